@@ -1,0 +1,130 @@
+package jsonapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RequestDocument is the top level of a create or update request.
+type RequestDocument[A any] struct {
+	Data *RequestResource[A] `json:"data"`
+}
+
+// RequestResource is the resource object a client sends. Attributes decode
+// into A; relationships stay raw until the handler knows what it expects.
+type RequestResource[A any] struct {
+	Type          string                         `json:"type"`
+	ID            string                         `json:"id,omitempty"`
+	Attributes    A                              `json:"attributes"`
+	Relationships map[string]RequestRelationship `json:"relationships,omitempty"`
+}
+
+// RequestRelationship is a relationship as a client sends it.
+type RequestRelationship struct {
+	Data json.RawMessage `json:"data"`
+}
+
+// ToOne decodes a to-one linkage: nil for null, an error for anything else
+// that is not {type,id}.
+func (r RequestRelationship) ToOne() (*Identifier, error) {
+	if len(r.Data) == 0 {
+		return nil, errors.New("relationship has no data member")
+	}
+	if bytes.Equal(bytes.TrimSpace(r.Data), []byte("null")) {
+		return nil, nil
+	}
+	var id Identifier
+	if err := strictUnmarshal(r.Data, &id); err != nil || id.Type == "" || id.ID == "" {
+		return nil, errors.New("relationship data must be null or {\"type\",\"id\"}")
+	}
+	return &id, nil
+}
+
+// ToMany decodes a to-many linkage.
+func (r RequestRelationship) ToMany() ([]Identifier, error) {
+	var ids []Identifier
+	if err := strictUnmarshal(r.Data, &ids); err != nil || ids == nil {
+		return nil, errors.New("relationship data must be an array of {\"type\",\"id\"}")
+	}
+	for _, id := range ids {
+		if id.Type == "" || id.ID == "" {
+			return nil, errors.New("every relationship member needs type and id")
+		}
+	}
+	return ids, nil
+}
+
+// Decode reads a request document from body into doc. Every failure is a
+// 400 *Error whose source.pointer says where the document went wrong: ""
+// for the whole document (not JSON at all), or the member path.
+func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return BadRequest("malformed_document", "The request body is empty; a JSON:API document with a data member is required.").AtPointer("")
+	}
+	if err := strictUnmarshal(body, doc); err != nil {
+		return decodeError(err)
+	}
+	if doc.Data == nil {
+		return BadRequest("malformed_document", "The document has no data member, or data is null.").AtPointer("/data")
+	}
+	if doc.Data.Type == "" {
+		return BadRequest("malformed_document", "data.type is required.").AtPointer("/data/type")
+	}
+	return nil
+}
+
+// strictUnmarshal decodes exactly one JSON value, refusing unknown members
+// and trailing data.
+func strictUnmarshal(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errTrailing
+	}
+	return nil
+}
+
+var errTrailing = errors.New("trailing data after the JSON document")
+
+func decodeError(err error) *Error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return BadRequest("malformed_document", fmt.Sprintf("The body is not valid JSON (at byte %d): %s.", syntax.Offset, syntax.Error())).AtPointer("")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return BadRequest("malformed_document", "The body ends before the JSON document does.").AtPointer("")
+	case errors.Is(err, errTrailing):
+		return BadRequest("malformed_document", "The body has data after the JSON document.").AtPointer("")
+	case errors.As(err, &typ):
+		pointer := "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		return BadRequest("invalid_member", fmt.Sprintf("%s must be a JSON %s, not %s.", pointer, jsonKind(typ.Type.Kind().String()), typ.Value)).AtPointer(pointer)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return BadRequest("unknown_member", fmt.Sprintf("The member %q is not recognised here.", name)).AtPointer("")
+	default:
+		return BadRequest("malformed_document", "The body could not be read as a JSON:API document.").AtPointer("")
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	default:
+		return "number"
+	}
+}

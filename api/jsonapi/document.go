@@ -1,0 +1,73 @@
+package jsonapi
+
+import "encoding/json"
+
+// Document is a JSON:API top-level document with primary data.
+type Document struct {
+	Data     any            `json:"data"`
+	Included []*Resource    `json:"included,omitempty"`
+	Links    *Links         `json:"links,omitempty"`
+	Meta     map[string]any `json:"meta,omitempty"`
+	JSONAPI  *Version       `json:"jsonapi,omitempty"`
+}
+
+// Version is the top-level jsonapi member.
+type Version struct {
+	Version string `json:"version"`
+}
+
+// V11 announces JSON:API 1.1 in every document.
+var V11 = &Version{Version: "1.1"}
+
+// Resource is a resource object.
+type Resource struct {
+	Type          string                   `json:"type"`
+	ID            string                   `json:"id"`
+	Attributes    any                      `json:"attributes,omitempty"`
+	Relationships map[string]*Relationship `json:"relationships,omitempty"`
+	Links         *Links                   `json:"links,omitempty"`
+	Meta          map[string]any           `json:"meta,omitempty"`
+}
+
+// Identifier is a resource identifier object.
+type Identifier struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// Relationship is a relationship object. Data holds nil (rendered as null),
+// *Identifier, or []Identifier; the Linkage helpers make sure an empty
+// to-many relationship renders as [] rather than null.
+type Relationship struct {
+	Links *Links          `json:"links,omitempty"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// Links holds link members; empty ones are left out.
+type Links struct {
+	Self    string `json:"self,omitempty"`
+	Related string `json:"related,omitempty"`
+	First   string `json:"first,omitempty"`
+	Prev    string `json:"prev,omitempty"`
+	Next    string `json:"next,omitempty"`
+	Last    string `json:"last,omitempty"`
+}
+
+// ToOne builds the linkage of a to-one relationship; a nil id renders as null.
+func ToOne(typ string, id *string) json.RawMessage {
+	if id == nil {
+		return json.RawMessage("null")
+	}
+	b, _ := json.Marshal(Identifier{Type: typ, ID: *id}) // cannot fail: two strings
+	return b
+}
+
+// ToMany builds the linkage of a to-many relationship; none renders as [].
+func ToMany(typ string, ids []string) json.RawMessage {
+	out := make([]Identifier, len(ids))
+	for i, id := range ids {
+		out[i] = Identifier{Type: typ, ID: id}
+	}
+	b, _ := json.Marshal(out) // cannot fail: strings only
+	return b
+}

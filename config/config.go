@@ -1,0 +1,204 @@
+// Package config reads Pressroom's settings from environment variables.
+//
+// Every setting has a default that works with the local stack that `make dev`
+// starts, so a developer never has to export anything to get going. The table
+// in the README lists the same variables; keep the two in step.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole of Pressroom's configuration. It is built once in main
+// and passed down; nothing reads the environment after start-up.
+type Config struct {
+	// HTTPAddr is where `pressroom serve` listens.
+	HTTPAddr string
+	// PublicURL is the absolute base URL clients reach the API at; links.self
+	// and Location headers are built from it.
+	PublicURL string
+	// DatabaseURL is a PostgreSQL connection URL.
+	DatabaseURL string
+	// AutoMigrate makes `serve` apply pending migrations before listening.
+	AutoMigrate bool
+
+	TemporalAddress   string
+	TemporalNamespace string
+	TaskQueue         string
+
+	Storage Storage
+
+	// BodyLimit bounds every request body; larger ones get 413.
+	BodyLimit int
+	// MaxUploadBytes bounds an uploaded asset file.
+	MaxUploadBytes int64
+	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
+	ShutdownTimeout time.Duration
+	// ReadinessTimeout bounds each dependency check of GET /readyz.
+	ReadinessTimeout time.Duration
+
+	LogLevel  string
+	LogFormat string
+}
+
+// Storage holds the S3-compatible object storage settings.
+type Storage struct {
+	// Endpoint is the storage URL as the service reaches it, e.g. http://127.0.0.1:9000.
+	Endpoint string
+	// PublicEndpoint is the storage URL as browsers reach it (upload
+	// signatures point there); it defaults to Endpoint.
+	PublicEndpoint string
+	AccessKey      string
+	SecretKey      string
+	Region         string
+	UploadsBucket  string
+	AssetsBucket   string
+}
+
+// Getenv is the signature of os.Getenv; tests pass a map lookup instead.
+type Getenv func(string) string
+
+// Variable documents one environment variable.
+type Variable struct {
+	Name, Default, Meaning string
+}
+
+// Variables lists every setting with its default, in the order the README shows them.
+var Variables = []Variable{
+	{"PRESSROOM_HTTP_ADDR", "127.0.0.1:8080", "address the API listens on"},
+	{"PRESSROOM_PUBLIC_URL", "http://127.0.0.1:8080", "absolute base URL of the API, used in links and Location headers"},
+	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pressroom?sslmode=disable", "PostgreSQL connection URL"},
+	{"PRESSROOM_AUTO_MIGRATE", "true", "apply pending migrations when `serve` starts"},
+	{"TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port"},
+	{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
+	{"PRESSROOM_TASK_QUEUE", "pressroom", "Temporal task queue the worker polls"},
+	{"PRESSROOM_S3_ENDPOINT", "http://127.0.0.1:9000", "S3-compatible storage URL as the service reaches it"},
+	{"PRESSROOM_S3_PUBLIC_ENDPOINT", "(PRESSROOM_S3_ENDPOINT)", "storage URL as browsers reach it, used in upload signatures"},
+	{"PRESSROOM_S3_ACCESS_KEY", "pressroom", "storage access key"},
+	{"PRESSROOM_S3_SECRET_KEY", "pressroom-dev-secret", "storage secret key"},
+	{"PRESSROOM_S3_REGION", "us-east-1", "storage region used for signing"},
+	{"PRESSROOM_UPLOADS_BUCKET", "uploads", "temporary bucket that browsers upload into"},
+	{"PRESSROOM_ASSETS_BUCKET", "assets", "permanent bucket for processed assets"},
+	{"PRESSROOM_BODY_LIMIT", "1048576", "largest request body in bytes (413 above it)"},
+	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
+	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
+	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
+	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
+}
+
+// FromEnv builds a Config from getenv, falling back to the defaults in
+// Variables. It reports every bad value at once.
+func FromEnv(getenv Getenv) (Config, error) {
+	r := reader{getenv: getenv}
+	c := Config{
+		HTTPAddr:          r.str("PRESSROOM_HTTP_ADDR"),
+		PublicURL:         strings.TrimRight(r.url("PRESSROOM_PUBLIC_URL"), "/"),
+		DatabaseURL:       r.url("DATABASE_URL"),
+		AutoMigrate:       r.bool("PRESSROOM_AUTO_MIGRATE"),
+		TemporalAddress:   r.str("TEMPORAL_ADDRESS"),
+		TemporalNamespace: r.str("TEMPORAL_NAMESPACE"),
+		TaskQueue:         r.str("PRESSROOM_TASK_QUEUE"),
+		Storage: Storage{
+			Endpoint:      strings.TrimRight(r.url("PRESSROOM_S3_ENDPOINT"), "/"),
+			AccessKey:     r.str("PRESSROOM_S3_ACCESS_KEY"),
+			SecretKey:     r.str("PRESSROOM_S3_SECRET_KEY"),
+			Region:        r.str("PRESSROOM_S3_REGION"),
+			UploadsBucket: r.str("PRESSROOM_UPLOADS_BUCKET"),
+			AssetsBucket:  r.str("PRESSROOM_ASSETS_BUCKET"),
+		},
+		BodyLimit:        int(r.int("PRESSROOM_BODY_LIMIT", 1, 1<<30)),
+		MaxUploadBytes:   r.int("PRESSROOM_MAX_UPLOAD_BYTES", 1, 5<<30),
+		ShutdownTimeout:  r.duration("PRESSROOM_SHUTDOWN_TIMEOUT"),
+		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
+		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
+		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
+	}
+	c.Storage.PublicEndpoint = c.Storage.Endpoint
+	if getenv("PRESSROOM_S3_PUBLIC_ENDPOINT") != "" {
+		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
+	}
+	return c, errors.Join(r.errs...)
+}
+
+// reader collects parse errors so one start-up reports them all.
+type reader struct {
+	getenv Getenv
+	errs   []error
+}
+
+func (r *reader) str(name string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return defaultOf(name)
+}
+
+func (r *reader) fail(name, value, want string) {
+	// The value is not echoed for names that may hold secrets.
+	if strings.Contains(name, "SECRET") || name == "DATABASE_URL" {
+		value = "(hidden)"
+	}
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: want %s", name, value, want))
+}
+
+func (r *reader) url(name string) string {
+	v := r.str(name)
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		r.fail(name, v, "an absolute URL")
+	}
+	return v
+}
+
+func (r *reader) bool(name string) bool {
+	v := r.str(name)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(name, v, "true or false")
+	}
+	return b
+}
+
+func (r *reader) int(name string, lo, hi int64) int64 {
+	v := r.str(name)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		r.fail(name, v, fmt.Sprintf("an integer from %d to %d", lo, hi))
+	}
+	return n
+}
+
+func (r *reader) duration(name string) time.Duration {
+	v := r.str(name)
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.fail(name, v, "a positive duration such as 10s")
+	}
+	return d
+}
+
+func (r *reader) oneOf(name string, allowed ...string) string {
+	v := strings.ToLower(r.str(name))
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	r.fail(name, v, "one of "+strings.Join(allowed, ", "))
+	return allowed[0]
+}
+
+func defaultOf(name string) string {
+	for _, v := range Variables {
+		if v.Name == name {
+			return v.Default
+		}
+	}
+	panic("config: no default for " + name) // a programming error caught by the tests
+}

@@ -1,0 +1,38 @@
+// Package models holds Pressroom's bun models, its migrations and the
+// persistence operations the API, the worker and the CLI share.
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Open connects to PostgreSQL at url and checks the connection.
+func Open(ctx context.Context, url string) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(url) // pgx parses, so odd URLs fail here, not at first query
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(20)
+	sqldb.SetMaxIdleConns(20)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	db := bun.NewDB(sqldb, pgdialect.New())
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to database %s: %w", cfg.Database, err)
+	}
+	return db, nil
+}
+
+// IsNoRows tells whether err means a lookup found nothing.
+func IsNoRows(err error) bool { return err == sql.ErrNoRows }

@@ -1,0 +1,3 @@
+DROP TABLE oauth_clients;
+DROP TABLE users;
+DROP TABLE sites;

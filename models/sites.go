@@ -1,0 +1,86 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Site is a tenant: one website whose theme and content Pressroom manages.
+type Site struct {
+	bun.BaseModel `bun:"table:sites"`
+
+	ID            uuid.UUID `bun:"id,pk,type:uuid"`
+	Title         string    `bun:"title,notnull"`
+	SubdomainSlug string    `bun:"subdomain_slug,notnull"`
+	CreatedAt     time.Time `bun:"created_at,notnull,default:current_timestamp"`
+	UpdatedAt     time.Time `bun:"updated_at,notnull,default:current_timestamp"`
+}
+
+// User is an editor of one site.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID           uuid.UUID `bun:"id,pk,type:uuid"`
+	SiteID       uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	Email        string    `bun:"email,notnull"`
+	Name         string    `bun:"name,notnull"`
+	PasswordHash string    `bun:"password_hash,notnull"`
+	CreatedAt    time.Time `bun:"created_at,notnull,default:current_timestamp"`
+	UpdatedAt    time.Time `bun:"updated_at,notnull,default:current_timestamp"`
+}
+
+// ErrConflict means a unique value (slug, e-mail, client id) is taken.
+var ErrConflict = errors.New("already exists")
+
+// CreateSite inserts a site.
+func CreateSite(ctx context.Context, db bun.IDB, title, slug string) (*Site, error) {
+	now := time.Now().UTC()
+	s := &Site{ID: uuid.New(), Title: strings.TrimSpace(title), SubdomainSlug: strings.ToLower(strings.TrimSpace(slug)), CreatedAt: now, UpdatedAt: now}
+	if _, err := db.NewInsert().Model(s).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create site %q: %w", slug, classify(err))
+	}
+	return s, nil
+}
+
+// SiteBySlug finds a site by its subdomain slug.
+func SiteBySlug(ctx context.Context, db bun.IDB, slug string) (*Site, error) {
+	s := new(Site)
+	if err := db.NewSelect().Model(s).Where("subdomain_slug = ?", strings.ToLower(slug)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("find site %q: %w", slug, err)
+	}
+	return s, nil
+}
+
+// CreateUser inserts a user of site with an already hashed password.
+func CreateUser(ctx context.Context, db bun.IDB, siteID uuid.UUID, email, name, passwordHash string) (*User, error) {
+	now := time.Now().UTC()
+	u := &User{ID: uuid.New(), SiteID: siteID, Email: strings.TrimSpace(email), Name: strings.TrimSpace(name), PasswordHash: passwordHash, CreatedAt: now, UpdatedAt: now}
+	if _, err := db.NewInsert().Model(u).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create user %q: %w", email, classify(err))
+	}
+	return u, nil
+}
+
+// UserByEmail finds a user by e-mail, case-insensitively.
+func UserByEmail(ctx context.Context, db bun.IDB, email string) (*User, error) {
+	u := new(User)
+	if err := db.NewSelect().Model(u).Where("lower(email) = lower(?)", strings.TrimSpace(email)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("find user: %w", err)
+	}
+	return u, nil
+}
+
+// classify turns a unique violation into ErrConflict and passes the rest through.
+func classify(err error) error {
+	var pgErr interface{ SQLState() string } // *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.SQLState() == "23505" {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
