@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/auth"
 )
 
 // OAuthClient is an application allowed to obtain tokens. Only a hash of a
@@ -33,4 +35,29 @@ func CreateOAuthClient(ctx context.Context, db bun.IDB, c *OAuthClient) error {
 		return fmt.Errorf("create oauth client %q: %w", c.Name, classify(err))
 	}
 	return nil
+}
+
+// NewOAuthClient creates a client with a fresh random id and, when
+// confidential, a random secret; it returns both, the secret in clear text
+// for the one time it is shown.
+func NewOAuthClient(ctx context.Context, db bun.IDB, name string, confidential bool, redirectURIs []string) (id, secret string, err error) {
+	id, err = auth.RandomSecret(16)
+	if err != nil {
+		return "", "", err
+	}
+	c := &OAuthClient{ID: id, Name: name, Confidential: confidential, RedirectURIs: redirectURIs}
+	if confidential {
+		if secret, err = auth.RandomSecret(32); err != nil {
+			return "", "", err
+		}
+		hash, err := auth.HashPassword(secret)
+		if err != nil {
+			return "", "", err
+		}
+		c.SecretHash = &hash
+	}
+	if err := CreateOAuthClient(ctx, db, c); err != nil {
+		return "", "", err
+	}
+	return id, secret, nil
 }

@@ -5,6 +5,7 @@ package models
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,4 +36,4 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 }
 
 // IsNoRows tells whether err means a lookup found nothing.
-func IsNoRows(err error) bool { return err == sql.ErrNoRows }
+func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -84,8 +84,8 @@ func (e *Error) WithHeader(name, value string) *Error {
 // The constructors below cover the statuses DESIGN.md §2 lists.
 
 func BadRequest(code, detail string) *Error { return NewError(http.StatusBadRequest, code, detail) }
-func NotFound(detail string) *Error        { return NewError(http.StatusNotFound, "not_found", detail) }
-func Conflict(code, detail string) *Error  { return NewError(http.StatusConflict, code, detail) }
+func NotFound(detail string) *Error         { return NewError(http.StatusNotFound, "not_found", detail) }
+func Conflict(code, detail string) *Error   { return NewError(http.StatusConflict, code, detail) }
 func Unprocessable(code, detail string) *Error {
 	return NewError(http.StatusUnprocessableEntity, code, detail)
 }

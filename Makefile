@@ -1,0 +1,32 @@
+# Pressroom: `make dev` runs the whole stack, `make test` runs every test
+# against real Postgres, Temporal and MinIO started once for the run.
+
+GO ?= go
+TEST_FLAGS ?= -count=1 -timeout 45m
+PKGS ?= ./...
+
+.PHONY: dev test build tools vet FORCE
+
+DEVSTACK = .dev/bin/devstack
+
+# Built rather than `go run`, so signals reach devstack itself.
+$(DEVSTACK): FORCE
+	@$(GO) build -o $(DEVSTACK) ./dev/cmd/devstack
+
+dev: $(DEVSTACK) ## Postgres (found or private), Temporal + UI, MinIO, seed data, API and worker; Ctrl-C stops all
+	$(DEVSTACK) up
+
+test: $(DEVSTACK) ## every test, services started once per run
+	$(DEVSTACK) exec -- $(GO) test $(TEST_FLAGS) $(PKGS)
+
+build:
+	$(GO) build -o bin/pressroom ./cmd/pressroom
+
+tools: $(DEVSTACK) ## build (or find cached) Temporal CLI and MinIO binaries
+	$(DEVSTACK) tools
+
+FORCE:
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)

@@ -1,0 +1,205 @@
+// Command devstack runs Pressroom's local stack.
+//
+//	devstack up                 everything: databases, Temporal (+UI), MinIO, seed data, API, worker (make dev)
+//	devstack exec -- CMD ARGS   the services only, on free ports, for the length of CMD (make test)
+//	devstack tools              build (once, cached) the Temporal CLI and MinIO binaries
+//
+// Both stop everything they started on Ctrl-C or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/pressroom/pressroom/dev"
+	"github.com/pressroom/pressroom/models"
+)
+
+func main() {
+	// Stop with whatever started us (make, go run, a terminal that closes):
+	// the kernel sends SIGTERM when the parent dies, and the handler below
+	// then stops every service, so nothing is left running.
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) < 2 {
+		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools"))
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fail(err)
+	}
+	root, err := dev.RepoRoot(cwd)
+	if err != nil {
+		fail(err)
+	}
+	switch os.Args[1] {
+	case "up":
+		err = up(ctx, root)
+	case "tools":
+		for _, t := range []dev.Tool{dev.TemporalTool, dev.MinIOTool} {
+			var path string
+			if path, err = t.Ensure(ctx, root, os.Stderr); err != nil {
+				break
+			}
+			fmt.Printf("%s: %s\n", t.Name, path)
+		}
+	case "exec":
+		args := os.Args[2:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			fail(errors.New("usage: devstack exec -- CMD [ARGS...]"))
+		}
+		var code int
+		code, err = execWith(ctx, root, args)
+		if err == nil {
+			os.Exit(code)
+		}
+	default:
+		err = fmt.Errorf("unknown command %q (want up or exec)", os.Args[1])
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "devstack:", err)
+	os.Exit(1)
+}
+
+// execWith starts the services on free ports in a temporary directory, runs
+// args with PRESSROOM_TEST_* pointing at them, and stops the services.
+func execWith(ctx context.Context, root string, args []string) (int, error) {
+	state, err := os.MkdirTemp("", "pressroom-test-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(state)
+	start := time.Now()
+	stack, err := dev.Up(ctx, dev.StackOptions{
+		RepoRoot: root, StateDir: state, DatabaseURL: os.Getenv("DATABASE_URL"), Database: "pressroom", Log: os.Stderr,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer stack.Down() //nolint:errcheck // best effort on the way out
+	fmt.Fprintf(os.Stderr, "devstack: services up in %s (postgres: %s, temporal: %s, minio: %s)\n",
+		time.Since(start).Round(time.Millisecond), stack.Postgres.Source, stack.TemporalAddress, stack.S3Endpoint)
+
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), dev.TestEnv(stack)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+// up runs the whole stack for a developer until interrupted.
+func up(ctx context.Context, root string) error {
+	if !dev.PortFree(8080) {
+		return errors.New("port 8080 is taken: is another `make dev` running? Stop it first")
+	}
+	state := filepath.Join(root, ".dev")
+	stack, err := dev.Up(ctx, dev.StackOptions{
+		RepoRoot: root, StateDir: state, Persistent: true, FixedPorts: true,
+		DatabaseURL: os.Getenv("DATABASE_URL"), Database: "pressroom", Log: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(os.Stderr, "devstack: stopping everything")
+		if err := stack.Down(); err != nil {
+			fmt.Fprintln(os.Stderr, "devstack:", err)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "devstack: postgres from %s\n", stack.Postgres.Source)
+
+	db, err := models.Open(ctx, stack.Postgres.URL)
+	if err != nil {
+		return err
+	}
+	m, err := models.NewMigrator(db)
+	if err == nil {
+		_, err = m.Up(ctx)
+	}
+	var seed dev.SeedResult
+	if err == nil {
+		seed, err = dev.Seed(ctx, db, dev.DemoSites(os.Getenv))
+	}
+	db.Close()
+	if err != nil {
+		return err
+	}
+
+	bin := filepath.Join(state, "bin", "pressroom")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build pressroom: %w", err)
+	}
+	env := append(stack.Env(), "PRESSROOM_HTTP_ADDR=127.0.0.1:8080", "PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080")
+	api, err := dev.StartProcess("api", bin, []string{"serve"}, env, os.Stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer api.Stop(15 * time.Second) //nolint:errcheck
+	worker, err := dev.StartProcess("worker", bin, []string{"worker"}, env, os.Stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer worker.Stop(15 * time.Second) //nolint:errcheck
+	if err := api.WaitFor(ctx, 60*time.Second, func(ctx context.Context) error {
+		return dev.HTTPOK(ctx, "http://127.0.0.1:8080/readyz")
+	}); err != nil {
+		return err
+	}
+
+	sites := dev.DemoSites(os.Getenv)
+	fmt.Printf(`
+Pressroom is running.
+
+  API            http://127.0.0.1:8080        (try: curl -s http://127.0.0.1:8080/asset-types)
+  Temporal UI    %s
+  Temporal       %s
+  MinIO API      %s
+  MinIO console  %s   (user %s, password %s)
+  Database       %s
+
+  Editors        %s / %s   (site %s)
+                 %s / %s   (site %s)
+  OAuth client   client_id %s
+                 client_secret %s
+
+Logs of Temporal and MinIO are in .dev/logs. Ctrl-C stops everything.
+`, stack.TemporalUI, stack.TemporalAddress, stack.S3Endpoint, stack.MinIOConsole, stack.Storage.AccessKey, stack.Storage.SecretKey,
+		stack.Postgres.URL, sites[0].Email, sites[0].Password, sites[0].Slug, sites[1].Email, sites[1].Password, sites[1].Slug,
+		seed.ClientID, seed.ClientSecret)
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-api.Exited():
+		return fmt.Errorf("the API exited: %v", api.Err())
+	case <-worker.Exited():
+		return fmt.Errorf("the worker exited: %v", worker.Err())
+	}
+}

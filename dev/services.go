@@ -1,0 +1,139 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// SearchAttributes are registered on the Temporal dev server so operators
+// can filter Pressroom's workflows by site, upload and revision in the UI.
+var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId"}
+
+// TemporalOptions configures the Temporal dev server.
+type TemporalOptions struct {
+	Bin      string
+	Port     int
+	UIPort   int    // 0 runs headless (no Web UI)
+	DBFile   string // "" keeps everything in memory
+	LogLevel string
+}
+
+// StartTemporal starts `temporal server start-dev` and waits until its
+// frontend answers health checks.
+func StartTemporal(ctx context.Context, o TemporalOptions, out io.Writer) (*Process, string, error) {
+	addr := "127.0.0.1:" + strconv.Itoa(o.Port)
+	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+		"--namespace", "default", "--log-level", orDefault(o.LogLevel, "warn")}
+	if o.DBFile != "" {
+		args = append(args, "--db-filename", o.DBFile)
+	}
+	if o.UIPort != 0 {
+		args = append(args, "--ui-ip", "127.0.0.1", "--ui-port", strconv.Itoa(o.UIPort))
+	} else {
+		args = append(args, "--headless")
+	}
+	for _, sa := range SearchAttributes {
+		args = append(args, "--search-attribute", sa+"=Keyword")
+	}
+	p, err := StartProcess("temporal", o.Bin, args, nil, out, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	err = p.WaitFor(ctx, 90*time.Second, func(ctx context.Context) error { return temporalHealthy(ctx, addr) })
+	if err != nil {
+		_ = p.Stop(5 * time.Second)
+		return nil, "", err
+	}
+	return p, addr, nil
+}
+
+func temporalHealthy(ctx context.Context, addr string) error {
+	if err := dialable(ctx, addr); err != nil {
+		return err
+	}
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default", Logger: quietLogger{}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = c.CheckHealth(cctx, &client.CheckHealthRequest{})
+	return err
+}
+
+// MinIOOptions configures the MinIO server.
+type MinIOOptions struct {
+	Bin                  string
+	DataDir              string
+	Port, ConsolePort    int
+	AccessKey, SecretKey string
+}
+
+// StartMinIO starts `minio server` and waits until it reports itself live.
+func StartMinIO(ctx context.Context, o MinIOOptions, out io.Writer) (*Process, string, error) {
+	addr := "127.0.0.1:" + strconv.Itoa(o.Port)
+	args := []string{"server", o.DataDir, "--quiet", "--address", addr,
+		"--console-address", "127.0.0.1:" + strconv.Itoa(o.ConsolePort)}
+	env := []string{
+		"MINIO_ROOT_USER=" + o.AccessKey,
+		"MINIO_ROOT_PASSWORD=" + o.SecretKey,
+		"MINIO_API_CORS_ALLOW_ORIGIN=*",
+		"MINIO_BROWSER_REDIRECT=off",
+		"MINIO_UPDATE=off",
+		"MINIO_CALLHOME_ENABLE=off",
+	}
+	p, err := StartProcess("minio", o.Bin, args, env, out, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	endpoint := "http://" + addr
+	err = p.WaitFor(ctx, 60*time.Second, func(ctx context.Context) error {
+		return httpOK(ctx, endpoint+"/minio/health/live")
+	})
+	if err != nil {
+		_ = p.Stop(5 * time.Second)
+		return nil, "", err
+	}
+	return p, endpoint, nil
+}
+
+func httpOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+// quietLogger silences the SDK's connection chatter during readiness polls.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+// HTTPOK tells whether url answers 200.
+func HTTPOK(ctx context.Context, url string) error { return httpOK(ctx, url) }
