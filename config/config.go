@@ -78,7 +78,7 @@ var Variables = []Variable{
 	{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 	{"PRESSROOM_TASK_QUEUE", "pressroom", "Temporal task queue the worker polls"},
 	{"PRESSROOM_S3_ENDPOINT", "http://127.0.0.1:9000", "S3-compatible storage URL as the service reaches it"},
-	{"PRESSROOM_S3_PUBLIC_ENDPOINT", "(PRESSROOM_S3_ENDPOINT)", "storage URL as browsers reach it, used in upload signatures"},
+	{"PRESSROOM_S3_PUBLIC_ENDPOINT", "", "storage URL as browsers reach it, used in upload signatures; empty means PRESSROOM_S3_ENDPOINT"},
 	{"PRESSROOM_S3_ACCESS_KEY", "pressroom", "storage access key"},
 	{"PRESSROOM_S3_SECRET_KEY", "pressroom-dev-secret", "storage secret key"},
 	{"PRESSROOM_S3_REGION", "us-east-1", "storage region used for signing"},
@@ -120,7 +120,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
 	}
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
-	if getenv("PRESSROOM_S3_PUBLIC_ENDPOINT") != "" {
+	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {
 		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
 	}
 	return c, errors.Join(r.errs...)

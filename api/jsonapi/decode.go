@@ -11,7 +11,9 @@ import (
 
 // RequestDocument is the top level of a create or update request.
 type RequestDocument[A any] struct {
-	Data *RequestResource[A] `json:"data"`
+	Data    *RequestResource[A] `json:"data"`
+	Meta    map[string]any      `json:"meta,omitempty"`
+	JSONAPI *Version            `json:"jsonapi,omitempty"`
 }
 
 // RequestResource is the resource object a client sends. Attributes decode
@@ -19,8 +21,14 @@ type RequestDocument[A any] struct {
 type RequestResource[A any] struct {
 	Type          string                         `json:"type"`
 	ID            string                         `json:"id,omitempty"`
-	Attributes    A                              `json:"attributes"`
+	RawAttributes json.RawMessage                `json:"attributes,omitempty"`
 	Relationships map[string]RequestRelationship `json:"relationships,omitempty"`
+	Meta          map[string]any                 `json:"meta,omitempty"`
+	// Attributes is RawAttributes decoded strictly into A by Decode.
+	Attributes A `json:"-"`
+	// Sent lists the attribute names the client sent, so a PATCH can
+	// change only those and never null what was left out.
+	Sent map[string]bool `json:"-"`
 }
 
 // RequestRelationship is a relationship as a client sends it.
@@ -66,13 +74,31 @@ func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
 		return BadRequest("malformed_document", "The request body is empty; a JSON:API document with a data member is required.").AtPointer("")
 	}
 	if err := strictUnmarshal(body, doc); err != nil {
-		return decodeError(err)
+		return decodeError(err, "")
 	}
 	if doc.Data == nil {
 		return BadRequest("malformed_document", "The document has no data member, or data is null.").AtPointer("/data")
 	}
 	if doc.Data.Type == "" {
 		return BadRequest("malformed_document", "data.type is required.").AtPointer("/data/type")
+	}
+	// Attributes are decoded on their own so that errors inside them carry
+	// an exact pointer, unknown names included.
+	raw := doc.Data.RawAttributes
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		doc.Data.Sent = map[string]bool{}
+		return nil
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &sent); err != nil {
+		return BadRequest("invalid_member", "data.attributes must be a JSON object.").AtPointer("/data/attributes")
+	}
+	doc.Data.Sent = make(map[string]bool, len(sent))
+	for name := range sent {
+		doc.Data.Sent[name] = true
+	}
+	if err := strictUnmarshal(raw, &doc.Data.Attributes); err != nil {
+		return decodeError(err, "/data/attributes")
 	}
 	return nil
 }
@@ -93,7 +119,9 @@ func strictUnmarshal(body []byte, v any) error {
 
 var errTrailing = errors.New("trailing data after the JSON document")
 
-func decodeError(err error) *Error {
+// decodeError explains a decoding failure; prefix is the pointer of the
+// value that was being decoded.
+func decodeError(err error, prefix string) *Error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -104,11 +132,18 @@ func decodeError(err error) *Error {
 	case errors.Is(err, errTrailing):
 		return BadRequest("malformed_document", "The body has data after the JSON document.").AtPointer("")
 	case errors.As(err, &typ):
-		pointer := "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		pointer := prefix
+		if typ.Field != "" {
+			pointer += "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		}
 		return BadRequest("invalid_member", fmt.Sprintf("%s must be a JSON %s, not %s.", pointer, jsonKind(typ.Type.Kind().String()), typ.Value)).AtPointer(pointer)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return BadRequest("unknown_member", fmt.Sprintf("The member %q is not recognised here.", name)).AtPointer("")
+		pointer := prefix + "/" + name
+		if prefix == "" {
+			pointer = "" // the standard decoder does not say where in the document
+		}
+		return BadRequest("unknown_member", fmt.Sprintf("The member %q is not recognised here.", name)).AtPointer(pointer)
 	default:
 		return BadRequest("malformed_document", "The body could not be read as a JSON:API document.").AtPointer("")
 	}

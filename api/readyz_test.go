@@ -1,0 +1,183 @@
+package api_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"go.temporal.io/sdk/client"
+
+	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/dev"
+	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/testsupport"
+)
+
+// liveDeps returns dependencies backed by the real test services.
+func liveDeps(t *testing.T) api.Deps {
+	t.Helper()
+	db := testsupport.NewDatabase(t)
+	s, mc := testsupport.NewBuckets(t)
+	cfg := testsupport.Config(t, db, s)
+	cfg.ReadinessTimeout = 2 * time.Second
+	return api.Deps{Config: cfg, DB: db.DB, Temporal: lazyTemporal(t, cfg.TemporalAddress), Storage: mc,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func lazyTemporal(t *testing.T, addr string) client.Client {
+	t.Helper()
+	tc, err := client.NewLazyClient(client.Options{HostPort: addr, Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	return tc
+}
+
+func readiness(t *testing.T, d api.Deps) (int, api.Readiness) {
+	t.Helper()
+	r := do(t, api.New(d), http.MethodGet, "/readyz", "", nil)
+	var body api.Readiness
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatalf("readyz body %s: %v", r.body, err)
+	}
+	for _, name := range []string{"postgres", "temporal", "storage"} {
+		if _, ok := body.Checks[name]; !ok {
+			t.Errorf("readyz does not report %s: %s", name, r.body)
+		}
+	}
+	return r.status, body
+}
+
+// wantOnlyDown asserts that exactly the named check failed.
+func wantOnlyDown(t *testing.T, status int, body api.Readiness, down string) {
+	t.Helper()
+	if status != http.StatusServiceUnavailable || body.Status != "unavailable" {
+		t.Fatalf("status %d %q, want 503 unavailable", status, body.Status)
+	}
+	for name, c := range body.Checks {
+		want := "ok"
+		if name == down {
+			want = "error"
+		}
+		if c.Status != want {
+			t.Errorf("check %s = %s (%s), want %s", name, c.Status, c.Error, want)
+		}
+	}
+	if body.Checks[down].Error == "" {
+		t.Errorf("check %s failed without saying why", down)
+	}
+}
+
+func TestReadyWhenEverythingIsUp(t *testing.T) {
+	t.Parallel()
+	status, body := readiness(t, liveDeps(t))
+	if status != 200 || body.Status != "ok" {
+		t.Fatalf("readyz = %d %+v", status, body)
+	}
+}
+
+func TestNotReadyWhenTemporalIsElsewhere(t *testing.T) {
+	t.Parallel()
+	d := liveDeps(t)
+	port, _ := dev.FreePort()
+	d.Temporal = lazyTemporal(t, fmt.Sprintf("127.0.0.1:%d", port))
+	status, body := readiness(t, d)
+	wantOnlyDown(t, status, body, "temporal")
+}
+
+func TestNotReadyWhenPostgresIsDown(t *testing.T) {
+	t.Parallel()
+	d := liveDeps(t)
+	port, _ := dev.FreePort()
+	cfg, _ := pgx.ParseConfig(fmt.Sprintf("postgres://postgres@127.0.0.1:%d/x?sslmode=disable&connect_timeout=1", port))
+	d.DB = bun.NewDB(sql.OpenDB(stdlib.GetConnector(*cfg)), pgdialect.New())
+	t.Cleanup(func() { d.DB.Close() })
+	status, body := readiness(t, d)
+	wantOnlyDown(t, status, body, "postgres")
+}
+
+func TestNotReadyWhenMinIOStops(t *testing.T) {
+	t.Parallel()
+	d := liveDeps(t)
+	// A MinIO of this test's own, so stopping it disturbs no other test.
+	root, err := dev.RepoRoot(must(os.Getwd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := dev.MinIOTool.Ensure(context.Background(), root, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := dev.FreePort()
+	console, _ := dev.FreePort()
+	dir, _ := os.MkdirTemp("", "readyz-minio-")
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	proc, endpoint, err := dev.StartMinIO(context.Background(), dev.MinIOOptions{
+		Bin: bin, DataDir: dir, Port: port, ConsolePort: console, AccessKey: "readyz", SecretKey: "readyz-secret",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Stop(5 * time.Second) })
+	s := d.Config.Storage
+	s.Endpoint, s.AccessKey, s.SecretKey = endpoint, "readyz", "readyz-secret"
+	mc, err := storage.NewClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.EnsureBuckets(context.Background(), mc, s); err != nil {
+		t.Fatal(err)
+	}
+	d.Config.Storage, d.Storage = s, mc
+
+	if status, body := readiness(t, d); status != 200 {
+		t.Fatalf("before stopping MinIO: %d %+v", status, body)
+	}
+	if err := proc.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	status, body := readiness(t, d)
+	wantOnlyDown(t, status, body, "storage")
+}
+
+func TestNotReadyWhenABucketIsMissing(t *testing.T) {
+	t.Parallel()
+	d := liveDeps(t)
+	d.Config.Storage.AssetsBucket = "no-such-bucket-" + fmt.Sprint(time.Now().UnixNano())
+	status, body := readiness(t, d)
+	wantOnlyDown(t, status, body, "storage")
+}
+
+func TestHealthzNeedsNoDependency(t *testing.T) {
+	t.Parallel()
+	r := do(t, offlineApp(t), http.MethodGet, "/healthz", "", nil)
+	if r.status != 200 {
+		t.Fatalf("healthz = %d", r.status)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}

@@ -1,0 +1,10 @@
+// Package workflows holds Pressroom's Temporal workflow definitions.
+//
+// Workflow code is deterministic: no I/O, no clock, no randomness, no
+// goroutines except through the SDK (workflow.Now, workflow.Go, ...). Every
+// side effect is an activity in package activities. File bytes never pass
+// through workflow history: workflows pass storage keys, not blobs.
+//
+// Workflow ids are idempotency keys: asset-upload-<upload id>,
+// publish-revision-<revision id>.
+package workflows
