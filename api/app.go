@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
@@ -29,7 +30,7 @@ type Deps struct {
 }
 
 // New builds the Fiber app with every route and middleware.
-func New(d Deps) *fiber.App {
+func New(d Deps) (*fiber.App, error) {
 	if d.AssetTypes == nil {
 		d.AssetTypes = models.DefaultAssetTypes()
 	}
@@ -60,7 +61,41 @@ func New(d Deps) *fiber.App {
 	app.Get("/healthz", healthz)
 	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout))
 	app.Get("/asset-types", assetTypes(d.AssetTypes))
-	return app
+
+	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
+	if err != nil {
+		return nil, err
+	}
+	provider.Mount(app)
+
+	// Every JSON:API resource route needs a bearer token; the principal it
+	// yields scopes every query by site.
+	l := links{base: d.Config.PublicURL}
+	users := usersHandler{db: d.DB, links: l}
+	site := siteHandler{db: d.DB, links: l}
+	authed := app.Group("", provider.RequireToken)
+	authed.Get("/users/me", users.me)
+	authed.Get("/users/:id", users.get)
+	authed.Get("/site", site.get)
+	authed.Patch("/site", site.patch)
+	return app, nil
+}
+
+func oauthSettings(c config.Config) oauth.Settings {
+	return oauth.Settings{
+		Issuer:          c.PublicURL,
+		Audience:        c.PublicURL,
+		AccessTokenTTL:  c.OAuth.AccessTokenTTL,
+		RefreshTokenTTL: c.OAuth.RefreshTokenTTL,
+		RefreshGrace:    c.OAuth.RefreshGrace,
+		KeyRotation:     c.OAuth.KeyRotation,
+		Throttle: oauth.ThrottleSettings{
+			MaxPerUser:    c.OAuth.LoginMaxFailures,
+			MaxPerAddress: c.OAuth.LoginMaxFailuresPerAddress,
+			Window:        c.OAuth.LoginWindow,
+			LockFor:       c.OAuth.LoginLockout,
+		},
+	}
 }
 
 // dependencyChecks are the probes of GET /readyz: Postgres, Temporal and

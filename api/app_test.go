@@ -26,7 +26,7 @@ func offlineApp(t *testing.T) *fiber.App {
 	t.Helper()
 	cfg := testsupport.Defaults()
 	cfg.BodyLimit = 4096
-	app := api.New(api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	app := mustApp(t, api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	// A JSON:API write endpoint for the decoding tests; the resource
 	// endpoints of later features use the same jsonapi.Decode.
 	app.Post("/test-widgets", func(c *fiber.Ctx) error {
@@ -43,6 +43,15 @@ func offlineApp(t *testing.T) *fiber.App {
 	app.Get("/test-panic", func(c *fiber.Ctx) error {
 		panic("pq: password authentication failed; SELECT secret_hash FROM oauth_clients")
 	})
+	return app
+}
+
+func mustApp(t *testing.T, d api.Deps) *fiber.App {
+	t.Helper()
+	app, err := api.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return app
 }
 

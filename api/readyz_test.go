@@ -47,7 +47,7 @@ func lazyTemporal(t *testing.T, addr string) client.Client {
 
 func readiness(t *testing.T, d api.Deps) (int, api.Readiness) {
 	t.Helper()
-	r := do(t, api.New(d), http.MethodGet, "/readyz", "", nil)
+	r := do(t, mustApp(t, d), http.MethodGet, "/readyz", "", nil)
 	var body api.Readiness
 	if err := json.Unmarshal(r.body, &body); err != nil {
 		t.Fatalf("readyz body %s: %v", r.body, err)

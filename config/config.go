@@ -44,6 +44,23 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+
+	OAuth OAuth
+}
+
+// OAuth holds token lifetimes and sign-in throttling.
+type OAuth struct {
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	// RefreshGrace is how long a spent refresh token may be retried for the same response.
+	RefreshGrace time.Duration
+	KeyRotation  time.Duration
+	// Failed password attempts allowed per username and per client address
+	// within LoginWindow before sign-in is locked for LoginLockout.
+	LoginMaxFailures           int
+	LoginMaxFailuresPerAddress int
+	LoginWindow                time.Duration
+	LoginLockout               time.Duration
 }
 
 // Storage holds the S3-compatible object storage settings.
@@ -88,6 +105,14 @@ var Variables = []Variable{
 	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
+	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
+	{"PRESSROOM_REFRESH_TOKEN_TTL", "720h", "lifetime of refresh tokens (30 days)"},
+	{"PRESSROOM_REFRESH_GRACE", "10s", "a spent refresh token retried within this time gets the same response instead of revoking the chain"},
+	{"PRESSROOM_SIGNING_KEY_ROTATION", "720h", "how long a token signing key signs before a new one takes over"},
+	{"PRESSROOM_LOGIN_MAX_FAILURES", "5", "failed password attempts per username within the window before sign-in locks"},
+	{"PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", "20", "failed password attempts per client address within the window before sign-in locks"},
+	{"PRESSROOM_LOGIN_WINDOW", "15m", "window in which failed attempts are counted"},
+	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
 }
@@ -118,6 +143,16 @@ func FromEnv(getenv Getenv) (Config, error) {
 		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
+		OAuth: OAuth{
+			AccessTokenTTL:             r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
+			RefreshTokenTTL:            r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),
+			RefreshGrace:               r.duration("PRESSROOM_REFRESH_GRACE"),
+			KeyRotation:                r.duration("PRESSROOM_SIGNING_KEY_ROTATION"),
+			LoginMaxFailures:           int(r.int("PRESSROOM_LOGIN_MAX_FAILURES", 1, 1000)),
+			LoginMaxFailuresPerAddress: int(r.int("PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
+			LoginWindow:                r.duration("PRESSROOM_LOGIN_WINDOW"),
+			LoginLockout:               r.duration("PRESSROOM_LOGIN_LOCKOUT"),
+		},
 	}
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
 	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {

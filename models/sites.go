@@ -84,3 +84,6 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// IsConflict tells whether err is a unique violation.
+func IsConflict(err error) bool { return errors.Is(classify(err), ErrConflict) }

@@ -47,7 +47,10 @@ func serve(ctx context.Context, env *environment) error {
 		return err
 	}
 
-	app := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: env.log})
+	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: env.log})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)

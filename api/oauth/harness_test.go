@@ -1,0 +1,127 @@
+package oauth_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/testsupport"
+)
+
+func TestMain(m *testing.M) { os.Exit(testsupport.Main(m)) }
+
+const password = "correct horse battery"
+
+// server is a running API with two sites, an editor in each, and clients.
+type server struct {
+	URL          string
+	DB           *testsupport.Database
+	Config       config.Config
+	Site, Other  *models.Site
+	Editor       *models.User
+	OtherEditor  *models.User
+	ConfID       string // confidential client
+	ConfSecret   string
+	PublicID     string // public client (PKCE required)
+	RedirectURI  string
+	http         *http.Client
+}
+
+type option func(*config.Config)
+
+func newServer(t *testing.T, opts ...option) *server {
+	t.Helper()
+	ctx := context.Background()
+	db := testsupport.NewDatabase(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg := testsupport.Config(t, db, testsupport.Defaults().Storage)
+	cfg.PublicURL = base
+	for _, o := range opts {
+		o(&cfg)
+	}
+	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback",
+		http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	hash, _ := auth.HashPassword(password)
+	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Other, err = models.CreateSite(ctx, db, "Other", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Editor, err = models.CreateUser(ctx, db, s.Site.ID, "editor@demo.test", "Ed", hash); err != nil {
+		t.Fatal(err)
+	}
+	if s.OtherEditor, err = models.CreateUser(ctx, db, s.Other.ID, "editor@other.test", "Olga", hash); err != nil {
+		t.Fatal(err)
+	}
+	if s.ConfID, s.ConfSecret, err = models.NewOAuthClient(ctx, db, "Desktop app", true, []string{s.RedirectURI}); err != nil {
+		t.Fatal(err)
+	}
+	if s.PublicID, _, err = models.NewOAuthClient(ctx, db, "Browser app", false, []string{s.RedirectURI}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// form posts a form to path with optional headers.
+func (s *server) form(t *testing.T, path string, v url.Values, headers ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// get sends a GET with an optional bearer token.
+func (s *server) get(t *testing.T, path, token string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	req.Header.Set("Accept", "application/vnd.api+json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func body(t *testing.T, r *http.Response) []byte {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,142 @@
+package oauth
+
+import (
+	"bytes"
+	"errors"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/auth"
+)
+
+// The login form and the out-of-band code page: plain, accessible HTML
+// (labels, autocomplete hints, one heading, no script).
+var pages = template.Must(template.New("pages").Parse(`
+{{define "head"}}<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} · Pressroom</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem}
+label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#a00;border-left:4px solid #a00;padding-left:.5rem}
+code{display:block;font-size:1.1rem;padding:1rem;background:#f3f3f3;word-break:break-all}</style></head><body><main>{{end}}
+
+{{define "login"}}{{template "head" .}}
+<h1>Sign in to Pressroom</h1>
+<p>{{.ClientName}} asks to act on your behalf.</p>
+{{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
+<form method="post" action="/oauth/login">
+<input type="hidden" name="id" value="{{.ID}}">
+<label for="username">E-mail address</label>
+<input id="username" name="username" type="email" autocomplete="username" required value="{{.Username}}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form></main></body></html>{{end}}
+
+{{define "code"}}{{template "head" .}}
+<h1>Your authorization code</h1>
+<p>Copy this code into {{.ClientName}}. It works once, within ten minutes.</p>
+<code id="code" aria-label="authorization code">{{.Code}}</code>
+</main></body></html>{{end}}
+
+{{define "problem"}}{{template "head" .}}
+<h1>This sign-in link does not work</h1>
+<p role="alert">{{.Error}}</p>
+</main></body></html>{{end}}
+`))
+
+type pageData struct {
+	Title, ClientName, ID, Username, Error, Code string
+}
+
+func render(c *fiber.Ctx, status int, name string, d pageData) error {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Frame-Options", "DENY") // no clickjacking of the password form
+	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	return c.Status(status).Send(buf.Bytes())
+}
+
+// loginForm shows the form for an authorization request op created.
+func (p *Provider) loginForm(c *fiber.Ctx) error {
+	req, cl, err := p.pendingRequest(c, c.Query("id"))
+	if err != nil {
+		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+	}
+	return render(c, http.StatusOK, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: req.GetID()})
+}
+
+// login checks the credentials, completes the request, and hands over the
+// code: by redirect to the client, or shown on a page for the out-of-band URI.
+func (p *Provider) login(c *fiber.Ctx) error {
+	id := c.FormValue("id")
+	req, cl, err := p.pendingRequest(c, id)
+	if err != nil {
+		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+	}
+	username := c.FormValue("username")
+	u, err := p.checkLogin(c.UserContext(), username, c.FormValue("password"), c.IP())
+	if err != nil {
+		var te *tokenError
+		if !errors.As(err, &te) {
+			return err
+		}
+		if te.retryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, itoa(te.retryAfter))
+		}
+		msg := "The e-mail address or password is wrong."
+		if te.status == http.StatusTooManyRequests {
+			msg = "Too many failed attempts. " + te.Description + "."
+		}
+		return render(c, te.status, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Username: username, Error: msg})
+	}
+	if err := p.store.completeAuthRequest(c.UserContext(), req.row.ID, u); err != nil {
+		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+	}
+	if req.row.RedirectURI == OOBRedirectURI {
+		code, err := auth.RandomSecret(32)
+		if err != nil {
+			return err
+		}
+		if err := p.store.SaveAuthCode(c.UserContext(), id, code); err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, "code", pageData{Title: "Authorization code", ClientName: cl.row.Name, Code: code})
+	}
+	return c.Redirect(p.callbackURL(c.UserContext(), id), http.StatusFound)
+}
+
+// pendingRequest loads an authorization request still waiting for a login.
+func (p *Provider) pendingRequest(c *fiber.Ctx, id string) (*authRequest, *client, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, nil, errors.New("the sign-in link is incomplete; start again from the application")
+	}
+	r, err := p.store.AuthRequestByID(c.UserContext(), id)
+	if err != nil {
+		return nil, nil, errors.New("the sign-in link has expired; start again from the application")
+	}
+	req := r.(*authRequest)
+	if req.Done() {
+		return nil, nil, errors.New("this sign-in was already completed; start again from the application")
+	}
+	oc, err := p.store.GetClientByClientID(c.UserContext(), req.row.ClientID)
+	if err != nil {
+		return nil, nil, errors.New("the application is no longer registered")
+	}
+	cl := oc.(*client)
+	if !cl.row.Confidential && req.row.CodeChallenge == "" {
+		return nil, nil, errors.New("this application must use PKCE (code_challenge); it cannot sign in without it")
+	}
+	return req, cl, nil
+}
+
+func itoa(d time.Duration) string { return strconv.Itoa(int(d.Seconds() + 0.999)) }

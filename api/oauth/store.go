@@ -1,0 +1,480 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/models"
+)
+
+// Store is the provider's state in Postgres; it implements op.Storage.
+type Store struct {
+	db       *bun.DB
+	keys     *Keys
+	settings Settings
+	loginURL func(authRequestID string) string
+}
+
+var (
+	_ op.Storage                        = (*Store)(nil)
+	_ op.CanGetPrivateClaimsFromRequest = (*Store)(nil)
+)
+
+// hashToken is how refresh tokens and codes are stored: they are long and
+// random, so a fast hash is as good as a slow one and keeps lookups cheap.
+func hashToken(t string) string {
+	h := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(h[:])
+}
+
+// --- rows --------------------------------------------------------------------
+
+type authRequestRow struct {
+	bun.BaseModel `bun:"table:oauth_auth_requests"`
+
+	ID                  uuid.UUID  `bun:"id,pk,type:uuid"`
+	ClientID            string     `bun:"client_id,notnull"`
+	RedirectURI         string     `bun:"redirect_uri,notnull"`
+	State               string     `bun:"state,notnull"`
+	Nonce               string     `bun:"nonce,notnull"`
+	Scopes              []string   `bun:"scopes,array,notnull"`
+	ResponseType        string     `bun:"response_type,notnull"`
+	CodeChallenge       string     `bun:"code_challenge,notnull"`
+	CodeChallengeMethod string     `bun:"code_challenge_method,notnull"`
+	UserID              *uuid.UUID `bun:"user_id,type:uuid"`
+	SiteID              *uuid.UUID `bun:"site_id,type:uuid"`
+	AuthTime            *time.Time `bun:"auth_time"`
+	CodeHash            *string    `bun:"code_hash"`
+	CreatedAt           time.Time  `bun:"created_at,notnull"`
+	ExpiresAt           time.Time  `bun:"expires_at,notnull"`
+}
+
+type refreshRow struct {
+	bun.BaseModel `bun:"table:oauth_refresh_tokens"`
+
+	ID            uuid.UUID  `bun:"id,pk,type:uuid"`
+	ChainID       uuid.UUID  `bun:"chain_id,type:uuid,notnull"`
+	TokenHash     string     `bun:"token_hash,notnull"`
+	SiteID        uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	UserID        uuid.UUID  `bun:"user_id,type:uuid,notnull"`
+	ClientID      string     `bun:"client_id,notnull"`
+	Scopes        []string   `bun:"scopes,array,notnull"`
+	AuthTime      time.Time  `bun:"auth_time,notnull"`
+	CreatedAt     time.Time  `bun:"created_at,notnull"`
+	ExpiresAt     time.Time  `bun:"expires_at,notnull"`
+	SpentAt       *time.Time `bun:"spent_at"`
+	RevokedAt     *time.Time `bun:"revoked_at"`
+	GraceResponse []byte     `bun:"grace_response"`
+}
+
+type accessRow struct {
+	bun.BaseModel `bun:"table:oauth_access_tokens"`
+
+	ID        uuid.UUID  `bun:"id,pk,type:uuid"`
+	ChainID   *uuid.UUID `bun:"chain_id,type:uuid"`
+	SiteID    uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	UserID    uuid.UUID  `bun:"user_id,type:uuid,notnull"`
+	ClientID  string     `bun:"client_id,notnull"`
+	CreatedAt time.Time  `bun:"created_at,notnull"`
+	ExpiresAt time.Time  `bun:"expires_at,notnull"`
+	RevokedAt *time.Time `bun:"revoked_at"`
+}
+
+// --- the request types op passes around -----------------------------------------
+
+// grant is what a token is issued for: a user of a site, through a client.
+type grant struct {
+	userID, siteID uuid.UUID
+	clientID       string
+	scopes         []string
+	authTime       time.Time
+	audience       []string
+	amr            []string
+}
+
+func (g *grant) GetSubject() string               { return g.userID.String() }
+func (g *grant) GetAudience() []string            { return g.audience }
+func (g *grant) GetScopes() []string              { return g.scopes }
+func (g *grant) GetAMR() []string                 { return g.amr }
+func (g *grant) GetAuthTime() time.Time           { return g.authTime }
+func (g *grant) GetClientID() string              { return g.clientID }
+func (g *grant) SetCurrentScopes(scopes []string) { g.scopes = scopes }
+
+// authRequest adapts a stored authorization request to op.AuthRequest.
+type authRequest struct{ row *authRequestRow }
+
+func (a *authRequest) GetID() string          { return a.row.ID.String() }
+func (a *authRequest) GetACR() string         { return "" }
+func (a *authRequest) GetAMR() []string       { return []string{"pwd"} }
+func (a *authRequest) GetAudience() []string  { return []string{a.row.ClientID} }
+func (a *authRequest) GetClientID() string    { return a.row.ClientID }
+func (a *authRequest) GetNonce() string       { return a.row.Nonce }
+func (a *authRequest) GetRedirectURI() string { return a.row.RedirectURI }
+func (a *authRequest) GetResponseType() oidc.ResponseType {
+	return oidc.ResponseType(a.row.ResponseType)
+}
+func (a *authRequest) GetResponseMode() oidc.ResponseMode { return oidc.ResponseModeQuery }
+func (a *authRequest) GetScopes() []string                { return a.row.Scopes }
+func (a *authRequest) GetState() string                   { return a.row.State }
+func (a *authRequest) Done() bool                         { return a.row.UserID != nil }
+func (a *authRequest) GetSubject() string {
+	if a.row.UserID == nil {
+		return ""
+	}
+	return a.row.UserID.String()
+}
+func (a *authRequest) GetAuthTime() time.Time {
+	if a.row.AuthTime == nil {
+		return time.Time{}
+	}
+	return *a.row.AuthTime
+}
+func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge {
+	if a.row.CodeChallenge == "" {
+		return nil
+	}
+	return &oidc.CodeChallenge{Challenge: a.row.CodeChallenge, Method: oidc.CodeChallengeMethod(a.row.CodeChallengeMethod)}
+}
+
+// --- op.AuthStorage ------------------------------------------------------------
+
+// authRequestLifetime bounds the time from /oauth/authorize to the code
+// exchange (RFC 6749 recommends codes live at most 10 minutes).
+const authRequestLifetime = 10 * time.Minute
+
+func (s *Store) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+	now := time.Now().UTC()
+	row := &authRequestRow{
+		ID: uuid.New(), ClientID: r.ClientID, RedirectURI: r.RedirectURI, State: r.State, Nonce: r.Nonce,
+		Scopes: nonNil(r.Scopes), ResponseType: string(r.ResponseType),
+		CodeChallenge: r.CodeChallenge, CodeChallengeMethod: string(r.CodeChallengeMethod),
+		CreatedAt: now, ExpiresAt: now.Add(authRequestLifetime),
+	}
+	if row.CodeChallenge != "" && row.CodeChallengeMethod == "" {
+		row.CodeChallengeMethod = string(oidc.CodeChallengeMethodPlain)
+	}
+	if _, err := s.db.NewInsert().Model(row).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("save auth request: %w", err)
+	}
+	return &authRequest{row}, nil
+}
+
+func (s *Store) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {
+	uid, err := uuid.Parse(id)
+	if err != nil {
+		return nil, oidc.ErrInvalidRequest().WithDescription("unknown authorization request")
+	}
+	row := new(authRequestRow)
+	if err := s.db.NewSelect().Model(row).Where("id = ? AND expires_at > now()", uid).Scan(ctx); err != nil {
+		return nil, oidc.ErrInvalidRequest().WithDescription("unknown or expired authorization request")
+	}
+	return &authRequest{row}, nil
+}
+
+func (s *Store) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	row := new(authRequestRow)
+	if err := s.db.NewSelect().Model(row).Where("code_hash = ? AND expires_at > now()", hashToken(code)).Scan(ctx); err != nil {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is invalid, expired or used")
+	}
+	return &authRequest{row}, nil
+}
+
+func (s *Store) SaveAuthCode(ctx context.Context, id, code string) error {
+	_, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).Set("code_hash = ?", hashToken(code)).
+		Where("id = ?", id).Exec(ctx)
+	return err
+}
+
+func (s *Store) DeleteAuthRequest(ctx context.Context, id string) error {
+	_, err := s.db.NewDelete().Model((*authRequestRow)(nil)).Where("id = ?", id).Exec(ctx)
+	return err
+}
+
+// completeAuthRequest records that user logged in for the request.
+func (s *Store) completeAuthRequest(ctx context.Context, id uuid.UUID, u *models.User) error {
+	res, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).
+		Set("user_id = ?, site_id = ?, auth_time = now()", u.ID, u.SiteID).
+		Where("id = ? AND expires_at > now() AND user_id IS NULL", id).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errors.New("the sign-in request has expired or was already used; start again")
+	}
+	return nil
+}
+
+// CreateAccessToken records an access token and returns its id (the JWT's jti).
+func (s *Store) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
+	g, err := s.grantOf(ctx, req)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	row, err := s.insertAccess(ctx, s.db, g, nil)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return row.ID.String(), row.ExpiresAt, nil
+}
+
+// CreateAccessAndRefreshTokens is op's refresh path; Pressroom's token
+// endpoint issues tokens itself (see token.go), so op never reaches it.
+func (s *Store) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
+	return "", "", time.Time{}, oidc.ErrServerError().WithDescription("tokens are issued by /oauth/token")
+}
+
+// TokenRequestByRefreshToken: see CreateAccessAndRefreshTokens.
+func (s *Store) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
+	return nil, oidc.ErrInvalidGrant().WithDescription("refresh tokens are redeemed at /oauth/token")
+}
+
+func (s *Store) TerminateSession(ctx context.Context, userID, clientID string) error {
+	uid, err := uuid.Parse(userID)
+	if err != nil {
+		return nil
+	}
+	return s.revokeUserTokens(ctx, uid, clientID)
+}
+
+// RevokeToken revokes an access token (by id) or a refresh token (by value,
+// with its whole chain), as RFC 7009 asks. Unknown tokens are not an error.
+func (s *Store) RevokeToken(ctx context.Context, tokenOrID, userID, clientID string) *oidc.Error {
+	if userID != "" { // an access token's id
+		if _, err := s.db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
+			Where("id::text = ? AND client_id = ? AND revoked_at IS NULL", tokenOrID, clientID).Exec(ctx); err != nil {
+			return oidc.ErrServerError()
+		}
+		return nil
+	}
+	row := new(refreshRow)
+	if err := s.db.NewSelect().Model(row).Where("token_hash = ?", hashToken(tokenOrID)).Scan(ctx); err != nil {
+		return nil
+	}
+	if row.ClientID != clientID {
+		return oidc.ErrInvalidClient().WithDescription("the token was issued to another client")
+	}
+	if err := revokeChain(ctx, s.db, row.ChainID); err != nil {
+		return oidc.ErrServerError()
+	}
+	return nil
+}
+
+func (s *Store) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
+	row := new(refreshRow)
+	if err := s.db.NewSelect().Model(row).Where("token_hash = ? AND client_id = ?", hashToken(token), clientID).Scan(ctx); err != nil {
+		return "", "", op.ErrInvalidRefreshToken
+	}
+	return row.UserID.String(), row.ID.String(), nil
+}
+
+func (s *Store) SigningKey(ctx context.Context) (op.SigningKey, error) {
+	k, err := s.keys.Active(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return signingKey{k}, nil
+}
+
+func (s *Store) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.RS256}, nil
+}
+
+func (s *Store) KeySet(ctx context.Context) ([]op.Key, error) {
+	if _, err := s.keys.Active(ctx); err != nil { // so a fresh install publishes a key
+		return nil, err
+	}
+	keys, err := s.keys.Published(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]op.Key, len(keys))
+	for i, k := range keys {
+		out[i] = publicKey{k}
+	}
+	return out, nil
+}
+
+// --- op.OPStorage --------------------------------------------------------------
+
+func (s *Store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	row := new(models.OAuthClient)
+	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, oidc.ErrInvalidClient().WithDescription("unknown client")
+	}
+	return &client{row: row, loginURL: s.loginURL}, nil
+}
+
+// AuthorizeClientIDSecret checks a confidential client's secret. A public
+// client has no secret and cannot authenticate this way.
+func (s *Store) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	_, err := s.authenticateClient(ctx, id, secret, true)
+	return err
+}
+
+func (s *Store) authenticateClient(ctx context.Context, id, secret string, secretRequired bool) (*models.OAuthClient, error) {
+	row := new(models.OAuthClient)
+	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+		// Burn the same time as a real check, so client ids cannot be probed by timing.
+		_ = auth.CheckPassword(dummyHash, secret)
+		return nil, errInvalidClient
+	}
+	if !row.Confidential {
+		if secretRequired || secret != "" {
+			return nil, errInvalidClient
+		}
+		return row, nil
+	}
+	if row.SecretHash == nil || auth.CheckPassword(*row.SecretHash, secret) != nil {
+		return nil, errInvalidClient
+	}
+	return row, nil
+}
+
+var errInvalidClient = errors.New("client authentication failed")
+
+func (s *Store) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+	return nil // deprecated by op; SetUserinfoFromToken does the work
+}
+
+func (s *Store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, tokenID, subject, _ string) error {
+	u, err := s.activeUser(ctx, tokenID, subject)
+	if err != nil {
+		return err
+	}
+	info.Subject = u.ID.String()
+	info.Email = u.Email
+	info.Name = u.Name
+	return nil
+}
+
+// SetIntrospectionFromToken answers introspection: active only while the
+// token is unrevoked, unexpired and its user exists.
+func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
+	row := new(accessRow)
+	err := s.db.NewSelect().Model(row).
+		Where("id::text = ? AND user_id::text = ? AND revoked_at IS NULL AND expires_at > now()", tokenID, subject).
+		Where("EXISTS (SELECT 1 FROM users u WHERE u.id = access_row.user_id)").Scan(ctx)
+	if err != nil {
+		return nil // inactive
+	}
+	resp.Active = true
+	resp.Subject = subject
+	resp.ClientID = row.ClientID
+	resp.TokenType = "bearer"
+	resp.Expiration = oidc.FromTime(row.ExpiresAt)
+	resp.IssuedAt = oidc.FromTime(row.CreatedAt)
+	resp.Claims = map[string]any{"site_id": row.SiteID.String()}
+	return nil
+}
+
+func (s *Store) GetPrivateClaimsFromScopes(ctx context.Context, userID, _ string, _ []string) (map[string]any, error) {
+	var siteID uuid.UUID
+	if err := s.db.NewSelect().Table("users").Column("site_id").Where("id::text = ?", userID).Scan(ctx, &siteID); err != nil {
+		return nil, fmt.Errorf("site of user: %w", err)
+	}
+	return map[string]any{"site_id": siteID.String()}, nil
+}
+
+// GetPrivateClaimsFromRequest puts the user's site into every access token.
+func (s *Store) GetPrivateClaimsFromRequest(ctx context.Context, req op.TokenRequest, _ []string) (map[string]any, error) {
+	if g, ok := req.(*grant); ok {
+		return map[string]any{"site_id": g.siteID.String()}, nil
+	}
+	return s.GetPrivateClaimsFromScopes(ctx, req.GetSubject(), "", nil)
+}
+
+func (s *Store) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
+	return nil, errors.New("JWT client assertions are not supported")
+}
+
+func (s *Store) ValidateJWTProfileScopes(context.Context, string, []string) ([]string, error) {
+	return nil, errors.New("the JWT profile grant is not supported")
+}
+
+func (s *Store) Health(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// --- helpers -----------------------------------------------------------------
+
+func (s *Store) grantOf(ctx context.Context, req op.TokenRequest) (*grant, error) {
+	switch r := req.(type) {
+	case *grant:
+		return r, nil
+	case *authRequest:
+		if r.row.UserID == nil || r.row.SiteID == nil {
+			return nil, oidc.ErrInvalidGrant().WithDescription("the sign-in was not completed")
+		}
+		return &grant{userID: *r.row.UserID, siteID: *r.row.SiteID, clientID: r.row.ClientID, scopes: r.row.Scopes,
+			authTime: r.GetAuthTime(), audience: s.audience(r.row.ClientID), amr: []string{"pwd"}}, nil
+	}
+	return nil, fmt.Errorf("unsupported token request %T", req)
+}
+
+// audience names who may accept the token: this API, and the client.
+func (s *Store) audience(clientID string) []string {
+	return []string{s.settings.Audience, clientID}
+}
+
+func (s *Store) insertAccess(ctx context.Context, db bun.IDB, g *grant, chain *uuid.UUID) (*accessRow, error) {
+	now := time.Now().UTC()
+	row := &accessRow{ID: uuid.New(), ChainID: chain, SiteID: g.siteID, UserID: g.userID, ClientID: g.clientID,
+		CreatedAt: now, ExpiresAt: now.Add(s.settings.AccessTokenTTL)}
+	if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record access token: %w", err)
+	}
+	return row, nil
+}
+
+func (s *Store) activeUser(ctx context.Context, tokenID, subject string) (*models.User, error) {
+	u := new(models.User)
+	err := s.db.NewSelect().Model(u).
+		Where("?TableAlias.id::text = ?", subject).
+		Where("EXISTS (SELECT 1 FROM oauth_access_tokens t WHERE t.id::text = ? AND t.user_id = ?TableAlias.id AND t.revoked_at IS NULL AND t.expires_at > now())", tokenID).
+		Scan(ctx)
+	if err != nil {
+		return nil, oidc.ErrAccessDenied().WithDescription("the token is not active")
+	}
+	return u, nil
+}
+
+func (s *Store) revokeUserTokens(ctx context.Context, userID uuid.UUID, clientID string) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = now()").
+			Where("user_id = ? AND client_id = ? AND revoked_at IS NULL", userID, clientID).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
+			Where("user_id = ? AND client_id = ? AND revoked_at IS NULL", userID, clientID).Exec(ctx)
+		return err
+	})
+}
+
+// revokeChain revokes every refresh and access token of a login.
+func revokeChain(ctx context.Context, db bun.IDB, chain uuid.UUID) error {
+	if _, err := db.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = now(), grace_response = NULL").
+		Where("chain_id = ? AND revoked_at IS NULL", chain).Exec(ctx); err != nil {
+		return fmt.Errorf("revoke refresh chain: %w", err)
+	}
+	if _, err := db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
+		Where("chain_id = ? AND revoked_at IS NULL", chain).Exec(ctx); err != nil {
+		return fmt.Errorf("revoke access tokens of chain: %w", err)
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,438 @@
+package oauth
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/models"
+)
+
+// TokenResponse is the body of a successful token response (RFC 6749 §5.1,
+// in the spec's exact shape).
+type TokenResponse struct {
+	TokenType    string `json:"token_type"`
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	ExpiresIn    int64  `json:"expires_in"`
+	Scope        string `json:"scope,omitempty"`
+}
+
+// tokenError is an error response (RFC 6749 §5.2).
+type tokenError struct {
+	status      int
+	Code        string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+	retryAfter  time.Duration
+	basicAuth   bool // the client tried HTTP Basic: WWW-Authenticate must answer in kind
+}
+
+func (e *tokenError) Error() string { return e.Code + ": " + e.Description }
+
+func invalidRequest(d string) *tokenError {
+	return &tokenError{status: 400, Code: "invalid_request", Description: d}
+}
+func invalidGrant(d string) *tokenError {
+	return &tokenError{status: 400, Code: "invalid_grant", Description: d}
+}
+func invalidClient(basic bool) *tokenError {
+	return &tokenError{status: 401, Code: "invalid_client", Description: "client authentication failed", basicAuth: basic}
+}
+
+// maxTokenRequest bounds a token request body; real ones are a few hundred bytes.
+const maxTokenRequest = 16 << 10
+
+// tokenEndpoint handles POST /oauth/token (every grant) and, with
+// passwordOnly, POST /oauth/token.json (the password grant only).
+func (p *Provider) tokenEndpoint(passwordOnly bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		// Every answer, success or error, is uncacheable (RFC 6749 §5.1).
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderPragma, "no-cache")
+		resp, err := p.token(c, passwordOnly)
+		if err != nil {
+			return p.writeTokenError(c, err)
+		}
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return p.writeTokenError(c, err)
+		}
+		c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+		return c.Status(fiber.StatusOK).Send(body)
+	}
+}
+
+func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
+	var te *tokenError
+	if !errors.As(err, &te) {
+		p.log.ErrorContext(c.UserContext(), "token endpoint failed", "error", err)
+		te = &tokenError{status: 500, Code: "server_error", Description: "the server could not issue a token; try again"}
+	}
+	switch {
+	case te.status == 401 && te.basicAuth:
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="pressroom", error="invalid_client"`)
+	case te.status == 401:
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="pressroom"`)
+	case te.retryAfter > 0:
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(te.retryAfter.Seconds()+0.999)))
+	}
+	body, _ := json.Marshal(te) // two strings
+	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+	return c.Status(te.status).Send(body)
+}
+
+func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error) {
+	if len(c.Body()) > maxTokenRequest {
+		return nil, invalidRequest("the request body is too large")
+	}
+	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, invalidRequest("send the request as application/x-www-form-urlencoded")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, invalidRequest("the form must be UTF-8")
+	}
+	form, err := url.ParseQuery(string(c.Body()))
+	if err != nil {
+		return nil, invalidRequest("the form body is malformed")
+	}
+	for name, values := range form {
+		if len(values) > 1 { // RFC 6749 §3.2: parameters must not repeat
+			return nil, invalidRequest("the parameter " + name + " is repeated")
+		}
+	}
+	creds, err := clientCredentials(c.Get(fiber.HeaderAuthorization), form)
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.UserContext()
+	switch gt := form.Get("grant_type"); {
+	case gt == "password":
+		return p.passwordGrant(ctx, c.IP(), creds, form)
+	case gt == "":
+		return nil, invalidRequest("grant_type is required")
+	case passwordOnly:
+		return nil, &tokenError{status: 400, Code: "unsupported_grant_type", Description: "this endpoint accepts only the password grant; use /oauth/token"}
+	case gt == "authorization_code":
+		return p.codeGrant(ctx, creds, form)
+	case gt == "refresh_token":
+		return p.refreshGrant(ctx, creds, form)
+	default:
+		return nil, &tokenError{status: 400, Code: "unsupported_grant_type", Description: "grant_type must be password, authorization_code or refresh_token"}
+	}
+}
+
+// credentials are the client id and secret a request carries.
+type credentials struct {
+	id, secret string
+	basic      bool
+}
+
+// clientCredentials reads HTTP Basic (with the form-URL-encoding RFC 6749
+// §2.3.1 asks for) or client_id/client_secret in the body, never both.
+func clientCredentials(header string, form url.Values) (credentials, error) {
+	var cr credentials
+	if scheme, rest, ok := strings.Cut(header, " "); ok && strings.EqualFold(scheme, "Basic") {
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+		if err != nil {
+			return cr, invalidClient(true)
+		}
+		id, secret, ok := strings.Cut(string(raw), ":")
+		if !ok {
+			return cr, invalidClient(true)
+		}
+		if cr.id, err = url.QueryUnescape(id); err != nil {
+			return cr, invalidClient(true)
+		}
+		if cr.secret, err = url.QueryUnescape(secret); err != nil {
+			return cr, invalidClient(true)
+		}
+		cr.basic = true
+		if form.Has("client_secret") || (form.Has("client_id") && form.Get("client_id") != cr.id) {
+			return cr, invalidRequest("send client credentials in the Authorization header or the body, not both")
+		}
+		return cr, nil
+	} else if header != "" {
+		return cr, invalidRequest("the Authorization header of a token request must use the Basic scheme")
+	}
+	cr.id, cr.secret = form.Get("client_id"), form.Get("client_secret")
+	if cr.id == "" && cr.secret != "" {
+		return cr, invalidRequest("client_secret without client_id")
+	}
+	return cr, nil
+}
+
+// client authenticates the request's client. With no client named, the
+// first-party public client stands in (the password and refresh grants of
+// in-browser clients, which cannot keep a secret).
+func (p *Provider) client(ctx context.Context, cr credentials, allowAnonymous bool) (*models.OAuthClient, error) {
+	if cr.id == "" {
+		if !allowAnonymous {
+			return nil, invalidRequest("client_id is required")
+		}
+		cr.id = FirstPartyClientID
+	}
+	row, err := p.store.authenticateClient(ctx, cr.id, cr.secret, false)
+	if errors.Is(err, errInvalidClient) {
+		return nil, invalidClient(cr.basic)
+	}
+	return row, err
+}
+
+func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials, form url.Values) (*TokenResponse, error) {
+	username, password := strings.TrimSpace(form.Get("username")), form.Get("password")
+	if username == "" || password == "" {
+		return nil, invalidRequest("username and password are required")
+	}
+	cl, err := p.client(ctx, cr, true)
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.checkLogin(ctx, username, password, ip)
+	if err != nil {
+		return nil, err
+	}
+	g := &grant{userID: u.ID, siteID: u.SiteID, clientID: cl.ID, scopes: scopes(form), authTime: time.Now().UTC(),
+		audience: p.store.audience(cl.ID), amr: []string{"pwd"}}
+	return p.issue(ctx, p.store.db, cl, g, nil)
+}
+
+// checkLogin verifies a username and password under the failure throttle.
+// The login form uses it too.
+func (p *Provider) checkLogin(ctx context.Context, username, password, ip string) (*models.User, error) {
+	if wait, err := p.throttle.Wait(ctx, username, ip); err != nil {
+		return nil, err
+	} else if wait > 0 {
+		return nil, &tokenError{status: 429, Code: "slow_down", retryAfter: wait,
+			Description: fmt.Sprintf("too many failed sign-in attempts; try again in %d seconds", int(wait.Seconds()+0.999))}
+	}
+	u, err := models.UserByEmail(ctx, p.store.db, username)
+	if err != nil && !models.IsNoRows(err) {
+		return nil, err
+	}
+	hash := dummyHash // an unknown user costs the same time as a wrong password
+	if u != nil {
+		hash = u.PasswordHash
+	}
+	if auth.CheckPassword(hash, password) != nil || u == nil {
+		if err := p.throttle.Fail(ctx, username, ip); err != nil {
+			return nil, err
+		}
+		return nil, invalidGrant("the username or password is wrong")
+	}
+	if err := p.throttle.Succeed(ctx, username); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Values) (*TokenResponse, error) {
+	code, redirect := form.Get("code"), form.Get("redirect_uri")
+	if code == "" || redirect == "" {
+		return nil, invalidRequest("code and redirect_uri are required")
+	}
+	cl, err := p.client(ctx, cr, false)
+	if err != nil {
+		return nil, err
+	}
+	var resp *TokenResponse
+	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		row := new(authRequestRow)
+		if err := tx.NewSelect().Model(row).Where("code_hash = ?", hashToken(code)).For("UPDATE").Scan(ctx); err != nil {
+			return invalidGrant("the authorization code is invalid, expired or already used")
+		}
+		// Spent on success; a failed exchange rolls back and leaves it usable until it expires.
+		if _, err := tx.NewDelete().Model(row).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		switch {
+		case row.ExpiresAt.Before(time.Now()):
+			return invalidGrant("the authorization code has expired")
+		case row.ClientID != cl.ID:
+			return invalidGrant("the authorization code was issued to another client")
+		case row.RedirectURI != redirect:
+			return invalidGrant("redirect_uri does not match the authorization request")
+		case row.UserID == nil:
+			return invalidGrant("the sign-in was not completed")
+		case row.CodeChallenge == "" && !cl.Confidential:
+			return invalidGrant("public clients must use PKCE")
+		case row.CodeChallenge != "" && !oidc.VerifyCodeChallenge((&authRequest{row}).GetCodeChallenge(), form.Get("code_verifier")):
+			return invalidGrant("code_verifier does not match the code_challenge")
+		}
+		g, err := p.store.grantOf(ctx, &authRequest{row})
+		if err != nil {
+			return err
+		}
+		resp, err = p.issue(ctx, tx, cl, g, nil)
+		return err
+	})
+	return resp, err
+}
+
+// errReused carries a refresh reuse out of the transaction, which must
+// commit (the chain's revocation) even though the request fails.
+var errReused = invalidGrant("the refresh token was already used; every token of this sign-in is now revoked")
+
+func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Values) (*TokenResponse, error) {
+	presented := form.Get("refresh_token")
+	if presented == "" {
+		return nil, invalidRequest("refresh_token is required")
+	}
+	cl, err := p.client(ctx, cr, true)
+	if err != nil {
+		return nil, err
+	}
+	var resp *TokenResponse
+	reused := false
+	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		row := new(refreshRow)
+		// FOR UPDATE serialises two uses of one token: the second waits, then
+		// sees it spent.
+		if err := tx.NewSelect().Model(row).Where("token_hash = ?", hashToken(presented)).For("UPDATE").Scan(ctx); err != nil {
+			return invalidGrant("the refresh token is invalid")
+		}
+		now := time.Now()
+		switch {
+		case row.ClientID != cl.ID:
+			return invalidGrant("the refresh token was issued to another client")
+		case row.RevokedAt != nil:
+			return invalidGrant("the refresh token has been revoked")
+		case row.ExpiresAt.Before(now):
+			return invalidGrant("the refresh token has expired")
+		case row.SpentAt != nil:
+			if now.Sub(*row.SpentAt) <= p.settings.RefreshGrace && row.GraceResponse != nil {
+				// A retry by a client that lost the response: the same answer.
+				var err error
+				resp, err = openGrace(presented, row.GraceResponse)
+				return err
+			}
+			reused = true
+			return revokeChain(ctx, tx, row.ChainID)
+		}
+		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
+			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}
+		var err error
+		resp, err = p.issue(ctx, tx, cl, g, &spent{row: row, token: presented})
+		return err
+	})
+	if err == nil && reused {
+		p.log.WarnContext(ctx, "refresh token reuse: chain revoked", "client_id", cl.ID)
+		return nil, errReused
+	}
+	return resp, err
+}
+
+// spent is the refresh token a refresh grant uses up.
+type spent struct {
+	row   *refreshRow
+	token string
+}
+
+// issue creates an access token and a refresh token for g in db (a
+// transaction when the caller has one). With prev, the new refresh token
+// continues prev's chain and prev is spent, keeping the response for the
+// grace period.
+func (p *Provider) issue(ctx context.Context, db bun.IDB, cl *models.OAuthClient, g *grant, prev *spent) (*TokenResponse, error) {
+	chain := uuid.New()
+	if prev != nil {
+		chain = prev.row.ChainID
+	}
+	access, err := p.store.insertAccess(ctx, db, g, &chain)
+	if err != nil {
+		return nil, err
+	}
+	refresh, err := auth.RandomSecret(32)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	if _, err := db.NewInsert().Model(&refreshRow{
+		ID: uuid.New(), ChainID: chain, TokenHash: hashToken(refresh), SiteID: g.siteID, UserID: g.userID, ClientID: g.clientID,
+		Scopes: nonNil(g.scopes), AuthTime: g.authTime, CreatedAt: now, ExpiresAt: now.Add(p.settings.RefreshTokenTTL),
+	}).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record refresh token: %w", err)
+	}
+	jwt, err := op.CreateJWT(op.ContextWithIssuer(ctx, p.settings.Issuer), p.settings.Issuer, g, access.ExpiresAt,
+		access.ID.String(), &client{row: cl, loginURL: p.store.loginURL}, p.store)
+	if err != nil {
+		return nil, fmt.Errorf("sign access token: %w", err)
+	}
+	resp := &TokenResponse{TokenType: "bearer", AccessToken: jwt, RefreshToken: refresh,
+		ExpiresIn: int64(p.settings.AccessTokenTTL / time.Second), Scope: strings.Join(g.scopes, " ")}
+	if prev != nil {
+		sealed, err := sealGrace(prev.token, resp)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := db.NewUpdate().Model(prev.row).Set("spent_at = now(), grace_response = ?", sealed).WherePK().Exec(ctx); err != nil {
+			return nil, fmt.Errorf("spend refresh token: %w", err)
+		}
+	}
+	return resp, nil
+}
+
+// sealGrace encrypts a response with a key derived from the refresh token
+// that was spent for it: the stored copy is useless to anyone who does not
+// hold that token.
+func sealGrace(token string, resp *TokenResponse) ([]byte, error) {
+	plain, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := graceAEAD(token)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, plain, nil), nil
+}
+
+func openGrace(token string, sealed []byte) (*TokenResponse, error) {
+	aead, err := graceAEAD(token)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) < aead.NonceSize() {
+		return nil, errors.New("grace response is corrupt")
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], nil)
+	if err != nil {
+		return nil, fmt.Errorf("open grace response: %w", err)
+	}
+	resp := new(TokenResponse)
+	return resp, json.Unmarshal(plain, resp)
+}
+
+func graceAEAD(token string) (cipher.AEAD, error) {
+	k := sha256.Sum256([]byte("pressroom refresh grace v1\x00" + token))
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+func scopes(form url.Values) []string {
+	return strings.Fields(form.Get("scope"))
+}

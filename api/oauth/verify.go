@@ -1,0 +1,172 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+)
+
+// Principal is who a verified access token speaks for. Every handler scopes
+// its queries by SiteID.
+type Principal struct {
+	UserID   uuid.UUID
+	SiteID   uuid.UUID
+	ClientID string
+	TokenID  uuid.UUID
+}
+
+type principalKey struct{}
+
+// PrincipalOf returns the request's principal. Routes behind RequireToken
+// always have one; it panics otherwise, because a handler that reaches for
+// the site without authentication is a programming error that must not
+// silently read another site's data.
+func PrincipalOf(c *fiber.Ctx) *Principal {
+	p, ok := c.Locals(principalKey{}).(*Principal)
+	if !ok {
+		panic("oauth.PrincipalOf on a route without RequireToken")
+	}
+	return p
+}
+
+// WithPrincipal is for tests of handlers that need a principal without a token.
+func WithPrincipal(c *fiber.Ctx, p *Principal) { c.Locals(principalKey{}, p) }
+
+// RequireToken admits a request only with a valid bearer token: signature by
+// a published key, issuer, audience, expiry, and a token record that is
+// neither revoked nor of a deleted user.
+func (p *Provider) RequireToken(c *fiber.Ctx) error {
+	raw, ok := bearer(c.Get(fiber.HeaderAuthorization))
+	if !ok {
+		return unauthorized("A bearer access token is required: send Authorization: Bearer <token>.")
+	}
+	pr, err := p.verifier.verify(c.UserContext(), raw)
+	if err != nil {
+		var ie invalidToken
+		if errors.As(err, &ie) {
+			return unauthorized(ie.reason)
+		}
+		return err
+	}
+	c.Locals(principalKey{}, pr)
+	return c.Next()
+}
+
+// Verify checks an access token outside a request (benchmarks, tools).
+func (p *Provider) Verify(ctx context.Context, raw string) (*Principal, error) {
+	return p.verifier.verify(ctx, raw)
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}
+
+func unauthorized(detail string) *jsonapi.Error {
+	return jsonapi.NewError(fiber.StatusUnauthorized, "invalid_token", detail).
+		WithHeader(fiber.HeaderWWWAuthenticate, `Bearer realm="pressroom", error="invalid_token"`)
+}
+
+type invalidToken struct{ reason string }
+
+func (e invalidToken) Error() string { return e.reason }
+
+type verifier struct {
+	keys     *Keys
+	db       *bun.DB
+	issuer   string
+	audience string
+}
+
+// leeway tolerates small clock differences between replicas.
+const leeway = 5 * time.Second
+
+type accessClaims struct {
+	jwt.Claims
+	SiteID   string `json:"site_id"`
+	ClientID string `json:"client_id"`
+}
+
+func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
+	if len(raw) > 8192 {
+		return nil, invalidToken{"The access token is malformed."}
+	}
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil || len(tok.Headers) != 1 {
+		return nil, invalidToken{"The access token is malformed."}
+	}
+	pub, err := v.key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return nil, err
+	}
+	var claims accessClaims
+	if pub == nil || tok.Claims(pub, &claims) != nil {
+		return nil, invalidToken{"The access token's signature is not valid."}
+	}
+	err = claims.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience{v.audience}, Time: time.Now()}, leeway)
+	switch {
+	case errors.Is(err, jwt.ErrExpired):
+		return nil, invalidToken{"The access token has expired; get a new one with the refresh token."}
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return nil, invalidToken{"The access token is not meant for this API."}
+	case err != nil:
+		return nil, invalidToken{"The access token is not valid: " + err.Error() + "."}
+	}
+	pr := &Principal{ClientID: claims.ClientID}
+	if pr.TokenID, err = uuid.Parse(claims.ID); err != nil {
+		return nil, invalidToken{"The access token is malformed."}
+	}
+	if pr.UserID, err = uuid.Parse(claims.Subject); err != nil {
+		return nil, invalidToken{"The access token is malformed."}
+	}
+	if pr.SiteID, err = uuid.Parse(claims.SiteID); err != nil {
+		return nil, invalidToken{"The access token names no site."}
+	}
+	// One indexed lookup: revoked tokens and tokens of deleted users (whose
+	// rows cascade away) stop working at once, not at expiry.
+	var n int
+	err = v.db.NewSelect().Table("oauth_access_tokens").ColumnExpr("count(*)").
+		Where("id = ? AND user_id = ? AND site_id = ? AND revoked_at IS NULL", pr.TokenID, pr.UserID, pr.SiteID).Scan(ctx, &n)
+	if err != nil {
+		return nil, fmt.Errorf("look up access token: %w", err)
+	}
+	if n != 1 {
+		return nil, invalidToken{"The access token has been revoked."}
+	}
+	return pr, nil
+}
+
+// key finds the public key a token names, reloading the key list once when
+// it is unknown (a key another replica just made).
+func (v *verifier) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
+	for _, reload := range []bool{false, true} {
+		if reload && !v.keys.mayReload() {
+			break
+		}
+		keys, err := v.keys.Published(ctx, reload)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if k.id == kid {
+				return &k.private.PublicKey, nil
+			}
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,32 @@
+package api
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+)
+
+// timestamp renders a time the way the spec asks: ISO 8601, UTC, milliseconds.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// links builds absolute URLs from the configured public base URL.
+type links struct{ base string }
+
+func (l links) self(path string) *jsonapi.Links { return &jsonapi.Links{Self: l.base + path} }
+
+// relationship builds a relationship object with its self and related links.
+func (l links) relationship(resourcePath, name string, data []byte) *jsonapi.Relationship {
+	return &jsonapi.Relationship{
+		Links: &jsonapi.Links{Self: l.base + resourcePath + "/relationships/" + name, Related: l.base + resourcePath + "/" + name},
+		Data:  data,
+	}
+}
+
+// respond writes a JSON:API document.
+func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
+	doc.JSONAPI = jsonapi.V11
+	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
+	return c.Status(status).JSON(doc, jsonapi.MediaType)
+}

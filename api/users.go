@@ -1,0 +1,52 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
+)
+
+type userAttributes struct {
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"created-at"`
+}
+
+type usersHandler struct {
+	db    *bun.DB
+	links links
+}
+
+func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
+	return &jsonapi.Resource{Type: "users", ID: u.ID.String(),
+		Attributes: userAttributes{Email: u.Email, Name: u.Name, CreatedAt: timestamp(u.CreatedAt)},
+		Links:      h.links.self("/users/" + u.ID.String())}
+}
+
+// me serves GET /users/me: the token's user.
+func (h usersHandler) me(c *fiber.Ctx) error {
+	return h.show(c, oauth.PrincipalOf(c).UserID.String())
+}
+
+// get serves GET /users/:id, within the caller's site only.
+func (h usersHandler) get(c *fiber.Ctx) error { return h.show(c, c.Params("id")) }
+
+func (h usersHandler) show(c *fiber.Ctx, id string) error {
+	uid, err := uuid.Parse(id)
+	if err != nil {
+		return jsonapi.NotFound("No user with that id.")
+	}
+	u := new(models.User)
+	err = h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", uid, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
+	if models.IsNoRows(err) {
+		return jsonapi.NotFound("No user with that id.") // another site's user looks the same as none
+	}
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u)})
+}
