@@ -25,17 +25,17 @@ const password = "correct horse battery"
 
 // server is a running API with two sites, an editor in each, and clients.
 type server struct {
-	URL          string
-	DB           *testsupport.Database
-	Config       config.Config
-	Site, Other  *models.Site
-	Editor       *models.User
-	OtherEditor  *models.User
-	ConfID       string // confidential client
-	ConfSecret   string
-	PublicID     string // public client (PKCE required)
-	RedirectURI  string
-	http         *http.Client
+	URL         string
+	DB          *testsupport.Database
+	Config      config.Config
+	Site, Other *models.Site
+	Editor      *models.User
+	OtherEditor *models.User
+	ConfID      string // confidential client
+	ConfSecret  string
+	PublicID    string // public client (PKCE required)
+	RedirectURI string
+	http        *http.Client
 }
 
 type option func(*config.Config)
