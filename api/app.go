@@ -73,11 +73,13 @@ func New(d Deps) (*fiber.App, error) {
 	l := links{base: d.Config.PublicURL}
 	users := usersHandler{db: d.DB, links: l}
 	site := siteHandler{db: d.DB, links: l}
-	authed := app.Group("", provider.RequireToken)
-	authed.Get("/users/me", users.me)
-	authed.Get("/users/:id", users.get)
-	authed.Get("/site", site.get)
-	authed.Patch("/site", site.patch)
+	// Attached per route, not as a group: a group with middleware in Fiber
+	// catches every later path, and unknown routes must stay 404.
+	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, h} }
+	app.Get("/users/me", authed(users.me)...)
+	app.Get("/users/:id", authed(users.get)...)
+	app.Get("/site", authed(site.get)...)
+	app.Patch("/site", authed(site.patch)...)
 	return app, nil
 }
 

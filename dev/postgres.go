@@ -226,7 +226,7 @@ func startPrivateCluster(ctx context.Context, binDir, dataDir string, log io.Wri
 	if err != nil {
 		return "", nil, err
 	}
-	run := func(name string, args ...string) error {
+	run := func(ctx context.Context, name string, args ...string) error {
 		cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -245,7 +245,7 @@ func startPrivateCluster(ctx context.Context, binDir, dataDir string, log io.Wri
 				return "", nil, err
 			}
 		}
-		if err := run("initdb", "-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"); err != nil {
+		if err := run(ctx, "initdb", "-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"); err != nil {
 			return "", nil, err
 		}
 	}
@@ -256,10 +256,13 @@ func startPrivateCluster(ctx context.Context, binDir, dataDir string, log io.Wri
 		}
 	}
 	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off", port)
-	if err := run("pg_ctl", "-D", dataDir, "-l", filepath.Join(dataDir, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
+	if err := run(ctx, "pg_ctl", "-D", dataDir, "-l", filepath.Join(dataDir, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
 		return "", nil, err
 	}
-	stop := func() error { return run("pg_ctl", "-D", dataDir, "-m", "fast", "-w", "stop") }
+	// Stop runs after the caller's context is usually cancelled (Ctrl-C, a
+	// deferred cancel), and exec refuses to start under a cancelled one.
+	stopCtx := context.WithoutCancel(ctx)
+	stop := func() error { return run(stopCtx, "pg_ctl", "-D", dataDir, "-m", "fast", "-w", "stop") }
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), stop, nil
 }
 

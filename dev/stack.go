@@ -51,6 +51,7 @@ type Stack struct {
 	MinIOConsole    string
 	Storage         config.Storage
 	procs           []*Process
+	logMu           sync.Mutex // logFile is called from Up's parallel starters
 	logFiles        []*os.File
 }
 
@@ -188,6 +189,8 @@ func (s *Stack) logFile(stateDir, name string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	s.logFiles = append(s.logFiles, f)
 	return f, nil
 }
