@@ -47,6 +47,11 @@ func New(d Deps) (*fiber.App, error) {
 		IdleTimeout:           120 * time.Second,
 		// Bounded so a flood of huge headers cannot exhaust memory.
 		ReadBufferSize: 16 << 10,
+		// c.IP() is the client behind trusted proxies only; anyone else's
+		// X-Forwarded-For is ignored, so throttling cannot be dodged by a header.
+		EnableTrustedProxyCheck: len(d.Config.TrustedProxies) > 0,
+		TrustedProxies:          d.Config.TrustedProxies,
+		ProxyHeader:             proxyHeader(d.Config.TrustedProxies),
 	})
 	app.Use(withRequestID)
 	app.Use(accessLog(d.Log, errs))
@@ -81,6 +86,13 @@ func New(d Deps) (*fiber.App, error) {
 	app.Get("/site", authed(site.get)...)
 	app.Patch("/site", authed(site.patch)...)
 	return app, nil
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
 }
 
 func oauthSettings(c config.Config) oauth.Settings {

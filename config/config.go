@@ -45,6 +45,10 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 
+	// TrustedProxies are the addresses (or CIDRs) of reverse proxies whose
+	// X-Forwarded-For names the client; empty means the peer address is the client.
+	TrustedProxies []string
+
 	OAuth OAuth
 }
 
@@ -113,6 +117,7 @@ var Variables = []Variable{
 	{"PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", "20", "failed password attempts per client address within the window before sign-in locks"},
 	{"PRESSROOM_LOGIN_WINDOW", "15m", "window in which failed attempts are counted"},
 	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
+	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
 }
@@ -153,6 +158,11 @@ func FromEnv(getenv Getenv) (Config, error) {
 			LoginWindow:                r.duration("PRESSROOM_LOGIN_WINDOW"),
 			LoginLockout:               r.duration("PRESSROOM_LOGIN_LOCKOUT"),
 		},
+	}
+	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
 	}
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
 	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestDefaultsParseWithNoEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FromEnv with no variables set: %v", err)
 	}
-	if got != defaults {
+	if !reflect.DeepEqual(got, defaults) {
 		t.Errorf("FromEnv with no variables set:\n got  %+v\n want %+v", got, defaults)
 	}
 }
@@ -94,7 +95,7 @@ func TestEveryDocumentedDefaultIsAccepted(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FromEnv rejects the documented default %s=%q: %v", v.Name, value, err)
 			}
-			if got != defaults {
+			if !reflect.DeepEqual(got, defaults) {
 				t.Errorf("%s=%q (its documented default) gives a config other than the defaults:\n got  %+v\n want %+v", v.Name, value, got, defaults)
 			}
 		})
@@ -131,6 +132,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_LOGIN_MAX_FAILURES":             "3",
 	"PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS": "50",
 	"PRESSROOM_LOGIN_WINDOW":                   "5m",
+	"PRESSROOM_TRUSTED_PROXIES":                "10.0.0.0/8, 192.168.1.1",
 	"PRESSROOM_LOGIN_LOCKOUT":                  "1h",
 }
 
@@ -149,7 +151,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 			t.Errorf("%s=%q: %v", v.Name, value, err)
 			continue
 		}
-		if got == defaults {
+		if reflect.DeepEqual(got, defaults) {
 			t.Errorf("%s=%q left the configuration at its defaults: FromEnv does not read %s", v.Name, value, v.Name)
 		}
 	}
