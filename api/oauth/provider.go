@@ -108,7 +108,14 @@ func (p *Provider) Mount(app *fiber.App) {
 	app.Post("/oauth/token.json", p.tokenEndpoint(true))
 	app.Get(loginPath, p.loginForm)
 	app.Post(loginPath, p.login)
-	opHandler := adaptor.HTTPHandler(p.op)
+	// op gets a context of its own: the adaptor would otherwise hand it the
+	// fasthttp request context, which fasthttp recycles after the handler
+	// returns, racing with database/sql goroutines still watching it.
+	opHandler := adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		p.op.ServeHTTP(w, r.WithContext(ctx))
+	}))
 	app.All("/.well-known/openid-configuration", opHandler)
 	app.All("/oauth/*", opHandler)
 }

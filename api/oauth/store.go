@@ -247,24 +247,32 @@ func (s *Store) TerminateSession(ctx context.Context, userID, clientID string) e
 	return s.revokeUserTokens(ctx, uid, clientID)
 }
 
-// RevokeToken revokes an access token (by id) or a refresh token (by value,
-// with its whole chain), as RFC 7009 asks. Unknown tokens are not an error.
+// RevokeToken revokes an access token, or a refresh token with its whole
+// chain, as RFC 7009 asks. op calls it with a refresh token's row id (from
+// GetRefreshTokenInfo) or an access token's id, both with the user id, or
+// with a refresh token's value and no user. Unknown tokens are not an error.
 func (s *Store) RevokeToken(ctx context.Context, tokenOrID, userID, clientID string) *oidc.Error {
-	if userID != "" { // an access token's id
-		if _, err := s.db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
-			Where("id::text = ? AND client_id = ? AND revoked_at IS NULL", tokenOrID, clientID).Exec(ctx); err != nil {
+	row := new(refreshRow)
+	q := s.db.NewSelect().Model(row)
+	if userID == "" {
+		q = q.Where("token_hash = ?", hashToken(tokenOrID))
+	} else {
+		q = q.Where("id::text = ? AND user_id::text = ?", tokenOrID, userID)
+	}
+	if err := q.Scan(ctx); err == nil {
+		if row.ClientID != clientID {
+			return oidc.ErrInvalidClient().WithDescription("the token was issued to another client")
+		}
+		if err := revokeChain(ctx, s.db, row.ChainID); err != nil {
 			return oidc.ErrServerError()
 		}
 		return nil
 	}
-	row := new(refreshRow)
-	if err := s.db.NewSelect().Model(row).Where("token_hash = ?", hashToken(tokenOrID)).Scan(ctx); err != nil {
+	if userID == "" {
 		return nil
 	}
-	if row.ClientID != clientID {
-		return oidc.ErrInvalidClient().WithDescription("the token was issued to another client")
-	}
-	if err := revokeChain(ctx, s.db, row.ChainID); err != nil {
+	if _, err := s.db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
+		Where("id::text = ? AND user_id::text = ? AND client_id = ? AND revoked_at IS NULL", tokenOrID, userID, clientID).Exec(ctx); err != nil {
 		return oidc.ErrServerError()
 	}
 	return nil
@@ -341,7 +349,10 @@ func (s *Store) authenticateClient(ctx context.Context, id, secret string, secre
 	return row, nil
 }
 
-var errInvalidClient = errors.New("client authentication failed")
+var (
+	errInvalidClient = errors.New("client authentication failed")
+	errInactive      = errors.New("token is not active")
+)
 
 func (s *Store) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
 	return nil // deprecated by op; SetUserinfoFromToken does the work
@@ -366,7 +377,10 @@ func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intros
 		Where("id::text = ? AND user_id::text = ? AND revoked_at IS NULL AND expires_at > now()", tokenID, subject).
 		Where("EXISTS (SELECT 1 FROM users u WHERE u.id = access_row.user_id)").Scan(ctx)
 	if err != nil {
-		return nil // inactive
+		// op answers {"active":false} when this returns an error, and
+		// active:true when it does not: an unknown, revoked or expired
+		// token, or one of a deleted user, must be an error here.
+		return errInactive
 	}
 	resp.Active = true
 	resp.Subject = subject

@@ -218,7 +218,7 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 // checkLogin verifies a username and password under the failure throttle.
 // The login form uses it too.
 func (p *Provider) checkLogin(ctx context.Context, username, password, ip string) (*models.User, error) {
-	if wait, err := p.throttle.Wait(ctx, username, ip); err != nil {
+	if wait, err := p.throttle.Attempt(ctx, username, ip); err != nil {
 		return nil, err
 	} else if wait > 0 {
 		return nil, &tokenError{status: 429, Code: "slow_down", retryAfter: wait,
@@ -233,12 +233,9 @@ func (p *Provider) checkLogin(ctx context.Context, username, password, ip string
 		hash = u.PasswordHash
 	}
 	if auth.CheckPassword(hash, password) != nil || u == nil {
-		if err := p.throttle.Fail(ctx, username, ip); err != nil {
-			return nil, err
-		}
-		return nil, invalidGrant("the username or password is wrong")
+		return nil, invalidGrant("the username or password is wrong") // already counted by Attempt
 	}
-	if err := p.throttle.Succeed(ctx, username); err != nil {
+	if err := p.throttle.Succeed(ctx, username, ip); err != nil {
 		return nil, err
 	}
 	return u, nil
