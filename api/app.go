@@ -85,6 +85,19 @@ func New(d Deps) (*fiber.App, error) {
 	app.Get("/users/:id", authed(users.get)...)
 	app.Get("/site", authed(site.get)...)
 	app.Patch("/site", authed(site.patch)...)
+
+	uploads := uploadsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: l}
+	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: l}
+	app.Post("/upload-signatures", authed(uploads.createSignature)...)
+	app.Post("/asset-uploads", authed(uploads.createUpload)...)
+	app.Get("/asset-uploads/:id", authed(uploads.getUpload)...)
+	app.Get("/asset-uploads/:id/asset", authed(assets.uploadRelated(uploads, "asset"))...)
+	app.Get("/asset-uploads/:id/asset-file", authed(assets.uploadRelated(uploads, "asset-file"))...)
+	app.Get("/asset-uploads/:id/relationships/asset", authed(uploads.relationship("asset"))...)
+	app.Get("/asset-uploads/:id/relationships/asset-file", authed(uploads.relationship("asset-file"))...)
+	app.Get("/assets", authed(assets.list)...)
+	app.Get("/assets/:id", authed(assets.get)...)
+	app.Get("/asset-images/:id", authed(assets.getImage)...)
 	return app, nil
 }
 

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -29,4 +31,24 @@ func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
 	doc.JSONAPI = jsonapi.V11
 	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
 	return c.Status(status).JSON(doc, jsonapi.MediaType)
+}
+
+// respondRaw writes a JSON:API document that is not primary data of a
+// resource (relationship linkage).
+func respondRaw(c *fiber.Ctx, status int, doc any) error {
+	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
+	return c.Status(status).JSON(doc, jsonapi.MediaType)
+}
+
+// cleanText neutralises free text that is stored and echoed: invalid UTF-8
+// and control characters (NUL, newlines, escapes) are dropped, so they can
+// reach neither the database (which refuses NUL) nor logs and headers.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }

@@ -83,7 +83,7 @@ func (h siteHandler) patch(c *fiber.Ctx) error {
 	}
 	q := h.db.NewUpdate().Model(s).WherePK()
 	if a.Title != nil {
-		t := strings.TrimSpace(*a.Title)
+		t := strings.TrimSpace(cleanText(*a.Title))
 		if t == "" || utf8.RuneCountInString(t) > 200 {
 			return jsonapi.Unprocessable("invalid_title", "title must be 1 to 200 characters.").AtPointer("/data/attributes/title")
 		}

@@ -37,6 +37,13 @@ type Config struct {
 	BodyLimit int
 	// MaxUploadBytes bounds an uploaded asset file.
 	MaxUploadBytes int64
+	// MaxImagePixels refuses larger images before decoding (decompression bombs).
+	MaxImagePixels int64
+	// UploadWait bounds how long ingestion waits for a notified file to appear.
+	UploadWait time.Duration
+	// SignatureTTL is how long an upload signature lets a browser upload.
+	SignatureTTL time.Duration
+
 	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
 	ShutdownTimeout time.Duration
 	// ReadinessTimeout bounds each dependency check of GET /readyz.
@@ -107,6 +114,9 @@ var Variables = []Variable{
 	{"PRESSROOM_ASSETS_BUCKET", "assets", "permanent bucket for processed assets"},
 	{"PRESSROOM_BODY_LIMIT", "1048576", "largest request body in bytes (413 above it)"},
 	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
+	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
+	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
+	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion waits for a notified file to arrive in storage"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
 	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
@@ -144,6 +154,9 @@ func FromEnv(getenv Getenv) (Config, error) {
 		},
 		BodyLimit:        int(r.int("PRESSROOM_BODY_LIMIT", 1, 1<<30)),
 		MaxUploadBytes:   r.int("PRESSROOM_MAX_UPLOAD_BYTES", 1, 5<<30),
+		MaxImagePixels:   r.int("PRESSROOM_MAX_IMAGE_PIXELS", 1, 1<<34),
+		UploadWait:       r.duration("PRESSROOM_UPLOAD_WAIT"),
+		SignatureTTL:     r.duration("PRESSROOM_SIGNATURE_TTL"),
 		ShutdownTimeout:  r.duration("PRESSROOM_SHUTDOWN_TIMEOUT"),
 		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),

@@ -26,12 +26,6 @@ func NewClient(s config.Storage) (*minio.Client, error) {
 	return newClient(s.Endpoint, s)
 }
 
-// NewPublicClient builds a client for the endpoint browsers use; it only
-// signs (upload policies), it never dials.
-func NewPublicClient(s config.Storage) (*minio.Client, error) {
-	return newClient(s.PublicEndpoint, s)
-}
-
 func newClient(endpoint string, s config.Storage) (*minio.Client, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
@@ -83,7 +77,17 @@ func EnsureBuckets(ctx context.Context, c *minio.Client, s config.Storage) error
 	if err := c.SetBucketCors(ctx, s.UploadsBucket, rules); err != nil && !notImplemented(err) {
 		return fmt.Errorf("set CORS on bucket %s: %w", s.UploadsBucket, err)
 	}
+	// Processed assets are public: their URLs go into pages. Only reading
+	// single objects is allowed, not listing the bucket.
+	if err := c.SetBucketPolicy(ctx, s.AssetsBucket, publicRead(s.AssetsBucket)); err != nil {
+		return fmt.Errorf("make bucket %s publicly readable: %w", s.AssetsBucket, err)
+	}
 	return nil
+}
+
+func publicRead(bucket string) string {
+	return `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},` +
+		`"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::` + bucket + `/*"]}]}`
 }
 
 // notImplemented tells whether the server lacks per-bucket CORS. Older MinIO

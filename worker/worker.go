@@ -3,14 +3,24 @@
 package worker
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/pressroom/pressroom/activities"
+	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/workflows"
 )
 
 // Deps is what the activities need from the outside world.
@@ -21,12 +31,17 @@ type Deps struct {
 	Log     *slog.Logger
 }
 
+// MaxConcurrentImageWork bounds how many activities run at once on one
+// worker. Image processing holds a decoded image (up to 2048 px on the
+// long edge, about 16 MB) plus encoders' buffers; four at a time keeps a
+// worker well under 400 MB on a 2-core machine and keeps both cores busy.
+const MaxConcurrentImageWork = 4
+
 // New returns a worker polling cfg.TaskQueue with every workflow and
-// activity registered. Concurrency is bounded so a burst of uploads cannot
-// exhaust the machine's memory: image work is the expensive part.
+// activity registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
 	w := sdkworker.New(c, d.Config.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize:     8,
+		MaxConcurrentActivityExecutionSize:     MaxConcurrentImageWork,
 		MaxConcurrentWorkflowTaskExecutionSize: 16,
 	})
 	Register(w, d)
@@ -36,5 +51,29 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 // Register adds every workflow and activity to r. Tests use it with the
 // SDK's test environment so they exercise exactly what production registers.
 func Register(r sdkworker.Registry, d Deps) {
-	_ = d // the workflows and activities arrive with the features that need them
+	r.RegisterWorkflow(workflows.AssetUpload)
+	r.RegisterWorkflow(workflows.SweepUploads)
+	r.RegisterActivity(&activities.Uploads{
+		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
+		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,
+	})
+	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
+}
+
+// EnsureSchedules creates the periodic sweep of unconfirmed uploads unless
+// it exists. Every worker calls it at start; the first one wins.
+func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) error {
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   workflows.SweepScheduleID,
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Action: &client.ScheduleWorkflowAction{
+			ID: "sweep-uploads", Workflow: workflows.SweepUploads, TaskQueue: cfg.TaskQueue,
+			WorkflowRunTimeout: 30 * time.Minute,
+		},
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("create sweep schedule: %w", err)
+	}
+	return nil
 }

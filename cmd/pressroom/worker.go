@@ -29,6 +29,9 @@ func runWorker(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer tc.Close()
+	if err := worker.EnsureSchedules(ctx, tc, cfg); err != nil {
+		return err
+	}
 	w := worker.New(tc, worker.Deps{Config: cfg, DB: db, Storage: mc, Log: env.log})
 	env.log.Info("worker polling", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace)
 	if err := w.Run(stopOn(ctx)); err != nil {

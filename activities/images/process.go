@@ -1,0 +1,394 @@
+package images
+
+/*
+#cgo pkg-config: vips
+#include <stdlib.h>
+#include <vips/vips.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+// libvips' varargs entry points cannot be called from cgo, so each call we
+// need has a fixed-argument wrapper here.
+
+static int pr_init(int concurrency) {
+	if (VIPS_INIT("pressroom"))
+		return -1;
+	// No operation cache: every call is used once, and a cache would hold
+	// decoded images and open files between activities.
+	vips_cache_set_max(0);
+	vips_cache_set_max_mem(0);
+	vips_cache_set_max_files(0);
+	vips_concurrency_set(concurrency);
+	// Refuse loaders libvips marks as unsafe for untrusted input (ImageMagick,
+	// PDF, SVG, ...). Process also sniffs the magic number itself.
+	vips_block_untrusted_set(TRUE);
+	return 0;
+}
+
+// Lazy open: reads the header only; pixels are decoded on demand.
+static VipsImage *pr_open(const char *path) {
+	return vips_image_new_from_file(path,
+		"access", VIPS_ACCESS_SEQUENTIAL,
+		"fail_on", VIPS_FAIL_ON_TRUNCATED,
+		NULL);
+}
+
+static int pr_orientation(VipsImage *im) {
+	int o = 0;
+	if (!vips_image_get_typeof(im, VIPS_META_ORIENTATION))
+		return 0;
+	if (vips_image_get_int(im, VIPS_META_ORIENTATION, &o))
+		return 0;
+	return o;
+}
+
+// The loader's nickname, e.g. "jpegload"; "" if unknown. Static or owned
+// by im: do not free.
+static const char *pr_loader(VipsImage *im) {
+	const char *s = NULL;
+	if (!vips_image_get_typeof(im, VIPS_META_LOADER) ||
+		vips_image_get_string(im, VIPS_META_LOADER, &s))
+		return "";
+	return s;
+}
+
+static const char *pr_interpretation(VipsImage *im) {
+	return vips_enum_nick(VIPS_TYPE_INTERPRETATION,
+		vips_image_guess_interpretation(im));
+}
+
+// An embedded ICC profile, which outputs would lose when stripped.
+static int pr_has_profile(VipsImage *im) {
+	return vips_image_get_typeof(im, VIPS_META_ICC_NAME) != 0;
+}
+
+// Largest variant, straight from the file: shrink-on-load where the format
+// has it, auto-rotation per EXIF, sequential access, never upscaled. With
+// to_srgb, pixels are transformed to sRGB (from the embedded profile, or
+// libvips' fallback CMYK profile) so stripping the profile keeps colours.
+static int pr_thumbnail_file(const char *path, VipsImage **out, int size, int to_srgb) {
+	if (to_srgb)
+		return vips_thumbnail(path, out, size,
+			"height", size,
+			"size", VIPS_SIZE_DOWN,
+			"fail_on", VIPS_FAIL_ON_TRUNCATED,
+			"export_profile", "srgb",
+			NULL);
+	return vips_thumbnail(path, out, size,
+		"height", size,
+		"size", VIPS_SIZE_DOWN,
+		"fail_on", VIPS_FAIL_ON_TRUNCATED,
+		NULL);
+}
+
+// Smaller variants, from the in-memory largest one (already upright).
+static int pr_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
+	return vips_thumbnail_image(in, out, size,
+		"height", size,
+		"size", VIPS_SIZE_DOWN,
+		"no_rotate", TRUE,
+		NULL);
+}
+
+enum { PR_WEBP, PR_JPEG, PR_PNG, PR_GIF };
+
+static int pr_save(VipsImage *in, int format, void **buf, size_t *len) {
+	switch (format) {
+	case PR_WEBP:
+		return vips_webpsave_buffer(in, buf, len, "Q", 80, "strip", TRUE, NULL);
+	case PR_JPEG:
+		return vips_jpegsave_buffer(in, buf, len, "Q", 82, "strip", TRUE, NULL);
+	case PR_PNG:
+		return vips_pngsave_buffer(in, buf, len, "compression", 6, "strip", TRUE, NULL);
+	case PR_GIF:
+		return vips_gifsave_buffer(in, buf, len, "strip", TRUE, NULL);
+	}
+	vips_error("pressroom", "unknown output format %d", format);
+	return -1;
+}
+
+// Give freed heap back to the OS. libvips' threads allocate from several
+// glibc malloc arenas, and without this the process's RSS ratchets up over
+// successive images even though nothing is leaked.
+static void pr_trim(void) {
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+static void pr_unref(VipsImage *im) {
+	if (im)
+		g_object_unref(im);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Concurrency is the number of libvips worker threads per pipeline. It is 1:
+// the worker runs several activities at once on a 2-core machine, so
+// parallelism comes from running images side by side, and one thread per
+// image keeps CPU use and per-thread buffers proportional to the number of
+// activities instead of multiplying them (2 activities × 2 threads would
+// oversubscribe 2 cores and double the region buffers for no throughput).
+// One image alone takes longer in wall time than it would with 2 threads.
+const Concurrency = 1
+
+// VariantSpec names a variant and the size of its long edge in pixels.
+type VariantSpec struct {
+	Name string
+	Size int
+}
+
+// Variants are the sizes every image is rendered at (long edge, never
+// upscaled).
+var Variants = []VariantSpec{{"thumb", 256}, {"small", 640}, {"medium", 1280}, {"large", 2048}}
+
+// Output is one encoded variant.
+type Output struct {
+	Name          string // "thumb", ...
+	Format        string // "webp" or the original format ("jpeg","png","gif")
+	ContentType   string // "image/webp", "image/jpeg", ...
+	Width, Height int
+	Data          []byte
+}
+
+// Result describes the processed image and carries its outputs.
+type Result struct {
+	Width, Height int // of the image as displayed (after auto-orientation)
+	Format        string
+	Orientation   int      // EXIF orientation 1..8 (1 when absent)
+	HasAlpha      bool     // of the original
+	ColourSpace   string   // libvips interpretation of the original, e.g. "srgb", "b-w", "cmyk"
+	Outputs       []Output // for each variant: webp, then the original format
+}
+
+var (
+	initOnce sync.Once
+	initErr  error
+)
+
+func vipsInit() error {
+	initOnce.Do(func() {
+		if C.pr_init(C.int(Concurrency)) != 0 {
+			initErr = fmt.Errorf("images: starting libvips: %s", vipsError())
+		}
+	})
+	return initErr
+}
+
+// vipsError returns and clears libvips' error buffer. The buffer is
+// process-wide, so under concurrency it may also hold another call's text.
+func vipsError() string {
+	s := strings.TrimSpace(C.GoString(C.vips_error_buffer()))
+	C.vips_error_clear()
+	if s == "" {
+		s = "unknown libvips error"
+	}
+	return s
+}
+
+// damaged is the rejection for a file whose pixels cannot be decoded; the
+// libvips text is kept as the cause's detail, for logs.
+func damaged() error {
+	return reject(fmt.Errorf("%w: %s", ErrDamaged, vipsError()), "the image is damaged or truncated")
+}
+
+var saveFormats = map[string]C.int{"webp": C.PR_WEBP, "jpeg": C.PR_JPEG, "png": C.PR_PNG, "gif": C.PR_GIF}
+
+var contentTypes = map[string]string{"webp": "image/webp", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif"}
+
+// Process decodes the JPEG, PNG or GIF at path once, auto-orients it and
+// encodes every variant as WebP and in the original format (JPEG q82, PNG
+// compression 6, GIF; WebP q80; metadata stripped), in Variants order, webp
+// first. Variants are never upscaled: one larger than the image is emitted
+// at the image's size. Animated GIFs yield their first frame.
+//
+// The caller should have called ReadHeader; Process checks the pixel limit
+// again from libvips' own reading of the header before decoding anything.
+// Images over the limit, files that are not JPEG/PNG/GIF and files whose
+// pixels are damaged or truncated give a *Rejection; other errors (the file
+// cannot be opened, an encoder fails) are plain errors with libvips' text.
+//
+// heartbeat (may be nil) is called after decoding and after each output.
+// Process is safe for concurrent use; each call runs one libvips thread.
+func Process(path string, l Limits, heartbeat func()) (Result, error) {
+	if heartbeat == nil {
+		heartbeat = func() {}
+	}
+	if strings.HasSuffix(path, "]") {
+		// libvips would read "name[opts]" as loader options.
+		return Result{}, fmt.Errorf("images: path %q must not end in ']'", path)
+	}
+	format, err := sniffFile(path)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := vipsInit(); err != nil {
+		return Result{}, err
+	}
+
+	// libvips keeps some state per OS thread (buffers, and it is where
+	// vips_thread_shutdown frees them): stay on one thread for the call.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer C.pr_trim()
+	defer C.vips_thread_shutdown()
+
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+
+	res, toSRGB, err := inspect(cpath, format, l)
+	if err != nil {
+		return Result{}, err
+	}
+
+	largest := 0
+	for _, v := range Variants {
+		largest = max(largest, v.Size)
+	}
+	var thumb *C.VipsImage
+	if C.pr_thumbnail_file(cpath, &thumb, C.int(largest), toSRGB) != 0 {
+		return Result{}, damaged()
+	}
+	// Decode once: the only pass over the file's pixels happens here.
+	mem := C.vips_image_copy_memory(thumb)
+	C.pr_unref(thumb)
+	if mem == nil {
+		return Result{}, damaged()
+	}
+	defer C.pr_unref(mem)
+	heartbeat()
+
+	unscaled := -1 // index in res.Outputs of the variants encoded from mem itself
+	for _, v := range Variants {
+		if int(max(C.vips_image_get_width(mem), C.vips_image_get_height(mem))) <= v.Size {
+			// Not downscaled: the same pixels as an earlier unscaled
+			// variant, if there was one, so share its bytes.
+			if unscaled >= 0 {
+				for _, o := range res.Outputs[unscaled : unscaled+2] {
+					o.Name = v.Name
+					res.Outputs = append(res.Outputs, o)
+				}
+				heartbeat()
+				continue
+			}
+			unscaled = len(res.Outputs)
+			if err := encodeVariant(&res, mem, v.Name, format, heartbeat); err != nil {
+				return Result{}, err
+			}
+			continue
+		}
+		var im *C.VipsImage
+		if C.pr_thumbnail_image(mem, &im, C.int(v.Size)) != 0 {
+			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
+		}
+		err := encodeVariant(&res, im, v.Name, format, heartbeat)
+		C.pr_unref(im)
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// encodeVariant appends im as WebP and in the original format.
+func encodeVariant(res *Result, im *C.VipsImage, name, format string, heartbeat func()) error {
+	for _, f := range []string{"webp", format} {
+		out, err := encode(im, f)
+		if err != nil {
+			return fmt.Errorf("images: encoding %s as %s: %w", name, f, err)
+		}
+		out.Name = name
+		res.Outputs = append(res.Outputs, out)
+		heartbeat()
+	}
+	return nil
+}
+
+// inspect opens the file lazily (header only), checks the loader and the
+// pixel limit, and reads what Result reports about the original. toSRGB
+// says whether its colours need transforming to sRGB (an embedded profile,
+// or CMYK).
+func inspect(cpath *C.char, format string, l Limits) (res Result, toSRGB C.int, err error) {
+	im := C.pr_open(cpath)
+	if im == nil {
+		return Result{}, 0, invalidFormat(format, errors.New(vipsError()))
+	}
+	defer C.pr_unref(im)
+	if loader := C.GoString(C.pr_loader(im)); !strings.HasPrefix(loader, format+"load") {
+		return Result{}, 0, invalidFormat(format, fmt.Errorf("libvips loader %q", loader))
+	}
+	w, h := int(C.vips_image_get_width(im)), int(C.vips_image_get_height(im))
+	if err := checkPixels(format, w, h, l); err != nil {
+		return Result{}, 0, err
+	}
+	orientation := int(C.pr_orientation(im))
+	if orientation < 1 || orientation > 8 {
+		orientation = 1
+	}
+	if orientation >= 5 { // 5..8 turn the image a quarter
+		w, h = h, w
+	}
+	res = Result{
+		Width: w, Height: h,
+		Format:      format,
+		Orientation: orientation,
+		HasAlpha:    C.vips_image_hasalpha(im) != 0,
+		ColourSpace: C.GoString(C.pr_interpretation(im)),
+	}
+	if C.pr_has_profile(im) != 0 || res.ColourSpace == "cmyk" {
+		toSRGB = 1
+	}
+	return res, toSRGB, nil
+}
+
+func encode(im *C.VipsImage, format string) (Output, error) {
+	var buf unsafe.Pointer
+	var n C.size_t
+	if C.pr_save(im, saveFormats[format], &buf, &n) != 0 {
+		if buf != nil {
+			C.g_free(C.gpointer(buf))
+		}
+		return Output{}, errors.New(vipsError())
+	}
+	data := C.GoBytes(buf, C.int(n))
+	C.g_free(C.gpointer(buf))
+	return Output{
+		Format:      format,
+		ContentType: contentTypes[format],
+		Width:       int(C.vips_image_get_width(im)),
+		Height:      int(C.vips_image_get_height(im)),
+		Data:        data,
+	}, nil
+}
+
+// sniffFile reads the magic number, so only the JPEG, PNG and GIF loaders
+// ever see the file. Errors opening or reading it are returned as they are.
+func sniffFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("images: %w", err)
+	}
+	defer f.Close()
+	var lead [8]byte
+	n, err := io.ReadFull(f, lead[:])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("images: reading %s: %w", path, err)
+	}
+	format := sniff(lead[:n])
+	if format == "" {
+		return "", notImage(nil)
+	}
+	return format, nil
+}

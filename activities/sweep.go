@@ -1,0 +1,50 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+)
+
+// Sweeper removes what unconfirmed uploads leave behind.
+type Sweeper struct {
+	DB      *bun.DB
+	Storage *minio.Client
+	Buckets config.Storage
+}
+
+// SweepBatch bounds one sweep, so a backlog is worked off over several runs
+// instead of in one unbounded activity.
+const SweepBatch = 500
+
+// SweepUnconfirmed deletes signatures that expired over an hour ago without
+// an upload notice, and their objects in the uploads bucket. It returns how
+// many it removed; removing twice is harmless.
+func (s *Sweeper) SweepUnconfirmed(ctx context.Context) (int, error) {
+	var stale []models.UploadSignature
+	err := s.DB.NewSelect().Model(&stale).
+		Where("confirmed_at IS NULL AND expires_at < ?", time.Now().Add(-time.Hour)).
+		Where("NOT EXISTS (SELECT 1 FROM asset_uploads u WHERE u.signature_id = upload_signature.id)").
+		Limit(SweepBatch).Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("find stale signatures: %w", err)
+	}
+	for i, sig := range stale {
+		err := s.Storage.RemoveObject(ctx, s.Buckets.UploadsBucket, sig.Key, minio.RemoveObjectOptions{})
+		if err != nil && minio.ToErrorResponse(err).Code != "NoSuchKey" {
+			return i, fmt.Errorf("remove %s: %w", sig.Key, err)
+		}
+		if _, err := s.DB.NewDelete().Model(&sig).WherePK().Exec(ctx); err != nil {
+			return i, fmt.Errorf("delete signature: %w", err)
+		}
+		activity.RecordHeartbeat(ctx, i+1)
+	}
+	return len(stale), nil
+}

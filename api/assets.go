@@ -1,0 +1,187 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/activities"
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+)
+
+type assetsHandler struct {
+	db      *bun.DB
+	storage config.Storage
+	links   links
+}
+
+type assetAttributes struct {
+	Title       string  `json:"title"`
+	ContentType string  `json:"content-type"`
+	AssetType   string  `json:"asset-type"`
+	SubType     string  `json:"sub-type"`
+	ThemePath   *string `json:"theme-path"`
+	CreatedAt   string  `json:"created-at"`
+	UpdatedAt   string  `json:"updated-at"`
+}
+
+type variantAttributes struct {
+	URL         string `json:"url"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	ContentType string `json:"content-type"`
+}
+
+type imageAttributes struct {
+	URL             string                       `json:"url"`
+	FileName        string                       `json:"file-name"`
+	ContentType     string                       `json:"content-type"`
+	FileSize        int64                        `json:"file-size"`
+	Width           int                          `json:"width"`
+	Height          int                          `json:"height"`
+	ImageProperties models.ImageProperties       `json:"image-properties"`
+	Fingerprint     string                       `json:"fingerprint"`
+	Variants        map[string]variantAttributes `json:"variants"`
+	CreatedAt       string                       `json:"created-at"`
+	UpdatedAt       string                       `json:"updated-at"`
+}
+
+// objectURL is where browsers fetch an object of the (publicly readable) assets bucket.
+func (h assetsHandler) objectURL(key string) string {
+	return h.storage.PublicEndpoint + "/" + h.storage.AssetsBucket + "/" + key
+}
+
+func (h assetsHandler) assetResource(a *models.Asset) *jsonapi.Resource {
+	p := "/assets/" + a.ID.String()
+	img := activities.ImageID(a.ID).String()
+	return &jsonapi.Resource{Type: "assets", ID: a.ID.String(), Links: h.links.self(p),
+		Attributes: assetAttributes{Title: a.Title, ContentType: a.ContentType, AssetType: a.AssetType, SubType: a.SubType,
+			ThemePath: a.ThemePath, CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{"asset-file": h.links.relationship(p, "asset-file", jsonapi.ToOne("asset-images", &img))},
+	}
+}
+
+func (h assetsHandler) imageResource(i *models.AssetImage) *jsonapi.Resource {
+	p := "/asset-images/" + i.ID.String()
+	variants := make(map[string]variantAttributes, len(i.Variants))
+	for name, v := range i.Variants {
+		variants[name] = variantAttributes{URL: h.objectURL(v.StorageKey), Width: v.Width, Height: v.Height, ContentType: v.ContentType}
+	}
+	asset := i.AssetID.String()
+	return &jsonapi.Resource{Type: "asset-images", ID: i.ID.String(), Links: h.links.self(p),
+		Attributes: imageAttributes{URL: h.objectURL(i.StorageKey), FileName: i.FileName, ContentType: i.ContentType, FileSize: i.FileSize,
+			Width: i.Width, Height: i.Height, ImageProperties: i.ImageProperties, Fingerprint: i.Fingerprint, Variants: variants,
+			CreatedAt: timestamp(i.CreatedAt), UpdatedAt: timestamp(i.UpdatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{"asset": h.links.relationship(p, "asset", jsonapi.ToOne("assets", &asset))},
+	}
+}
+
+func (h assetsHandler) findAsset(c *fiber.Ctx, id uuid.UUID) (*models.Asset, error) {
+	a := new(models.Asset)
+	err := h.db.NewSelect().Model(a).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
+	if models.IsNoRows(err) {
+		return nil, jsonapi.NotFound("No asset with that id.")
+	}
+	return a, err
+}
+
+func (h assetsHandler) findImage(c *fiber.Ctx, id uuid.UUID) (*models.AssetImage, error) {
+	i := new(models.AssetImage)
+	err := h.db.NewSelect().Model(i).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
+	if models.IsNoRows(err) {
+		return nil, jsonapi.NotFound("No asset image with that id.")
+	}
+	return i, err
+}
+
+func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return id, jsonapi.NotFound("No " + what + " with that id.")
+	}
+	return id, nil
+}
+
+// list serves GET /assets: the site's assets, newest first, paginated.
+func (h assetsHandler) list(c *fiber.Ctx) error {
+	q, err := queryParams(c, "page[number]", "page[size]")
+	if err != nil {
+		return err
+	}
+	p, err := pageOf(q)
+	if err != nil {
+		return err
+	}
+	var rows []models.Asset
+	total, err := h.db.NewSelect().Model(&rows).Where("site_id = ?", oauth.PrincipalOf(c).SiteID).
+		Order("created_at DESC", "id").Limit(int64(p.size)).Offset(int64(p.offset())).ScanAndCount(c.UserContext())
+	if err != nil {
+		return err
+	}
+	data := make([]*jsonapi.Resource, len(rows))
+	for i := range rows {
+		data[i] = h.assetResource(&rows[i])
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.page("/assets", p, int(total)), Meta: map[string]any{"total": total}})
+}
+
+// get serves GET /assets/:id.
+func (h assetsHandler) get(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	id, err := idParam(c, "asset")
+	if err != nil {
+		return err
+	}
+	a, err := h.findAsset(c, id)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
+}
+
+// getImage serves GET /asset-images/:id.
+func (h assetsHandler) getImage(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	id, err := idParam(c, "asset image")
+	if err != nil {
+		return err
+	}
+	i, err := h.findImage(c, id)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
+}
+
+// uploadRelated serves GET /asset-uploads/:id/asset and /asset-file: the
+// related record, or data null until the upload has finished.
+func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		up, err := uploads.loadUpload(c)
+		if err != nil {
+			return err
+		}
+		if up.Status != models.UploadFinished || up.AssetID == nil || up.AssetImageID == nil {
+			return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": h.links.self(c.Path()), "jsonapi": jsonapi.V11})
+		}
+		if name == "asset" {
+			a, err := h.findAsset(c, *up.AssetID)
+			if err != nil {
+				return err
+			}
+			return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
+		}
+		i, err := h.findImage(c, *up.AssetImageID)
+		if err != nil {
+			return err
+		}
+		return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
+	}
+}

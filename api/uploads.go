@@ -1,0 +1,299 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/pressroom/pressroom/activities"
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+type uploadsHandler struct {
+	db       *bun.DB
+	temporal client.Client
+	cfg      config.Config
+	types    models.AssetTypes
+	links    links
+}
+
+type signatureRequest struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content-type"`
+}
+
+type signatureAttributes struct {
+	Filename    string `json:"filename"`
+	Key         string `json:"key"`
+	ACL         string `json:"acl"`
+	ContentType string `json:"content-type"`
+	Policy      string `json:"policy"`
+	Endpoint    string `json:"endpoint"`
+	Credential  string `json:"x-storage-credential"`
+	Algorithm   string `json:"x-storage-algorithm"`
+	Date        string `json:"x-storage-date"`
+	Signature   string `json:"x-storage-signature"`
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// sanitiseFilename keeps a file name safe as the last segment of an object
+// key: no directories (so no traversal), no control or odd characters, no
+// leading dots, at most 100 bytes, extension kept.
+func sanitiseFilename(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	name = path.Base(name)
+	name = unsafeChars.ReplaceAllString(name, "-")
+	name = strings.TrimLeft(name, ".-")
+	if len(name) > 100 {
+		ext := path.Ext(name)
+		if len(ext) > 10 {
+			ext = ""
+		}
+		name = name[:100-len(ext)] + ext
+	}
+	if name == "" || name == "." {
+		name = "file"
+	}
+	return name
+}
+
+// createSignature serves POST /upload-signatures: an S3 POST policy for
+// exactly one key, one content type and a bounded size, valid one hour.
+func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
+	var doc jsonapi.RequestDocument[signatureRequest]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return err
+	}
+	if doc.Data.Type != "upload-signatures" {
+		return jsonapi.Conflict("type_mismatch", `data.type must be "upload-signatures".`).AtPointer("/data/type")
+	}
+	if doc.Data.ID != "" {
+		return jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
+	}
+	a := doc.Data.Attributes
+	a.Filename = cleanText(a.Filename)
+	if strings.TrimSpace(a.Filename) == "" || utf8.RuneCountInString(a.Filename) > 255 {
+		return jsonapi.Unprocessable("invalid_filename", "filename is required (at most 255 characters).").AtPointer("/data/attributes/filename")
+	}
+	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+		return jsonapi.Unprocessable("unsupported_content_type", "content-type must be one of the types GET /asset-types lists.").AtPointer("/data/attributes/content-type")
+	}
+	contentType := strings.ToLower(strings.TrimSpace(a.ContentType))
+	pr := oauth.PrincipalOf(c)
+	sigID := uuid.New()
+	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(a.Filename)
+	expires := time.Now().UTC().Add(h.cfg.SignatureTTL)
+
+	pp, err := storage.SignPost(h.cfg.Storage, key, contentType, h.cfg.MaxUploadBytes, time.Now(), expires)
+	if err != nil {
+		return err
+	}
+	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: a.Filename, ContentType: contentType,
+		MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires, CreatedAt: time.Now().UTC()}
+	if _, err := h.db.NewInsert().Model(sig).Exec(c.UserContext()); err != nil {
+		return fmt.Errorf("record signature: %w", err)
+	}
+	res := &jsonapi.Resource{Type: "upload-signatures", ID: sigID.String(), Links: h.links.self("/upload-signatures/" + sigID.String()),
+		Attributes: signatureAttributes{
+			Filename: a.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
+			Credential: pp.Credential, Algorithm: pp.Algorithm, Date: pp.Date, Signature: pp.Signature,
+		}}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: res})
+}
+
+type uploadRequest struct {
+	FileName    string `json:"file-name"`
+	Key         string `json:"key"`
+	ContentType string `json:"content-type"`
+	FileSize    *int64 `json:"file-size"`
+	UserAgent   string `json:"user-agent"`
+}
+
+type uploadAttributes struct {
+	FileName     string  `json:"file-name"`
+	Key          string  `json:"key"`
+	ContentType  string  `json:"content-type"`
+	FileSize     int64   `json:"file-size"`
+	UserAgent    string  `json:"user-agent"`
+	Status       string  `json:"status"`
+	ErrorMessage *string `json:"error-message"`
+	CreatedAt    string  `json:"created-at"`
+	UpdatedAt    string  `json:"updated-at"`
+}
+
+func (h uploadsHandler) resource(u *models.AssetUpload) *jsonapi.Resource {
+	p := "/asset-uploads/" + u.ID.String()
+	var assetID, imageID *string
+	if u.Status == models.UploadFinished && u.AssetID != nil && u.AssetImageID != nil {
+		a, i := u.AssetID.String(), u.AssetImageID.String()
+		assetID, imageID = &a, &i
+	}
+	return &jsonapi.Resource{Type: "asset-uploads", ID: u.ID.String(), Links: h.links.self(p),
+		Attributes: uploadAttributes{FileName: u.FileName, Key: u.Key, ContentType: u.ContentType, FileSize: u.FileSize,
+			UserAgent: u.UserAgent, Status: u.Status, ErrorMessage: u.ErrorMessage, CreatedAt: timestamp(u.CreatedAt), UpdatedAt: timestamp(u.UpdatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{
+			"asset":      h.links.relationship(p, "asset", jsonapi.ToOne("assets", assetID)),
+			"asset-file": h.links.relationship(p, "asset-file", jsonapi.ToOne("asset-images", imageID)),
+		}}
+}
+
+// createUpload serves POST /asset-uploads: validates the notice, records it
+// and starts the ingestion workflow; 202 with status "processing". Posting
+// the same key again after an error starts a new attempt.
+func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
+	var doc jsonapi.RequestDocument[uploadRequest]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return err
+	}
+	if doc.Data.Type != "asset-uploads" {
+		return jsonapi.Conflict("type_mismatch", `data.type must be "asset-uploads".`).AtPointer("/data/type")
+	}
+	if doc.Data.ID != "" {
+		return jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
+	}
+	a := doc.Data.Attributes
+	a.FileName, a.UserAgent = cleanText(a.FileName), cleanText(a.UserAgent)
+	pr := oauth.PrincipalOf(c)
+	ctx := c.UserContext()
+	invalid := func(attr, code, detail string) error {
+		return jsonapi.Unprocessable(code, detail).AtPointer("/data/attributes/" + attr)
+	}
+	switch {
+	case strings.TrimSpace(a.FileName) == "" || utf8.RuneCountInString(a.FileName) > 255:
+		return invalid("file-name", "invalid_file_name", "file-name is required (at most 255 characters).")
+	case a.Key == "":
+		return invalid("key", "invalid_key", "key is required: the key of the upload signature.")
+	case a.FileSize == nil || *a.FileSize < 1:
+		return invalid("file-size", "invalid_file_size", "file-size is required: the file's size in bytes.")
+	case *a.FileSize > h.cfg.MaxUploadBytes:
+		return invalid("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *a.FileSize, h.cfg.MaxUploadBytes))
+	case utf8.RuneCountInString(a.UserAgent) > 512:
+		return invalid("user-agent", "invalid_user_agent", "user-agent is at most 512 characters.")
+	}
+	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+		return invalid("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
+	}
+	sig := new(models.UploadSignature)
+	err := h.db.NewSelect().Model(sig).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx)
+	if models.IsNoRows(err) {
+		return invalid("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
+	} else if err != nil {
+		return err
+	}
+	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(a.ContentType)) {
+		return invalid("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
+	}
+
+	var up *models.AssetUpload
+	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		existing := new(models.AssetUpload)
+		err := tx.NewSelect().Model(existing).Where("key = ?", a.Key).For("UPDATE").Scan(ctx)
+		now := time.Now().UTC()
+		switch {
+		case models.IsNoRows(err):
+			up = &models.AssetUpload{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, SignatureID: sig.ID, Attempt: 1, CreatedAt: now}
+		case err != nil:
+			return err
+		case existing.Status != models.UploadError:
+			return jsonapi.Conflict("already_uploaded", fmt.Sprintf("An upload for this key is already %s: GET %s.", existing.Status, h.links.base+"/asset-uploads/"+existing.ID.String())).AtPointer("/data/attributes/key")
+		default:
+			up = existing
+			up.Attempt++
+		}
+		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = a.FileName, a.Key, sig.ContentType, *a.FileSize, a.UserAgent
+		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
+		if _, err := tx.NewInsert().Model(up).On("CONFLICT (id) DO UPDATE").
+			Set("file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type, file_size = EXCLUDED.file_size").
+			Set("user_agent = EXCLUDED.user_agent, status = EXCLUDED.status, error_message = NULL, attempt = EXCLUDED.attempt, updated_at = EXCLUDED.updated_at").
+			Exec(ctx); err != nil {
+			return fmt.Errorf("record upload: %w", err)
+		}
+		// Started inside the transaction: if Temporal refuses, the row is
+		// rolled back and the client retries, so no upload is left
+		// "processing" with nothing processing it.
+		return h.startIngestion(ctx, up)
+	})
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+"/asset-uploads/"+up.ID.String())
+	return respond(c, fiber.StatusAccepted, jsonapi.Document{Data: h.resource(up)})
+}
+
+func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload) error {
+	in := activities.Upload{UploadID: up.ID.String(), SiteID: up.SiteID.String(), AssetID: activities.AssetID(up.ID).String(),
+		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize}
+	_, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.AssetUploadID(in.UploadID), TaskQueue: h.cfg.TaskQueue,
+		// A new attempt reuses the id, which Temporal allows only after the
+		// previous run failed: two ingestions of one upload never overlap.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SiteIDAttribute.ValueSet(in.SiteID), workflows.UploadIDAttribute.ValueSet(in.UploadID)),
+	}, workflows.AssetUpload, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return jsonapi.Conflict("already_processing", "This upload is already being processed.")
+	}
+	if err != nil {
+		return jsonapi.Unavailable("The processing service is unreachable; try again shortly.").WithHeader("Retry-After", "5")
+	}
+	return nil
+}
+
+// loadUpload finds an upload of the caller's site.
+func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return nil, jsonapi.NotFound("No asset upload with that id.")
+	}
+	up := new(models.AssetUpload)
+	err = h.db.NewSelect().Model(up).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
+	if models.IsNoRows(err) {
+		return nil, jsonapi.NotFound("No asset upload with that id.")
+	}
+	return up, err
+}
+
+// getUpload serves GET /asset-uploads/:id.
+func (h uploadsHandler) getUpload(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	up, err := h.loadUpload(c)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(up)})
+}
+
+// relationship serves GET /asset-uploads/:id/relationships/{asset,asset-file}.
+func (h uploadsHandler) relationship(name string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		up, err := h.loadUpload(c)
+		if err != nil {
+			return err
+		}
+		rel := h.resource(up).Relationships[name]
+		return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+	}
+}

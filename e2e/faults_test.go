@@ -1,0 +1,556 @@
+package e2e
+
+// Fault tests: the ingestion of an upload survives its worker being killed
+// mid-processing and storage going away for a while (DESIGN.md §5:
+// "Transient failures ... retry with backoff until they succeed"). Both
+// run against the real stack; the first runs the worker as the real
+// `pressroom worker` binary so it can be SIGKILLed, the second gives the
+// test a MinIO of its own so it can be stopped without harming other tests.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/dev"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/testsupport"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+func TestWorkerKilledMidProcessing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: kills a worker process and waits for Temporal's heartbeat timeout")
+	}
+	t.Parallel()
+	began := time.Now()
+	build := buildPressroom(t) // in the background, while the system starts
+	s := startWithoutWorker(t)
+	token := s.token(t, "editor@demo.test")
+	// 24 megapixels: decoding and encoding eight variants takes seconds on
+	// one libvips thread, which leaves time to kill the worker inside Process.
+	file := photoJPEG(t, 6000, 4000)
+	tmp := t.TempDir() // the workers' TMPDIR: Process downloads into it
+	bin := build()
+	first := s.startWorkerProcess(t, bin, tmp, "worker-1")
+
+	sig := s.signature(t, token, "big photo.jpg", "image/jpeg")
+	if st, b := s.browserUpload(t, sig, file); st >= 300 {
+		t.Fatalf("storage upload = %d %s", st, b)
+	}
+	d := s.notify(t, token, sig, "big photo.jpg", len(file))
+	if d.Status != 202 {
+		t.Fatalf("POST /asset-uploads = %d %s", d.Status, d.Raw)
+	}
+	id := d.resource(t).ID
+	wfID := workflows.AssetUploadID(id)
+
+	// Kill the worker once Process has started and reported (by heartbeat)
+	// that it is decoding: the download is done and the pixels are being
+	// worked on.
+	pa := s.awaitPendingActivity(t, wfID, time.Minute, func(pa *workflowpb.PendingActivityInfo) bool {
+		return pa.GetActivityType().GetName() == "Process" && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED &&
+			len(pa.GetHeartbeatDetails().GetPayloads()) > 0
+	})
+	first.Kill()
+	killedAt := time.Now()
+	t.Logf("killed worker-1 (pid %d) %.1fs into the test, during Process attempt %d", first.Pid(), killedAt.Sub(began).Seconds(), pa.GetAttempt())
+	if !s.activityPending(t, wfID, "Process") {
+		t.Fatal("Process was no longer pending right after the kill: the worker finished it first, so this test proved nothing; use a larger fixture")
+	}
+	if d := s.call(t, token, http.MethodGet, "/asset-uploads/"+id, nil); d.Status != 200 || d.resource(t).Attributes["status"] != "processing" {
+		t.Fatalf("GET after the kill = %d %s", d.Status, d.Raw)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(tmp, "pressroom-upload-*"))
+
+	s.startWorkerProcess(t, bin, tmp, "worker-2")
+	up := s.await(t, token, id, 2*time.Minute)
+	t.Logf("upload %s after the kill: %.1fs (Process's heartbeat timeout is 30s)", up.Attributes["status"], time.Since(killedAt).Seconds())
+	if up.Attributes["status"] != "finished" || up.Attributes["error-message"] != nil {
+		t.Fatalf("upload after the worker was killed = %v", up.Attributes)
+	}
+
+	// Exactly once: one asset, one image, nine objects, nothing temporary.
+	var assetRef struct{ Type, ID string }
+	_ = json.Unmarshal(up.Relationships["asset"].Data, &assetRef)
+	ctx := context.Background()
+	for _, table := range []string{"assets", "asset_images"} {
+		n, err := s.DB.NewSelect().Table(table).Where("site_id = ?", s.Site.ID).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%s holds %d rows for the site, want 1", table, n)
+		}
+	}
+	prefix := s.Site.ID.String() + "/" + assetRef.ID + "/"
+	all := s.objects(t, s.Config.Storage.AssetsBucket, "")
+	under := s.objects(t, s.Config.Storage.AssetsBucket, prefix)
+	if len(under) != 9 || len(all) != 9 {
+		t.Errorf("assets bucket holds %d objects, %d under %s; want exactly 9 there (original + 8 variants): %v", len(all), len(under), prefix, all)
+	}
+	if left := s.objects(t, s.Config.Storage.UploadsBucket, ""); len(left) != 0 {
+		t.Errorf("temporary objects left: %v", left)
+	}
+
+	// The history shows one Process that completed on a later attempt.
+	h := s.activityHistory(t, wfID)
+	if p := h["Process"]; p.scheduled != 1 || p.completed != 1 || p.lastAttempt < 2 {
+		t.Errorf("Process in history: %+v, want scheduled once, completed once, on attempt ≥ 2", p)
+	}
+	if r := h["Record"]; r.scheduled != 1 || r.completed != 1 {
+		t.Errorf("Record in history: %+v, want once", r)
+	}
+	if len(leftovers) > 0 {
+		// Not a failure: the killed process could not run its deferred
+		// os.Remove. Operators should put TMPDIR on storage that is cleaned.
+		t.Logf("the killed worker left %d temporary download(s) in TMPDIR", len(leftovers))
+	}
+}
+
+func TestMinIOOutageDuringProcessing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: stops storage for 20 seconds")
+	}
+	t.Parallel()
+	m := startPrivateMinIO(t)
+	s := startOnStorage(t, m.Storage)
+	token := s.token(t, "editor@demo.test")
+	file := photoJPEG(t, 4000, 3000)
+
+	sig := s.signature(t, token, "photo.jpg", "image/jpeg")
+	if st, b := s.browserUpload(t, sig, file); st >= 300 {
+		t.Fatalf("storage upload = %d %s", st, b)
+	}
+	d := s.notify(t, token, sig, "photo.jpg", len(file))
+	if d.Status != 202 || d.resource(t).Attributes["status"] != "processing" {
+		t.Fatalf("POST /asset-uploads = %d %s", d.Status, d.Raw)
+	}
+	id := d.resource(t).ID
+	wfID := workflows.AssetUploadID(id)
+	m.stop(t)
+	stoppedAt := time.Now()
+
+	// During the outage the API still answers and the operator sees the
+	// failing activity being retried, with its last error.
+	var seen *workflowpb.PendingActivityInfo
+	polls := 0
+	for time.Since(stoppedAt) < 20*time.Second {
+		d := s.call(t, token, http.MethodGet, "/asset-uploads/"+id, nil)
+		if d.Status != 200 || d.resource(t).Attributes["status"] != "processing" {
+			t.Fatalf("GET /asset-uploads/%s during the outage = %d %s", id, d.Status, d.Raw)
+		}
+		polls++
+		if seen == nil {
+			for _, pa := range s.describe(t, wfID).GetPendingActivities() {
+				if pa.GetAttempt() > 1 && pa.GetLastFailure() != nil {
+					seen = pa
+				}
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	m.restart(t)
+	restartedAt := time.Now()
+	if seen == nil {
+		t.Errorf("in %d polls over the 20 s outage, DescribeWorkflowExecution never showed a pending activity with attempt > 1 and a last failure", polls)
+	} else {
+		t.Logf("during the outage: %s pending, attempt %d, last failure %q", seen.GetActivityType().GetName(), seen.GetAttempt(), seen.GetLastFailure().GetMessage())
+	}
+
+	up := s.await(t, token, id, 2*time.Minute)
+	t.Logf("upload %s %.1fs after storage came back", up.Attributes["status"], time.Since(restartedAt).Seconds())
+	if up.Attributes["status"] != "finished" || up.Attributes["error-message"] != nil {
+		t.Fatalf("upload after the storage outage = %v", up.Attributes)
+	}
+	if got := s.objects(t, s.Config.Storage.AssetsBucket, ""); len(got) != 9 {
+		t.Errorf("assets bucket holds %d objects, want 9: %v", len(got), got)
+	}
+	if left := s.objects(t, s.Config.Storage.UploadsBucket, ""); len(left) != 0 {
+		t.Errorf("temporary objects left: %v", left)
+	}
+}
+
+// startWithoutWorker is start without the in-process worker: the test runs
+// its own (as child processes). Stopping it before any upload is safe.
+func startWithoutWorker(t *testing.T, opts ...option) *system {
+	t.Helper()
+	s := start(t, opts...)
+	s.stopWkr()
+	return s
+}
+
+// startOnStorage is start with the buckets on st (a MinIO of the test's
+// own) instead of the shared MinIO.
+func startOnStorage(t *testing.T, st config.Storage, opts ...option) *system {
+	t.Helper()
+	ctx := context.Background()
+	mc, err := storage.NewClient(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := testsupport.NewDatabase(t)
+	cfg := testsupport.Config(t, db, st)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PublicURL = "http://" + ln.Addr().String()
+	cfg.UploadWait = 3 * time.Second
+	for _, o := range opts {
+		o(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	s := &system{URL: cfg.PublicURL, Config: cfg, DB: db, Storage: mc, Temporal: tc, http: &http.Client{Timeout: time.Minute}}
+	s.startWorker(t)
+	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Other, err = models.CreateSite(ctx, db, "Other", "other"); err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := auth.HashPassword(password)
+	for _, u := range []struct {
+		site  *models.Site
+		email string
+	}{{s.Site, "editor@demo.test"}, {s.Other, "editor@other.test"}} {
+		if _, err := models.CreateUser(ctx, db, u.site.ID, u.email, "Editor", hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// privateMinIO is a MinIO server only one test uses, so it may stop it.
+type privateMinIO struct {
+	Storage config.Storage
+	opts    dev.MinIOOptions
+	log     *os.File
+	mu      sync.Mutex
+	proc    *dev.Process
+}
+
+// startPrivateMinIO starts a MinIO on free ports with a temporary data
+// directory and creates the storage buckets on it. It is stopped when the
+// test ends.
+func startPrivateMinIO(t *testing.T) *privateMinIO {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root := repoRoot(t)
+	bin, err := dev.MinIOTool.Ensure(ctx, root, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	port, err := dev.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	console, err := dev.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "minio.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &privateMinIO{log: logf, opts: dev.MinIOOptions{
+		Bin: bin, DataDir: filepath.Join(dir, "data"), Port: port, ConsolePort: console,
+		AccessKey: "fault-test", SecretKey: "fault-test-secret-" + strconv.Itoa(port),
+	}}
+	m.restart(t)
+	t.Cleanup(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.proc != nil {
+			_ = m.proc.Stop(10 * time.Second)
+		}
+		logf.Close()
+	})
+	m.Storage = testsupport.Defaults().Storage
+	m.Storage.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
+	m.Storage.PublicEndpoint = m.Storage.Endpoint
+	m.Storage.AccessKey, m.Storage.SecretKey = m.opts.AccessKey, m.opts.SecretKey
+	m.Storage.UploadsBucket, m.Storage.AssetsBucket = "fault-uploads", "fault-assets"
+	mc, err := storage.NewClient(m.Storage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.EnsureBuckets(ctx, mc, m.Storage); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// stop stops the server (SIGTERM, then SIGKILL after 10 s).
+func (m *privateMinIO) stop(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.proc.Stop(10 * time.Second); err != nil {
+		t.Log(err)
+	}
+	m.proc = nil
+}
+
+// restart starts the server on the same port and data directory.
+func (m *privateMinIO) restart(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, _, err := dev.StartMinIO(ctx, m.opts, m.log)
+	if err != nil {
+		t.Fatalf("start private MinIO on port %d (log %s): %v", m.opts.Port, m.log.Name(), err)
+	}
+	m.proc = p
+}
+
+// buildPressroom starts building the pressroom binary into a temporary
+// directory; the function it returns waits for the build and returns the
+// binary's path.
+func buildPressroom(t *testing.T) func() string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pressroom")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pressroom")
+	cmd.Dir = repoRoot(t)
+	var out []byte
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out, err = cmd.CombinedOutput()
+	}()
+	t.Cleanup(func() { <-done }) // before the temporary directory goes
+	return func() string {
+		t.Helper()
+		<-done
+		if err != nil {
+			t.Fatalf("go build ./cmd/pressroom: %v\n%s", err, out)
+		}
+		return bin
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := dev.RepoRoot(cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// startWorkerProcess runs `pressroom worker` on this system's task queue,
+// database and buckets, with TMPDIR=tmp. Its output is logged if the test
+// fails; it is stopped when the test ends.
+func (s *system) startWorkerProcess(t *testing.T, bin, tmp, name string) *dev.Process {
+	t.Helper()
+	var out lockedBuffer
+	p, err := dev.StartProcess(name, bin, []string{"worker"}, workerEnv(s.Config, tmp), &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Stop(10 * time.Second)
+		if t.Failed() && out.Len() > 0 {
+			t.Logf("%s output:\n%s", name, out.String())
+		}
+	})
+	return p
+}
+
+// workerEnv is the environment that points `pressroom worker` at cfg.
+func workerEnv(cfg config.Config, tmp string) []string {
+	st := cfg.Storage
+	return []string{
+		"DATABASE_URL=" + cfg.DatabaseURL,
+		"TEMPORAL_ADDRESS=" + cfg.TemporalAddress,
+		"TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
+		"PRESSROOM_TASK_QUEUE=" + cfg.TaskQueue,
+		"PRESSROOM_S3_ENDPOINT=" + st.Endpoint,
+		"PRESSROOM_S3_PUBLIC_ENDPOINT=" + st.PublicEndpoint,
+		"PRESSROOM_S3_ACCESS_KEY=" + st.AccessKey,
+		"PRESSROOM_S3_SECRET_KEY=" + st.SecretKey,
+		"PRESSROOM_S3_REGION=" + st.Region,
+		"PRESSROOM_UPLOADS_BUCKET=" + st.UploadsBucket,
+		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
+		"PRESSROOM_MAX_IMAGE_PIXELS=" + strconv.FormatInt(cfg.MaxImagePixels, 10),
+		"PRESSROOM_UPLOAD_WAIT=" + cfg.UploadWait.String(),
+		"PRESSROOM_LOG_LEVEL=warn",
+		"TMPDIR=" + tmp,
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// describe is what the Temporal UI shows of the workflow: its pending
+// activities, their attempts and last failures.
+func (s *system) describe(t *testing.T, wfID string) *workflowservice.DescribeWorkflowExecutionResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := s.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+	if err != nil {
+		t.Fatalf("describe %s: %v", wfID, err)
+	}
+	return d
+}
+
+// awaitPendingActivity polls the workflow until one of its pending
+// activities satisfies ok, and returns it.
+func (s *system) awaitPendingActivity(t *testing.T, wfID string, within time.Duration, ok func(*workflowpb.PendingActivityInfo) bool) *workflowpb.PendingActivityInfo {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last []string
+	for time.Now().Before(deadline) {
+		last = last[:0]
+		for _, pa := range s.describe(t, wfID).GetPendingActivities() {
+			if ok(pa) {
+				return pa
+			}
+			last = append(last, fmt.Sprintf("%s %s attempt %d", pa.GetActivityType().GetName(), pa.GetState(), pa.GetAttempt()))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("no pending activity of %s matched within %s; last seen: %v", wfID, within, last)
+	return nil
+}
+
+func (s *system) activityPending(t *testing.T, wfID, name string) bool {
+	t.Helper()
+	for _, pa := range s.describe(t, wfID).GetPendingActivities() {
+		if pa.GetActivityType().GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+type activityRuns struct{ scheduled, completed, lastAttempt int }
+
+// activityHistory counts, per activity type, how often the workflow's
+// history scheduled and completed it, and the attempt that last started.
+func (s *system) activityHistory(t *testing.T, wfID string) map[string]*activityRuns {
+	t.Helper()
+	names := map[int64]string{}
+	runs := map[string]*activityRuns{}
+	get := func(name string) *activityRuns {
+		if runs[name] == nil {
+			runs[name] = &activityRuns{}
+		}
+		return runs[name]
+	}
+	it := s.Temporal.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			name := ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+			names[ev.GetEventId()] = name
+			get(name).scheduled++
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			a := ev.GetActivityTaskStartedEventAttributes()
+			get(names[a.GetScheduledEventId()]).lastAttempt = int(a.GetAttempt())
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			get(names[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]).completed++
+		}
+	}
+	return runs
+}
+
+// photoJPEG encodes a w×h photo-like JPEG: smooth gradients plus a little
+// per-pixel noise, so it compresses (and decodes) like a photograph.
+func photoJPEG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		row := img.Pix[y*img.Stride:]
+		for x := 0; x < w; x++ {
+			v := uint32(x)*0x9E3779B1 ^ uint32(y)*0x85EBCA77
+			v ^= v >> 15
+			v *= 0x2C1B3C6D
+			v ^= v >> 12
+			n := int(v%17) - 8
+			row[4*x+0] = clampByte(60 + 150*y/h + 30*((x/97+y/61)%3) + n)
+			row[4*x+1] = clampByte(100 + 90*x/w + n)
+			row[4*x+2] = clampByte(210 - 140*y/h + 20*((x/53)%4) + n)
+			row[4*x+3] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 88}); err != nil {
+		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		t.Logf("fixture: %d×%d JPEG, %.1f MB", w, h, float64(b.Len())/1e6)
+	}
+	return b.Bytes()
+}
+
+func clampByte(v int) uint8 { return uint8(max(0, min(255, v))) }
