@@ -175,7 +175,7 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	prefix := u.SiteID + "/" + u.AssetID + "/"
 	out := &Processed{
 		Width: res.Width, Height: res.Height, Fingerprint: hex.EncodeToString(hash.Sum(nil)),
-		Properties: models.ImageProperties{Format: res.Format, Orientation: res.Orientation, HasAlpha: res.HasAlpha, ColourSpace: res.ColourSpace},
+		Properties:  models.ImageProperties{Format: res.Format, Orientation: res.Orientation, HasAlpha: res.HasAlpha, ColourSpace: res.ColourSpace},
 		OriginalKey: prefix + "original." + kind.Extensions[0], OriginalSize: n,
 		Variants: make(map[string]models.ImageVariant, len(res.Outputs)),
 	}
