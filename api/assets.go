@@ -107,25 +107,23 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 
 // list serves GET /assets: the site's assets, newest first, paginated.
 func (h assetsHandler) list(c *fiber.Ctx) error {
-	q, err := queryParams(c, "page[number]", "page[size]")
-	if err != nil {
-		return err
-	}
-	p, err := pageOf(q)
+	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"assets"},
+		Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
+		DefaultSort: "created_at DESC, id",
+		Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}})
 	if err != nil {
 		return err
 	}
 	var rows []models.Asset
-	total, err := h.db.NewSelect().Model(&rows).Where("site_id = ?", oauth.PrincipalOf(c).SiteID).
-		Order("created_at DESC", "id").Limit(int64(p.size)).Offset(int64(p.offset())).ScanAndCount(c.UserContext())
+	total, err := q.Apply(h.db.NewSelect().Model(&rows).Where("site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
 	if err != nil {
 		return err
 	}
 	data := make([]*jsonapi.Resource, len(rows))
 	for i := range rows {
-		data[i] = h.assetResource(&rows[i])
+		data[i] = q.Sparse(h.assetResource(&rows[i]))
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.page("/assets", p, int(total)), Meta: map[string]any{"total": total}})
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, int(total)), Meta: map[string]any{"total": total}})
 }
 
 // get serves GET /assets/:id.

@@ -3,10 +3,12 @@ package api
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 )
@@ -22,81 +24,211 @@ type page struct{ number, size int }
 
 func (p page) offset() int { return (p.number - 1) * p.size }
 
-// queryParams checks a request's query string against the parameters an
-// endpoint understands: anything else is 400, as JSON:API asks.
-func queryParams(c *fiber.Ctx, allowed ...string) (url.Values, error) {
-	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+// QuerySpec says which JSON:API query parameters an endpoint understands.
+// Anything else is 400 with source.parameter, as DESIGN.md §2 asks.
+type QuerySpec struct {
+	// Includes are the include paths the endpoint can satisfy.
+	Includes []string
+	// Fields are the resource types whose sparse fieldsets may be asked for.
+	Fields []string
+	// Collection endpoints accept page, sort and filter.
+	Collection bool
+	// Sorts maps a sort key (an attribute name) to its SQL column.
+	Sorts map[string]string
+	// DefaultSort is the ORDER BY used without sort (and as a tie-breaker).
+	DefaultSort string
+	// Filters maps filter[name] to a SQL column compared for equality.
+	Filters map[string]string
+	// Extra are endpoint-specific parameters (e.g. nothing, or "include" handled elsewhere).
+	Extra []string
+}
+
+// Query is a parsed, validated query string.
+type Query struct {
+	Values  url.Values
+	Include map[string]bool
+	// Fields maps a type to the members to keep; a type absent keeps all.
+	Fields  map[string]map[string]bool
+	Page    page
+	sort    []sortKey
+	filters map[string]string
+	spec    QuerySpec
+}
+
+type sortKey struct {
+	column string
+	desc   bool
+}
+
+var bracketed = regexp.MustCompile(`^(fields|filter|page)\[([a-z0-9_-]+)\]$`)
+
+// parseQuery reads the query string against spec.
+func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
+	values, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return nil, jsonapi.BadRequest("invalid_query", "The query string is malformed.")
 	}
-	for name, values := range q {
-		ok := false
-		for _, a := range allowed {
-			if name == a {
-				ok = true
-			}
-		}
-		if !ok {
-			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
-		}
-		if len(values) > 1 {
+	q := &Query{Values: values, Include: map[string]bool{}, Fields: map[string]map[string]bool{},
+		Page: page{number: 1, size: defaultPageSize}, filters: map[string]string{}, spec: spec}
+	for name, vs := range values {
+		if len(vs) > 1 {
 			return nil, jsonapi.BadRequest("repeated_parameter", fmt.Sprintf("The query parameter %q is given more than once.", name)).AtParameter(name)
+		}
+		v := vs[0]
+		m := bracketed.FindStringSubmatch(name)
+		switch {
+		case name == "include" && len(spec.Includes) > 0:
+			if err := q.parseInclude(v); err != nil {
+				return nil, err
+			}
+		case name == "sort" && spec.Collection && len(spec.Sorts) > 0:
+			if err := q.parseSort(v); err != nil {
+				return nil, err
+			}
+		case m != nil && m[1] == "fields" && contains(spec.Fields, m[2]):
+			set := map[string]bool{}
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					set[f] = true
+				}
+			}
+			q.Fields[m[2]] = set
+		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
+			q.filters[m[2]] = v
+		case m != nil && m[1] == "page" && spec.Collection && (m[2] == "number" || m[2] == "size"):
+			n, err := strconv.Atoi(v)
+			limit := 1_000_000
+			if m[2] == "size" {
+				limit = maxPageSize
+			}
+			if err != nil || n < 1 || n > limit {
+				return nil, jsonapi.BadRequest("invalid_page", fmt.Sprintf("%s must be a whole number from 1 to %d.", name, limit)).AtParameter(name)
+			}
+			if m[2] == "size" {
+				q.Page.size = n
+			} else {
+				q.Page.number = n
+			}
+		case contains(spec.Extra, name):
+		default:
+			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 		}
 	}
 	return q, nil
 }
 
-// pageOf reads page[number] and page[size].
-func pageOf(q url.Values) (page, error) {
-	p := page{number: 1, size: defaultPageSize}
-	for name, dst := range map[string]*int{"page[number]": &p.number, "page[size]": &p.size} {
-		v := q.Get(name)
-		if v == "" {
-			continue
+func (q *Query) parseInclude(v string) error {
+	for _, path := range strings.Split(v, ",") {
+		if !contains(q.spec.Includes, path) {
+			return jsonapi.BadRequest("unknown_include", fmt.Sprintf("Cannot include %q here; supported: %s.", path, strings.Join(q.spec.Includes, ", "))).AtParameter("include")
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || (name == "page[size]" && n > maxPageSize) || n > 1_000_000 {
-			return p, jsonapi.BadRequest("invalid_page", fmt.Sprintf("%s must be a whole number from 1 to %d.", name, map[bool]int{true: maxPageSize, false: 1_000_000}[name == "page[size]"])).AtParameter(name)
+		q.Include[path] = true
+		// An included path includes its prefixes (theme-assets.asset includes theme-assets).
+		for i := strings.IndexByte(path, '.'); i >= 0; i = strings.IndexByte(path[i+1:], '.') + i + 1 {
+			q.Include[path[:i]] = true
+			if strings.IndexByte(path[i+1:], '.') < 0 {
+				break
+			}
 		}
-		*dst = n
 	}
-	return p, nil
+	return nil
 }
 
-// pageLinks builds first/prev/next/last links for a collection at path.
-func (l links) page(path string, p page, total int) *jsonapi.Links {
-	last := max(1, (total+p.size-1)/p.size)
+func (q *Query) parseSort(v string) error {
+	for _, key := range strings.Split(v, ",") {
+		desc := strings.HasPrefix(key, "-")
+		col, ok := q.spec.Sorts[strings.TrimPrefix(key, "-")]
+		if !ok {
+			return jsonapi.BadRequest("unknown_sort", fmt.Sprintf("Cannot sort by %q here.", key)).AtParameter("sort")
+		}
+		q.sort = append(q.sort, sortKey{column: col, desc: desc})
+	}
+	return nil
+}
+
+// Apply adds the filters, the order and the page to a collection query.
+func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
+	for name, v := range q.filters {
+		sel = sel.Where("? = ?", bun.Ident(q.spec.Filters[name]), v)
+	}
+	for _, s := range q.sort {
+		dir := "ASC"
+		if s.desc {
+			dir = "DESC"
+		}
+		sel = sel.OrderExpr("? "+dir, bun.Ident(s.column))
+	}
+	if q.spec.DefaultSort != "" {
+		sel = sel.OrderExpr(q.spec.DefaultSort)
+	}
+	return sel.Limit(int64(q.Page.size)).Offset(int64(q.Page.offset()))
+}
+
+// Sparse applies fields[type] to a resource: attributes and relationships
+// not asked for are dropped.
+func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
+	keep, ok := q.Fields[r.Type]
+	if !ok || r == nil {
+		return r
+	}
+	out := *r
+	if attrs := jsonapi.AttributeMap(r.Attributes); attrs != nil {
+		for k := range attrs {
+			if !keep[k] {
+				delete(attrs, k)
+			}
+		}
+		out.Attributes = attrs
+	}
+	if r.Relationships != nil {
+		rels := map[string]*jsonapi.Relationship{}
+		for k, v := range r.Relationships {
+			if keep[k] {
+				rels[k] = v
+			}
+		}
+		out.Relationships = rels
+	}
+	return &out
+}
+
+// collectionLinks builds first/prev/next/last links for a collection at
+// path, keeping the other query parameters.
+func (l links) collection(path string, q *Query, total int) *jsonapi.Links {
+	last := max(1, (total+q.Page.size-1)/q.Page.size)
 	at := func(n int) string {
-		return fmt.Sprintf("%s%s?page%%5Bnumber%%5D=%d&page%%5Bsize%%5D=%d", l.base, path, n, p.size)
+		v := url.Values{}
+		for k, vs := range q.Values {
+			v[k] = vs
+		}
+		v.Set("page[number]", strconv.Itoa(n))
+		v.Set("page[size]", strconv.Itoa(q.Page.size))
+		return l.base + path + "?" + v.Encode()
 	}
-	out := &jsonapi.Links{Self: at(p.number), First: at(1), Last: at(last)}
-	if p.number > 1 {
-		out.Prev = at(min(p.number-1, last))
+	out := &jsonapi.Links{Self: at(q.Page.number), First: at(1), Last: at(last)}
+	if q.Page.number > 1 {
+		out.Prev = at(min(q.Page.number-1, last))
 	}
-	if p.number < last {
-		out.Next = at(p.number + 1)
+	if q.Page.number < last {
+		out.Next = at(q.Page.number + 1)
 	}
 	return out
 }
 
-// includes parses include against the paths an endpoint supports.
-func includes(q url.Values, supported ...string) (map[string]bool, error) {
-	out := map[string]bool{}
-	raw := q.Get("include")
-	if !q.Has("include") {
-		return out, nil
+// queryParams accepts only the named parameters (simple endpoints).
+func queryParams(c *fiber.Ctx, allowed ...string) (url.Values, error) {
+	q, err := parseQuery(c, QuerySpec{Extra: allowed})
+	if err != nil {
+		return nil, err
 	}
-	for _, path := range strings.Split(raw, ",") {
-		ok := false
-		for _, s := range supported {
-			if path == s {
-				ok = true
-			}
+	return q.Values, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
 		}
-		if !ok {
-			return nil, jsonapi.BadRequest("unknown_include", fmt.Sprintf("Cannot include %q here.", path)).AtParameter("include")
-		}
-		out[path] = true
 	}
-	return out, nil
+	return false
 }

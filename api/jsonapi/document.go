@@ -71,3 +71,23 @@ func ToMany(typ string, ids []string) json.RawMessage {
 	b, _ := json.Marshal(out) // cannot fail: strings only
 	return b
 }
+
+// AttributeMap returns attributes as a map (structs are round-tripped
+// through JSON), so members can be dropped for sparse fieldsets.
+func AttributeMap(attrs any) map[string]any {
+	if attrs == nil {
+		return nil
+	}
+	if m, ok := attrs.(map[string]any); ok {
+		return m
+	}
+	b, err := json.Marshal(attrs)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
