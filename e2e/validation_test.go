@@ -110,7 +110,13 @@ func TestAssetListingParameters(t *testing.T) {
 		"/assets?page[size]=100":                       200,
 		"/assets?page[size]=101":                       400,
 		"/assets?page[number]=0":                       400,
-		"/assets?sort=title":                           400, // not supported here: said, not ignored
+		"/assets?sort=-title,created-at":               200,
+		"/assets?sort=fingerprint":                     400, // not a sort key here: said, not ignored
+		"/assets?filter[asset-type]=image":             200,
+		"/assets?filter[secret]=x":                     400,
+		"/assets?fields[assets]=title":                 200,
+		"/assets?include=asset-file":                   400,
+		"/assets?colour=red":                           400,
 		"/asset-uploads/not-a-uuid":                    404,
 		"/assets/00000000-0000-4000-8000-000000000000": 404,
 	} {
