@@ -123,7 +123,7 @@ func (h assetsHandler) list(c *fiber.Ctx) error {
 	for i := range rows {
 		data[i] = q.Sparse(h.assetResource(&rows[i]))
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, int(total)), Meta: map[string]any{"total": total}})
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, total), Meta: map[string]any{"total": total}})
 }
 
 // get serves GET /assets/:id.

@@ -194,8 +194,8 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 
 // collectionLinks builds first/prev/next/last links for a collection at
 // path, keeping the other query parameters.
-func (l links) collection(path string, q *Query, total int) *jsonapi.Links {
-	last := max(1, (total+q.Page.size-1)/q.Page.size)
+func (l links) collection(path string, q *Query, total int64) *jsonapi.Links {
+	last := max(1, int((total+int64(q.Page.size)-1)/int64(q.Page.size)))
 	at := func(n int) string {
 		v := url.Values{}
 		for k, vs := range q.Values {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -34,6 +36,13 @@ func (h usersHandler) me(c *fiber.Ctx) error {
 
 // get serves GET /users/:id, within the caller's site only.
 func (h usersHandler) get(c *fiber.Ctx) error { return h.show(c, c.Params("id")) }
+
+// find loads a user of a site.
+func (h usersHandler) find(ctx context.Context, siteID, id uuid.UUID) (*models.User, error) {
+	u := new(models.User)
+	err := h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	return u, err
+}
 
 func (h usersHandler) show(c *fiber.Ctx, id string) error {
 	uid, err := uuid.Parse(id)

@@ -43,6 +43,9 @@ type Config struct {
 	UploadWait time.Duration
 	// SignatureTTL is how long an upload signature lets a browser upload.
 	SignatureTTL time.Duration
+	// PublishWait is how long POST /revisions waits for publishing before
+	// answering 202 with a Location to poll.
+	PublishWait time.Duration
 
 	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
 	ShutdownTimeout time.Duration
@@ -116,6 +119,7 @@ var Variables = []Variable{
 	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
 	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
+	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
 	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion waits for a notified file to arrive in storage"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
@@ -157,6 +161,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		MaxImagePixels:   r.int("PRESSROOM_MAX_IMAGE_PIXELS", 1, 1<<34),
 		UploadWait:       r.duration("PRESSROOM_UPLOAD_WAIT"),
 		SignatureTTL:     r.duration("PRESSROOM_SIGNATURE_TTL"),
+		PublishWait:      r.duration("PRESSROOM_PUBLISH_WAIT"),
 		ShutdownTimeout:  r.duration("PRESSROOM_SHUTDOWN_TIMEOUT"),
 		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),

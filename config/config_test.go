@@ -36,6 +36,7 @@ var defaults = Config{
 	MaxImagePixels:   50_000_000,
 	UploadWait:       time.Minute,
 	SignatureTTL:     time.Hour,
+	PublishWait:      10 * time.Second,
 	ShutdownTimeout:  15 * time.Second,
 	ReadinessTimeout: 2 * time.Second,
 	LogLevel:         "info",
@@ -138,6 +139,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_MAX_IMAGE_PIXELS":               "1000000",
 	"PRESSROOM_UPLOAD_WAIT":                    "5s",
 	"PRESSROOM_SIGNATURE_TTL":                  "10m",
+	"PRESSROOM_PUBLISH_WAIT":                   "1s",
 	"PRESSROOM_TRUSTED_PROXIES":                "10.0.0.0/8, 192.168.1.1",
 	"PRESSROOM_LOGIN_LOCKOUT":                  "1h",
 }

@@ -65,7 +65,7 @@ func start(t *testing.T, opts ...option) *system {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testLogger()
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Logger: quietLogger{}})
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +98,18 @@ func start(t *testing.T, opts ...option) *system {
 	return s
 }
 
+// testLogger discards logs unless PRESSROOM_TEST_LOG is set (then stderr).
+func testLogger() *slog.Logger {
+	if os.Getenv("PRESSROOM_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // startWorker runs an in-process worker on this test's task queue.
 func (s *system) startWorker(t *testing.T) {
 	t.Helper()
-	w := worker.New(s.Temporal, worker.Deps{Config: s.Config, DB: s.DB.DB, Storage: s.Storage, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w := worker.New(s.Temporal, worker.Deps{Config: s.Config, DB: s.DB.DB, Storage: s.Storage, Log: testLogger()})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,31 +151,7 @@ type doc struct {
 // call sends a JSON:API request and validates the response document.
 func (s *system) call(t *testing.T, token, method, path string, body any) *doc {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.URL+path, r)
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := s.http.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	d := &doc{Status: resp.StatusCode, Header: resp.Header}
-	d.Raw, _ = io.ReadAll(resp.Body)
-	if len(d.Raw) > 0 {
-		testsupport.ValidateJSONAPI(t, d.Raw)
-		if err := json.Unmarshal(d.Raw, d); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-	}
-	return d
+	return s.callWith(t, token, method, path, body)
 }
 
 // resource is a generic resource object.
@@ -294,3 +278,36 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+// callWith is call with extra request headers.
+func (s *system) callWith(t *testing.T, token, method, path string, body any, headers ...string) *doc {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, r)
+	req.Header.Set("Accept", "application/vnd.api+json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/vnd.api+json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	d := &doc{Status: resp.StatusCode, Header: resp.Header}
+	d.Raw, _ = io.ReadAll(resp.Body)
+	if len(d.Raw) > 0 {
+		testsupport.ValidateJSONAPI(t, d.Raw)
+		if err := json.Unmarshal(d.Raw, d); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+	return d
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -53,6 +54,8 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 func Register(r sdkworker.Registry, d Deps) {
 	r.RegisterWorkflow(workflows.AssetUpload)
 	r.RegisterWorkflow(workflows.SweepUploads)
+	r.RegisterWorkflow(workflows.PublishRevision)
+	r.RegisterActivity(&activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)})
 	r.RegisterActivity(&activities.Uploads{
 		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
 		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,

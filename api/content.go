@@ -1,0 +1,607 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// contentHandler serves one draftable kind (pages, contents or
+// content-blocks): every write is saved as a draft (DESIGN.md §4).
+type contentHandler struct {
+	db     *bun.DB
+	engine *drafts.Engine
+	kind   *drafts.Kind
+	links  links
+	// Per-kind rules: defaults for a create, and checks of a drafted state.
+	defaults map[string]any
+	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
+	filters  map[string]string
+	sorts    map[string]string
+}
+
+// roAttributes are set by the server; sending one is 422.
+var roAttributes = map[string]bool{"path": true, "published-at": true, "trashed-at": true, "created-at": true, "updated-at": true}
+
+// formatTime turns a to_jsonb timestamp into the spec's format.
+func formatTime(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return timestamp(t)
+}
+
+func (h contentHandler) path(id string) string { return "/" + h.kind.Type + "/" + id }
+
+// resource renders a view: the live row, or with drafted the draft's state.
+func (h contentHandler) resource(ctx context.Context, siteID uuid.UUID, v *drafts.View, drafted bool) (*jsonapi.Resource, error) {
+	row := v.Row
+	if drafted {
+		row = v.Drafted()
+	}
+	id := row.ID().String()
+	attrs := map[string]any{}
+	rels := map[string]*jsonapi.Relationship{}
+	for _, f := range h.kind.Fields {
+		if f.IsRef() {
+			var ref *string
+			if s, ok := row[f.Column].(string); ok && s != "" {
+				ref = &s
+			}
+			rels[f.Name] = h.links.relationship(h.path(id), f.Name, jsonapi.ToOne(f.RefType, ref))
+			continue
+		}
+		attrs[f.Name] = row[f.Column]
+	}
+	if h.kind == drafts.Pages {
+		attrs["path"] = row["path"]
+		if drafted && v.Draft != nil && v.Draft.Event == drafts.Update {
+			p, err := h.engine.DraftedPath(ctx, h.db, siteID, v)
+			if err != nil {
+				return nil, err
+			}
+			attrs["path"] = p
+		}
+	}
+	for _, ts := range []string{"published_at", "trashed_at", "created_at", "updated_at"} {
+		attrs[strings.ReplaceAll(ts, "_", "-")] = formatTime(row[ts])
+	}
+	var draftID *string
+	if v.Draft != nil {
+		s := v.Draft.ID.String()
+		draftID = &s
+	}
+	rels["draft"] = h.links.relationship(h.path(id), "draft", jsonapi.ToOne("drafts", draftID))
+	f, _ := v.Row["version"].(float64)
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f)), nil
+}
+
+func (h contentHandler) spec(collection bool) QuerySpec {
+	s := QuerySpec{Includes: []string{"draft"}, Fields: []string{h.kind.Type, "drafts"}}
+	if collection {
+		s.Collection, s.Filters, s.Sorts, s.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+	}
+	return s
+}
+
+// list serves GET /<kind>: live records, or with include=draft every record
+// as drafted (unpublished creates included).
+func (h contentHandler) list(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(true))
+	if err != nil {
+		return err
+	}
+	siteID := oauth.PrincipalOf(c).SiteID
+	withDraft := q.Include["draft"]
+	var raws []json.RawMessage
+	sel := h.db.NewSelect().TableExpr(h.kind.Table+" AS t").ColumnExpr("to_jsonb(t)").Where("t.site_id = ?", siteID)
+	if !withDraft {
+		sel = sel.Where("t.published_at IS NOT NULL")
+	}
+	total, err := q.Apply(sel).ScanAndCount(c.UserContext(), &raws)
+	if err != nil {
+		return err
+	}
+	views := make([]*drafts.View, len(raws))
+	ids := make([]uuid.UUID, len(raws))
+	for i, raw := range raws {
+		var r drafts.Row
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return err
+		}
+		views[i], ids[i] = &drafts.View{Kind: h.kind, Row: r}, r.ID()
+	}
+	included := []*jsonapi.Resource{}
+	if withDraft {
+		ds, err := drafts.DraftsOfItems(c.UserContext(), h.db, h.kind.Type, ids)
+		if err != nil {
+			return err
+		}
+		for _, v := range views {
+			if v.Draft = ds[v.Row.ID()]; v.Draft != nil {
+				included = append(included, q.Sparse(draftResource(h.links, v.Draft)))
+			}
+		}
+	}
+	data := make([]*jsonapi.Resource, len(views))
+	for i, v := range views {
+		r, err := h.resource(c.UserContext(), siteID, v, withDraft)
+		if err != nil {
+			return err
+		}
+		data[i] = q.Sparse(r)
+	}
+	doc := jsonapi.Document{Data: data, Links: h.links.collection("/"+h.kind.Type, q, total), Meta: map[string]any{"total": total}}
+	if len(q.Include) > 0 {
+		doc.Included = included
+	}
+	return respondIncluded(c, fiber.StatusOK, doc, len(q.Include) > 0)
+}
+
+// get serves GET /<kind>/:id (with include=draft, the drafted view).
+func (h contentHandler) get(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	if err != nil {
+		return err
+	}
+	siteID := oauth.PrincipalOf(c).SiteID
+	v, err := h.engine.Load(c.UserContext(), h.db, h.kind, siteID, id, q.Include["draft"])
+	if err != nil {
+		return h.mapError(err)
+	}
+	return h.respondView(c, fiber.StatusOK, q, siteID, v, q.Include["draft"])
+}
+
+func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID uuid.UUID, v *drafts.View, drafted bool) error {
+	r, err := h.resource(c.UserContext(), siteID, v, drafted)
+	if err != nil {
+		return err
+	}
+	doc := jsonapi.Document{Data: q.Sparse(r)}
+	if q.Include["draft"] {
+		doc.Included = []*jsonapi.Resource{}
+		if v.Draft != nil {
+			doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
+		}
+	}
+	f, _ := v.Row["version"].(float64)
+	setETag(c, r.ID, int(f))
+	return respondIncluded(c, status, doc, q.Include["draft"])
+}
+
+// decodeWrite reads a create or update document into column changes.
+func (h contentHandler) decodeWrite(c *fiber.Ctx, id string) (drafts.Change, *int, error) {
+	var doc jsonapi.RequestDocument[map[string]json.RawMessage]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return nil, nil, err
+	}
+	if doc.Data.Type != h.kind.Type {
+		return nil, nil, jsonapi.Conflict("type_mismatch", fmt.Sprintf("data.type must be %q.", h.kind.Type)).AtPointer("/data/type")
+	}
+	if id == "" && doc.Data.ID != "" {
+		return nil, nil, jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
+	}
+	if id != "" && doc.Data.ID != "" && doc.Data.ID != id {
+		return nil, nil, jsonapi.Conflict("id_mismatch", "data.id does not match the URL.").AtPointer("/data/id")
+	}
+	version, err := metaVersion(doc.Data.Meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	change := drafts.Change{}
+	for name, raw := range doc.Data.Attributes {
+		ptr := "/data/attributes/" + name
+		f, ok := h.kind.Field(name)
+		if roAttributes[name] {
+			return nil, nil, jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer(ptr)
+		}
+		if !ok || f.IsRef() {
+			return nil, nil, jsonapi.BadRequest("unknown_member", fmt.Sprintf("%s has no attribute %q.", h.kind.Type, name)).AtPointer(ptr)
+		}
+		v, err := decodeValue(f, raw)
+		if err != nil {
+			return nil, nil, jsonapi.BadRequest("invalid_member", err.Error()).AtPointer(ptr)
+		}
+		change[f.Column] = v
+	}
+	for name, rel := range doc.Data.Relationships {
+		ptr := "/data/relationships/" + name
+		f, ok := h.kind.Field(name)
+		if !ok || !f.IsRef() {
+			if name == "draft" {
+				return nil, nil, jsonapi.Unprocessable("read_only", "draft is set by the server.").AtPointer(ptr)
+			}
+			return nil, nil, jsonapi.BadRequest("unknown_member", fmt.Sprintf("%s has no relationship %q.", h.kind.Type, name)).AtPointer(ptr)
+		}
+		ident, err := rel.ToOne()
+		if err != nil {
+			return nil, nil, jsonapi.BadRequest("invalid_member", err.Error()).AtPointer(ptr)
+		}
+		if ident == nil {
+			if f.Type == drafts.Ref {
+				return nil, nil, jsonapi.Unprocessable("required", name+" cannot be null.").AtPointer(ptr + "/data")
+			}
+			change[f.Column] = nil
+			continue
+		}
+		if ident.Type != f.RefType {
+			return nil, nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
+		}
+		if _, err := uuid.Parse(ident.ID); err != nil {
+			return nil, nil, jsonapi.Unprocessable("not_found", fmt.Sprintf("No %s with that id.", f.RefType)).AtPointer(ptr + "/data/id")
+		}
+		change[f.Column] = ident.ID
+	}
+	return change, version, nil
+}
+
+func decodeValue(f drafts.Field, raw json.RawMessage) (any, error) {
+	if string(raw) == "null" {
+		if f.Type == drafts.NullString {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s cannot be null", f.Name)
+	}
+	var err error
+	switch f.Type {
+	case drafts.Bool:
+		var b bool
+		err = json.Unmarshal(raw, &b)
+		if err == nil {
+			return b, nil
+		}
+		return nil, fmt.Errorf("%s must be true or false", f.Name)
+	case drafts.Int:
+		var n int32
+		if err = json.Unmarshal(raw, &n); err == nil {
+			return n, nil
+		}
+		return nil, fmt.Errorf("%s must be a whole number", f.Name)
+	default:
+		var s string
+		if err = json.Unmarshal(raw, &s); err == nil {
+			return cleanText(s), nil
+		}
+		return nil, fmt.Errorf("%s must be a string", f.Name)
+	}
+}
+
+// create serves POST /<kind>: the record is created as a draft (201, not
+// live until published).
+func (h contentHandler) create(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	change, _, err := h.decodeWrite(c, "")
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	state := drafts.Row{}
+	for k, v := range h.defaults {
+		state[k] = v
+	}
+	for k, v := range change {
+		state[k] = v
+	}
+	var v *drafts.View
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := h.validate(ctx, h, pr.SiteID, nil, state); err != nil {
+			return err
+		}
+		values := drafts.Change{}
+		for _, f := range h.kind.Fields {
+			values[f.Column] = state[f.Column]
+		}
+		v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values)
+		return err
+	})
+	if err != nil {
+		return h.mapError(err)
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+h.path(v.Row.ID().String()))
+	return h.respondView(c, fiber.StatusCreated, q, pr.SiteID, v, true)
+}
+
+// update serves PATCH /<kind>/:id: the change is drafted; live data stays.
+func (h contentHandler) update(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	if err != nil {
+		return err
+	}
+	change, bodyVersion, err := h.decodeWrite(c, id.String())
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	var v *drafts.View
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
+		if err != nil {
+			return err
+		}
+		f, _ := cur.Row["version"].(float64)
+		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
+			return err
+		}
+		state := drafts.Row{}
+		for k, val := range cur.Drafted() {
+			state[k] = val
+		}
+		for k, val := range change {
+			state[k] = val
+		}
+		if err := h.validate(ctx, h, pr.SiteID, &id, state); err != nil {
+			return err
+		}
+		expect := int(f)
+		v, err = h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, &expect)
+		return err
+	})
+	if err != nil {
+		return h.mapError(err)
+	}
+	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+// remove serves DELETE /<kind>/:id: a delete draft for the record and its
+// children (200 with the drafted view, trashed-at set). A record never
+// published is removed outright with its create (204).
+func (h contentHandler) remove(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	var v *drafts.View
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
+		if err != nil {
+			return err
+		}
+		f, _ := cur.Row["version"].(float64)
+		if err := checkVersion(c, id.String(), int(f), nil); err != nil {
+			return err
+		}
+		expect := int(f)
+		v, err = h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, &expect)
+		return err
+	})
+	if err != nil {
+		return h.mapError(err)
+	}
+	if v == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+func (h contentHandler) mapError(err error) error {
+	switch {
+	case errors.Is(err, drafts.ErrNotFound):
+		return jsonapi.NotFound(fmt.Sprintf("No %s with that id.", strings.TrimSuffix(h.kind.Type, "s")))
+	case errors.Is(err, drafts.ErrInFlight):
+		return jsonapi.Conflict("draft_in_flight", "The draft is being published by a revision in progress; try again when it has finished.")
+	case errors.Is(err, drafts.ErrDeleted):
+		return jsonapi.Conflict("drafted_for_deletion", "The record is drafted for deletion; revert that draft (DELETE /drafts/:id) before changing it.")
+	case errors.Is(err, drafts.ErrStale):
+		return stale(0)
+	case errors.Is(err, drafts.ErrTooLarge):
+		return jsonapi.Unprocessable("too_large", "The change touches more records than one request may.")
+	}
+	return err
+}
+
+// --- validation ------------------------------------------------------------------
+
+var (
+	slugPattern2   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,98}[a-z0-9])?$`)
+	varNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	pageTypes      = map[string]bool{"home": true, "page": true, "not_found": true, "error": true, "search": true}
+	dataTypes      = map[string]bool{"text": true, "html": true, "image": true, "link": true, "markdown": true}
+)
+
+func attrErr(code, attr, detail string) error {
+	return jsonapi.Unprocessable(code, detail).AtPointer("/data/attributes/" + attr)
+}
+
+func relErr(code, rel, detail string) error {
+	return jsonapi.Unprocessable(code, detail).AtPointer("/data/relationships/" + rel + "/data")
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func textLen(state drafts.Row, col, attr string, min, max int) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(str(state[col])))
+	if n < min || n > max {
+		if min > 0 {
+			return attrErr("invalid_"+col, attr, fmt.Sprintf("%s must be %d to %d characters.", attr, min, max))
+		}
+		return attrErr("invalid_"+col, attr, fmt.Sprintf("%s must be at most %d characters.", attr, max))
+	}
+	return nil
+}
+
+// exists checks a referenced record belongs to the site (drafted records
+// count: a page may be created under a page created in the same session).
+func exists(ctx context.Context, db bun.IDB, table string, siteID uuid.UUID, id any) (bool, error) {
+	s := str(id)
+	if _, err := uuid.Parse(s); err != nil {
+		return false, nil
+	}
+	return db.NewSelect().TableExpr(table).Where("id = ? AND site_id = ?", s, siteID).Exists(ctx)
+}
+
+func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
+	pt := str(s["page_type"])
+	if !pageTypes[pt] {
+		return attrErr("invalid_page_type", "page-type", "page-type must be one of home, page, not_found, error, search.")
+	}
+	slug := str(s["slug"])
+	if !(pt == "home" && slug == "") && !slugPattern2.MatchString(slug) {
+		return attrErr("invalid_slug", "slug", "slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.")
+	}
+	if err := textLen(s, "title", "title", 1, 200); err != nil {
+		return err
+	}
+	for col, attr := range map[string]string{"description": "description", "keywords": "keywords"} {
+		if err := textLen(s, col, attr, 0, 1000); err != nil {
+			return err
+		}
+	}
+	if cu, ok := s["canonical_url"].(string); ok {
+		if u, err := url.Parse(cu); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(cu) > 2000 {
+			return attrErr("invalid_canonical_url", "canonical-url", "canonical-url must be an absolute http(s) URL or null.")
+		}
+	}
+	if pt != "page" {
+		q := h.db.NewSelect().TableExpr("pages AS p").Where("p.site_id = ? AND p.page_type = ?", siteID, pt).
+			Where("NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = p.id AND d.event = 'delete')")
+		if id != nil {
+			q = q.Where("p.id <> ?", *id)
+		}
+		taken, err := q.Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return attrErr("page_type_taken", "page-type", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
+		}
+	}
+	if p := s["parent_id"]; p != nil {
+		ok, err := exists(ctx, h.db, "pages", siteID, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return relErr("not_found", "parent", "No page with that id.")
+		}
+		if id != nil && h.engine != nil {
+			// The parent must not be the page itself or one of its descendants.
+			var loop bool
+			err := h.db.NewRaw(`WITH RECURSIVE up (id, depth) AS (SELECT ?::uuid, 0 UNION ALL
+  SELECT p.parent_id, up.depth + 1 FROM pages p JOIN up ON p.id = up.id WHERE p.parent_id IS NOT NULL AND up.depth < 64)
+SELECT EXISTS (SELECT 1 FROM up WHERE id = ?)`, str(p), *id).Scan(ctx, &loop)
+			if err != nil {
+				return err
+			}
+			if loop {
+				return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
+			}
+		}
+	}
+	if l := s["layout_id"]; l != nil {
+		ok, err := exists(ctx, h.db, "layouts", siteID, l)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return relErr("not_found", "layout", "No layout with that id.")
+		}
+	}
+	return nil
+}
+
+func validateContent(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+	if err := textLen(s, "title", "title", 1, 200); err != nil {
+		return err
+	}
+	if s["page_id"] == nil {
+		return relErr("required", "page", "page is required.")
+	}
+	ok, err := exists(ctx, h.db, "pages", siteID, s["page_id"])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return relErr("not_found", "page", "No page with that id.")
+	}
+	return nil
+}
+
+// maxBody bounds a block body (it is also bounded by the request body limit).
+const maxBody = 256 << 10
+
+func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+	if !varNamePattern.MatchString(str(s["var_name"])) {
+		return attrErr("invalid_var_name", "var-name", "var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).")
+	}
+	if !dataTypes[str(s["data_type"])] {
+		return attrErr("invalid_data_type", "data-type", "data-type must be one of text, html, image, link, markdown.")
+	}
+	if len(str(s["body"])) > maxBody {
+		return attrErr("invalid_body", "body", fmt.Sprintf("body must be at most %d bytes.", maxBody))
+	}
+	if s["content_id"] == nil {
+		return relErr("required", "content", "content is required.")
+	}
+	ok, err := exists(ctx, h.db, "contents", siteID, s["content_id"])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return relErr("not_found", "content", "No content with that id.")
+	}
+	if a := s["asset_id"]; a != nil {
+		ok, err := exists(ctx, h.db, "assets", siteID, a)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return relErr("not_found", "asset", "No asset with that id.")
+		}
+	}
+	return nil
+}
+
+// respondIncluded writes doc, making sure included is present (possibly
+// empty) whenever include was asked for, and absent otherwise.
+func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
+	if !included {
+		doc.Included = nil
+		return respond(c, status, doc)
+	}
+	if doc.Included == nil {
+		doc.Included = []*jsonapi.Resource{}
+	}
+	doc.JSONAPI = jsonapi.V11
+	return respondRaw(c, status, struct {
+		Data     any                 `json:"data"`
+		Included []*jsonapi.Resource `json:"included"`
+		Links    *jsonapi.Links      `json:"links,omitempty"`
+		Meta     map[string]any      `json:"meta,omitempty"`
+		JSONAPI  *jsonapi.Version    `json:"jsonapi"`
+	}{doc.Data, doc.Included, doc.Links, doc.Meta, doc.JSONAPI})
+}

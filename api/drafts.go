@@ -1,0 +1,217 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+type draftAttributes struct {
+	Event         string         `json:"event"`
+	ObjectChanges map[string]any `json:"object-changes"`
+	CreatedAt     string         `json:"created-at"`
+	UpdatedAt     string         `json:"updated-at"`
+}
+
+// draftResource renders a draft; its dependency relationships carry links
+// only (their data needs the closures, computed by GET /drafts/:id).
+func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
+	p := "/drafts/" + d.ID.String()
+	item := d.ItemID.String()
+	var user *string
+	if d.UserID != nil {
+		s := d.UserID.String()
+		user = &s
+	}
+	oc := d.ObjectChanges
+	if oc == nil {
+		oc = map[string]any{}
+	}
+	rels := map[string]*jsonapi.Relationship{
+		"item": l.relationship(p, "item", jsonapi.ToOne(d.ItemType, &item)),
+		"user": l.relationship(p, "user", jsonapi.ToOne("users", user)),
+	}
+	for _, name := range []string{"publication-dependencies", "reversion-dependencies", "hyperlinks"} {
+		rels[name] = &jsonapi.Relationship{Links: &jsonapi.Links{Self: l.base + p + "/relationships/" + name, Related: l.base + p + "/" + name}}
+	}
+	return versioned(&jsonapi.Resource{Type: "drafts", ID: d.ID.String(), Links: l.self(p),
+		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt)},
+		Relationships: rels}, d.Version)
+}
+
+type hyperlinkAttributes struct {
+	Href      string `json:"href"`
+	CreatedAt string `json:"created-at"`
+}
+
+func hyperlinkResource(l links, h drafts.Hyperlink) *jsonapi.Resource {
+	p := "/hyperlinks/" + h.ID.String()
+	block, target := h.LinkableID.String(), h.LinkedID.String()
+	return &jsonapi.Resource{Type: "hyperlinks", ID: h.ID.String(),
+		Attributes: hyperlinkAttributes{Href: h.Href, CreatedAt: timestamp(h.CreatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{
+			"linkable":  {Data: jsonapi.ToOne("content-blocks", &block)},
+			"linked-to": {Data: jsonapi.ToOne(h.LinkedType, &target)},
+		}, Links: l.self(p)}
+}
+
+type draftsHandler struct {
+	db      *bun.DB
+	engine  *drafts.Engine
+	links   links
+	content map[string]contentHandler
+}
+
+// list serves GET /drafts: the site's pending drafts.
+func (h draftsHandler) list(c *fiber.Ctx) error {
+	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"drafts"},
+		Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
+		Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
+		DefaultSort: "d.created_at, d.id"})
+	if err != nil {
+		return err
+	}
+	var ds []*drafts.Draft
+	total, err := q.Apply(h.db.NewSelect().Model(&ds).Where("d.site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
+	if err != nil {
+		return err
+	}
+	data := make([]*jsonapi.Resource, len(ds))
+	for i, d := range ds {
+		data[i] = q.Sparse(draftResource(h.links, d))
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/drafts", q, total), Meta: map[string]any{"total": total}})
+}
+
+func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
+	id, err := idParam(c, "draft")
+	if err != nil {
+		return nil, err
+	}
+	ds, err := drafts.Drafts(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, []uuid.UUID{id}, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) == 0 {
+		return nil, jsonapi.NotFound("No draft with that id.")
+	}
+	return ds[0], nil
+}
+
+// dependencies computes a draft's closure in one direction, without itself.
+func (h draftsHandler) dependencies(ctx context.Context, d *drafts.Draft, dir drafts.Direction) ([]*drafts.Draft, error) {
+	all, err := drafts.Closure(ctx, h.db, d.SiteID, []*drafts.Draft{d}, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, x := range all {
+		if x.ID != d.ID {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// get serves GET /drafts/:id with its dependencies and hyperlinks.
+func (h draftsHandler) get(c *fiber.Ctx) error {
+	q, err := parseQuery(c, QuerySpec{
+		Includes: []string{"publication-dependencies", "reversion-dependencies", "hyperlinks", "item", "user"},
+		Fields:   []string{"drafts", "hyperlinks", "pages", "contents", "content-blocks", "users"}})
+	if err != nil {
+		return err
+	}
+	d, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	res := draftResource(h.links, d)
+	included := []*jsonapi.Resource{}
+	seen := map[string]bool{"drafts/" + d.ID.String(): true}
+	add := func(r *jsonapi.Resource) {
+		if key := r.Type + "/" + r.ID; !seen[key] {
+			seen[key] = true
+			included = append(included, q.Sparse(r))
+		}
+	}
+	for name, dir := range map[string]drafts.Direction{"publication-dependencies": drafts.Publication, "reversion-dependencies": drafts.Reversion} {
+		deps, err := h.dependencies(ctx, d, dir)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(deps))
+		for i, x := range deps {
+			ids[i] = x.ID.String()
+			if q.Include[name] {
+				add(draftResource(h.links, x))
+			}
+		}
+		res.Relationships[name].Data = jsonapi.ToMany("drafts", ids)
+	}
+	links, err := drafts.HyperlinksTo(ctx, h.db, d)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(links))
+	for i, l := range links {
+		ids[i] = l.ID.String()
+		if q.Include["hyperlinks"] {
+			add(hyperlinkResource(h.links, l))
+		}
+	}
+	res.Relationships["hyperlinks"].Data = jsonapi.ToMany("hyperlinks", ids)
+	if q.Include["item"] {
+		if ch, ok := h.content[d.ItemType]; ok {
+			v, err := h.engine.Load(ctx, h.db, ch.kind, d.SiteID, d.ItemID, true)
+			if err == nil {
+				r, err := ch.resource(ctx, d.SiteID, v, true)
+				if err != nil {
+					return err
+				}
+				add(r)
+			}
+		}
+	}
+	if q.Include["user"] && d.UserID != nil {
+		u := usersHandler{db: h.db, links: h.links}
+		if user, err := u.find(ctx, d.SiteID, *d.UserID); err == nil {
+			add(u.resource(user))
+		}
+	}
+	setETag(c, d.ID.String(), d.Version)
+	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, len(q.Include) > 0)
+}
+
+// revert serves DELETE /drafts/:id: the draft and its reversion closure
+// are undone in one transaction; 204.
+func (h draftsHandler) revert(c *fiber.Ctx) error {
+	d, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(c, d.ID.String(), d.Version, nil); err != nil {
+		return err
+	}
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)
+	})
+	switch {
+	case errors.Is(err, drafts.ErrNotFound):
+		return jsonapi.NotFound("No draft with that id.")
+	case errors.Is(err, drafts.ErrInFlight):
+		return jsonapi.Conflict("draft_in_flight", "The draft (or one it would revert with) is being published by a revision in progress.")
+	case errors.Is(err, drafts.ErrTooLarge):
+		return jsonapi.Unprocessable("too_large", "Reverting this draft would touch too many records at once.")
+	case err != nil:
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// editor is a signed-in client of one test system.
+type editor struct {
+	t     *testing.T
+	s     *system
+	token string
+}
+
+func (s *system) editor(t *testing.T, email string) *editor {
+	return &editor{t: t, s: s, token: s.token(t, email)}
+}
+
+func (e *editor) do(method, path string, body any) *doc {
+	e.t.Helper()
+	return e.s.call(e.t, e.token, method, path, body)
+}
+
+func ref(typ, id string) map[string]any {
+	if id == "" {
+		return map[string]any{"data": nil}
+	}
+	return map[string]any{"data": map[string]any{"type": typ, "id": id}}
+}
+
+// create posts a draftable resource and returns its id and draft id.
+func (e *editor) create(typ string, attrs map[string]any, rels map[string]any) (string, string) {
+	e.t.Helper()
+	data := map[string]any{"type": typ, "attributes": attrs}
+	if rels != nil {
+		data["relationships"] = rels
+	}
+	d := e.do(http.MethodPost, "/"+typ, map[string]any{"data": data})
+	if d.Status != 201 {
+		e.t.Fatalf("POST /%s = %d %s", typ, d.Status, d.Raw)
+	}
+	r := d.resource(e.t)
+	return r.ID, draftOf(e.t, r)
+}
+
+func draftOf(t *testing.T, r resource) string {
+	t.Helper()
+	var id struct{ ID string }
+	_ = json.Unmarshal(r.Relationships["draft"].Data, &id)
+	return id.ID
+}
+
+func (e *editor) page(title, slug, parent string) (string, string) {
+	rels := map[string]any{}
+	if parent != "" {
+		rels["parent"] = ref("pages", parent)
+	}
+	return e.create("pages", map[string]any{"title": title, "slug": slug}, rels)
+}
+
+func (e *editor) publish(draftIDs ...string) *doc {
+	e.t.Helper()
+	data := make([]map[string]any, len(draftIDs))
+	for i, id := range draftIDs {
+		data[i] = map[string]any{"type": "drafts", "id": id}
+	}
+	return e.do(http.MethodPost, "/revisions?include=versions", map[string]any{"data": map[string]any{"type": "revisions",
+		"attributes": map[string]any{"comments": "test"}, "relationships": map[string]any{"drafts": map[string]any{"data": data}}}})
+}
+
+func (e *editor) mustPublish(draftIDs ...string) resource {
+	e.t.Helper()
+	d := e.publish(draftIDs...)
+	if d.Status != 201 {
+		e.t.Fatalf("POST /revisions = %d %s", d.Status, d.Raw)
+	}
+	return d.resource(e.t)
+}
+
+func (e *editor) status(path string) int {
+	e.t.Helper()
+	return e.do(http.MethodGet, path, nil).Status
+}
+
+func TestPageDraftLifecycle(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	id, draft := e.page("About us", "about", "")
+
+	// A created page is invisible to live reads until published.
+	if st := e.status("/pages/" + id); st != 404 {
+		t.Fatalf("live read of a created page = %d, want 404", st)
+	}
+	d := e.do(http.MethodGet, "/pages/"+id+"?include=draft", nil)
+	if d.Status != 200 || !strings.Contains(string(d.Raw), `"included":[{"type":"drafts"`) {
+		t.Fatalf("drafted read = %d %s", d.Status, d.Raw)
+	}
+	if r := d.resource(t); r.Attributes["path"] != "/about" || r.Attributes["title"] != "About us" || r.Attributes["published-at"] != nil {
+		t.Errorf("drafted page = %v", r.Attributes)
+	}
+	dd := e.do(http.MethodGet, "/drafts/"+draft, nil).resource(t)
+	if dd.Attributes["event"] != "create" {
+		t.Errorf("draft = %v", dd.Attributes)
+	}
+	if oc := dd.Attributes["object-changes"].(map[string]any); fmt.Sprint(oc["title"]) != "[<nil> About us]" {
+		t.Errorf("object-changes = %v", oc)
+	}
+
+	rev := e.mustPublish(draft)
+	if rev.Attributes["status"] != "published" || rev.Attributes["versions-count"] != float64(1) {
+		t.Fatalf("revision = %v", rev.Attributes)
+	}
+	live := e.do(http.MethodGet, "/pages/"+id, nil)
+	if live.Status != 200 || live.resource(t).Attributes["published-at"] == nil || string(live.resource(t).Relationships["draft"].Data) != "null" {
+		t.Fatalf("published page = %d %s", live.Status, live.Raw)
+	}
+	if st := e.status("/drafts/" + draft); st != 404 {
+		t.Errorf("published draft still readable: %d", st)
+	}
+
+	// An update is drafted: live keeps the old title, the draft overlays it.
+	u := e.do(http.MethodPatch, "/pages/"+id, map[string]any{"data": map[string]any{"type": "pages", "id": id, "attributes": map[string]any{"title": "About"}}})
+	if u.Status != 200 {
+		t.Fatalf("PATCH = %d %s", u.Status, u.Raw)
+	}
+	upd := draftOf(t, u.resource(t))
+	if got := e.do(http.MethodGet, "/pages/"+id, nil).resource(t).Attributes["title"]; got != "About us" {
+		t.Errorf("live title after a drafted update = %v", got)
+	}
+	if got := e.do(http.MethodGet, "/pages/"+id+"?include=draft", nil).resource(t).Attributes["title"]; got != "About" {
+		t.Errorf("drafted title = %v", got)
+	}
+	// Editing back to the live value drops the change, and the empty draft goes.
+	e.do(http.MethodPatch, "/pages/"+id, map[string]any{"data": map[string]any{"type": "pages", "id": id, "attributes": map[string]any{"title": "About us"}}})
+	if st := e.status("/drafts/" + upd); st != 404 {
+		t.Errorf("an update draft with no changes left still exists: %d", st)
+	}
+
+	// A delete is drafted: live still shows the page; the drafted view has trashed-at.
+	del := e.do(http.MethodDelete, "/pages/"+id, nil)
+	if del.Status != 200 || del.resource(t).Attributes["trashed-at"] == nil {
+		t.Fatalf("DELETE = %d %s", del.Status, del.Raw)
+	}
+	if st := e.status("/pages/" + id); st != 200 {
+		t.Errorf("live read during a drafted delete = %d", st)
+	}
+	// Reverting the delete draft restores things as they were.
+	if d := e.do(http.MethodDelete, "/drafts/"+draftOf(t, del.resource(t)), nil); d.Status != 204 {
+		t.Fatalf("revert = %d %s", d.Status, d.Raw)
+	}
+	e.do(http.MethodDelete, "/pages/"+id, nil)
+	delDraft := draftOf(t, e.do(http.MethodGet, "/pages/"+id+"?include=draft", nil).resource(t))
+	e.mustPublish(delDraft)
+	if st := e.status("/pages/" + id); st != 404 {
+		t.Errorf("a published delete still reads: %d", st)
+	}
+}
+
+func TestPublishingPullsInDependencies(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	parent, parentDraft := e.page("Parent", "parent", "")
+	child, childDraft := e.page("Child", "child", parent)
+	content, contentDraft := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", child)})
+	_, blockDraft := e.create("content-blocks", map[string]any{"var-name": "intro", "body": "<p>hi</p>"}, map[string]any{"content": ref("contents", content)})
+
+	// Publishing the block alone pulls in its content, page and parent: the whole chain.
+	g := e.do(http.MethodGet, "/drafts/"+blockDraft+"?include=publication-dependencies", nil)
+	var deps []struct{ ID string }
+	var rel struct{ Data json.RawMessage }
+	_ = json.Unmarshal(g.resource(t).Relationships["publication-dependencies"].Data, &deps)
+	_ = rel
+	got := []string{}
+	for _, d := range deps {
+		got = append(got, d.ID)
+	}
+	want := []string{parentDraft, childDraft, contentDraft}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("publication-dependencies = %v, want %v", got, want)
+	}
+	rev := e.mustPublish(blockDraft)
+	if rev.Attributes["versions-count"] != float64(4) {
+		t.Fatalf("versions-count = %v", rev.Attributes["versions-count"])
+	}
+	if r := e.do(http.MethodGet, "/pages/"+child, nil); r.Status != 200 || r.resource(t).Attributes["path"] != "/parent/child" {
+		t.Fatalf("child page = %d %s", r.Status, r.Raw)
+	}
+	vs := e.do(http.MethodGet, "/revisions/"+rev.ID+"/versions", nil)
+	if !strings.Contains(string(vs.Raw), `"total":4`) {
+		t.Errorf("versions = %s", vs.Raw)
+	}
+
+	// Deleting the parent drafts deletes for its whole subtree; publishing
+	// the parent's delete pulls in the children's.
+	e.do(http.MethodDelete, "/pages/"+parent, nil)
+	d := e.do(http.MethodGet, "/drafts?filter[event]=delete", nil)
+	if !strings.Contains(string(d.Raw), `"total":4`) {
+		t.Fatalf("delete drafts after deleting the parent = %s", d.Raw)
+	}
+	parentDel := draftOf(t, e.do(http.MethodGet, "/pages/"+parent+"?include=draft", nil).resource(t))
+	rev = e.mustPublish(parentDel)
+	if rev.Attributes["versions-count"] != float64(4) {
+		t.Fatalf("delete revision versions-count = %v", rev.Attributes["versions-count"])
+	}
+	for _, p := range []string{"/pages/" + parent, "/pages/" + child, "/contents/" + content} {
+		if st := e.status(p); st != 404 {
+			t.Errorf("%s after publishing the delete = %d", p, st)
+		}
+	}
+}
+
+func TestRevertingACreateRevertsItsChildren(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	parent, parentDraft := e.page("Parent", "parent", "")
+	child, _ := e.page("Child", "child", parent)
+	if d := e.do(http.MethodDelete, "/drafts/"+parentDraft, nil); d.Status != 204 {
+		t.Fatalf("revert = %d %s", d.Status, d.Raw)
+	}
+	for _, id := range []string{parent, child} {
+		if st := e.status("/pages/" + id + "?include=draft"); st != 404 {
+			t.Errorf("page %s after reverting the parent's create = %d", id, st)
+		}
+	}
+}
+
+func TestRevisionErrors(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	other := s.editor(t, "editor@other.test")
+	_, draft := e.page("A", "a", "")
+	if d := other.publish(draft); d.Status != 422 {
+		t.Errorf("publishing another site's draft = %d %s", d.Status, d.Raw)
+	}
+	if d := e.publish("00000000-0000-4000-8000-000000000000"); d.Status != 422 || d.Errors[0].Source.Pointer != "/data/relationships/drafts/data/0" {
+		t.Errorf("unknown draft = %d %s", d.Status, d.Raw)
+	}
+	// Idempotency: a retried POST with the same key returns the same revision.
+	body := map[string]any{"data": map[string]any{"type": "revisions", "relationships": map[string]any{"drafts": map[string]any{"data": []any{map[string]any{"type": "drafts", "id": draft}}}}}}
+	first := s.callWith(t, e.token, http.MethodPost, "/revisions", body, "Idempotency-Key", "abc-1")
+	second := s.callWith(t, e.token, http.MethodPost, "/revisions", body, "Idempotency-Key", "abc-1")
+	if first.Status != 201 || second.Status != 201 || first.resource(t).ID != second.resource(t).ID {
+		t.Errorf("idempotent retry: %d %s / %d %s", first.Status, first.Raw, second.Status, second.Raw)
+	}
+}

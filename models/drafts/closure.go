@@ -1,0 +1,178 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// The dependency rules (DESIGN.md §4), applied transitively:
+//   - publishing a create/update pulls in the create drafts of the records
+//     it points to (parent page, page, content);
+//   - publishing a delete pulls in all drafts of its children;
+//   - reverting a create pulls in all drafts of its children;
+//   - reverting a delete pulls in the delete drafts of the records it points to.
+
+// Direction chooses the rule set.
+type Direction int
+
+const (
+	Publication Direction = iota
+	Reversion
+)
+
+// Closure returns start plus every draft the rules pull in, transitively,
+// locking them when lock is set. Each round costs a few queries for the
+// whole frontier, so the query count follows the depth, not the size.
+func Closure(ctx context.Context, db bun.IDB, siteID uuid.UUID, start []*Draft, dir Direction, lock bool) ([]*Draft, error) {
+	seen := map[uuid.UUID]*Draft{}
+	frontier := []*Draft{}
+	for _, d := range start {
+		if seen[d.ID] == nil {
+			seen[d.ID] = d
+			frontier = append(frontier, d)
+		}
+	}
+	for len(frontier) > 0 {
+		next, err := step(ctx, db, siteID, frontier, dir, lock)
+		if err != nil {
+			return nil, err
+		}
+		frontier = frontier[:0]
+		for _, d := range next {
+			if seen[d.ID] == nil {
+				seen[d.ID] = d
+				frontier = append(frontier, d)
+			}
+		}
+		if len(seen) > MaxClosure {
+			return nil, ErrTooLarge
+		}
+	}
+	out := make([]*Draft, 0, len(seen))
+	for _, d := range seen {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID.String() < out[j].ID.String() })
+	return out, nil
+}
+
+// step finds the drafts the frontier pulls in directly.
+func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, dir Direction, lock bool) ([]*Draft, error) {
+	// Group the frontier: "targets" are records the drafts point to,
+	// "parents" are records whose children are wanted.
+	targets := map[string][]uuid.UUID{}   // type -> ids pointed to
+	childrenOf := map[string][]uuid.UUID{} // type -> ids whose children are wanted
+	wantEvent := ""                        // event of the pulled-in target drafts
+	for _, d := range frontier {
+		k := kinds[d.ItemType]
+		switch {
+		case dir == Publication && (d.Event == Create || d.Event == Update),
+			dir == Reversion && d.Event == Delete:
+			state := d.Drafted
+			if dir == Reversion { // a delete draft's drafted state is the live row
+				state = d.Drafted
+			}
+			for _, f := range k.Fields {
+				if !f.Draftable {
+					continue
+				}
+				if s, ok := state[f.Column].(string); ok && s != "" {
+					if id, err := uuid.Parse(s); err == nil {
+						targets[f.RefType] = append(targets[f.RefType], id)
+					}
+				}
+			}
+			wantEvent = map[Direction]string{Publication: Create, Reversion: Delete}[dir]
+		case dir == Publication && d.Event == Delete,
+			dir == Reversion && d.Event == Create:
+			childrenOf[d.ItemType] = append(childrenOf[d.ItemType], d.ItemID)
+		}
+	}
+	var out []*Draft
+	for typ, ids := range targets {
+		ds, err := draftsOfItems(ctx, db, typ, ids, lock)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if d.Event == wantEvent && d.SiteID == siteID {
+				out = append(out, d)
+			}
+		}
+	}
+	for typ, ids := range childrenOf {
+		for _, c := range kinds[typ].Children {
+			ck := kinds[c.Type]
+			// Children by the stored column, and by the drafted one (a
+			// record a draft moves under the item).
+			var ds []*Draft
+			q := db.NewSelect().Model(&ds).Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
+				WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+					return q.Where("d.item_id IN (SELECT id FROM ? WHERE ? IN (?))", bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids)).
+						WhereOr("(d.drafted ->> ?)::uuid IN (?)", c.Column, bun.In(ids))
+				})
+			if lock {
+				q = q.Order("d.id").For("UPDATE")
+			}
+			if err := q.Scan(ctx); err != nil {
+				return nil, fmt.Errorf("find drafts of children: %w", err)
+			}
+			out = append(out, ds...)
+		}
+	}
+	return out, nil
+}
+
+// Revert undoes a draft and its reversion closure in tx: created items are
+// deleted altogether, updates and deletes are dropped. Any draft of the
+// closure in an in-flight revision makes it ErrInFlight.
+func (e *Engine) Revert(ctx context.Context, tx bun.Tx, siteID, draftID uuid.UUID) error {
+	start, err := Drafts(ctx, tx, siteID, []uuid.UUID{draftID}, true)
+	if err != nil {
+		return err
+	}
+	if len(start) == 0 {
+		return ErrNotFound
+	}
+	all, err := Closure(ctx, tx, siteID, start, Reversion, true)
+	if err != nil {
+		return err
+	}
+	byType := map[string][]uuid.UUID{}
+	created := map[string][]uuid.UUID{}
+	ids := make([]uuid.UUID, 0, len(all))
+	for _, d := range all {
+		if d.RevisionID != nil {
+			return ErrInFlight
+		}
+		ids = append(ids, d.ID)
+		byType[d.ItemType] = append(byType[d.ItemType], d.ItemID)
+		if d.Event == Create {
+			created[d.ItemType] = append(created[d.ItemType], d.ItemID)
+		}
+	}
+	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("drop drafts: %w", err)
+	}
+	for _, typ := range []string{"content-blocks", "contents", "pages"} { // children first
+		k := kinds[typ]
+		if len(created[typ]) > 0 {
+			if _, err := tx.NewDelete().TableExpr(k.Table).Where("id IN (?) AND published_at IS NULL", bun.In(created[typ])).Exec(ctx); err != nil {
+				return fmt.Errorf("delete created %s: %w", typ, err)
+			}
+		}
+		if len(byType[typ]) > 0 {
+			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(byType[typ])).Set("version = version + 1").Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if len(created["pages"]) > 0 {
+		return e.refreshPaths(ctx, tx, siteID)
+	}
+	return nil
+}

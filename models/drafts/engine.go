@@ -1,0 +1,527 @@
+package drafts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/config"
+)
+
+// Draft is a pending change of one item.
+type Draft struct {
+	bun.BaseModel `bun:"table:drafts,alias:d"`
+
+	ID            uuid.UUID      `bun:"id,pk,type:uuid"`
+	SiteID        uuid.UUID      `bun:"site_id,type:uuid,notnull"`
+	ItemType      string         `bun:"item_type,notnull"`
+	ItemID        uuid.UUID      `bun:"item_id,type:uuid,notnull"`
+	Event         string         `bun:"event,notnull"`
+	Drafted       map[string]any `bun:"drafted,type:jsonb,notnull"`
+	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull"`
+	UserID        *uuid.UUID     `bun:"user_id,type:uuid"`
+	RevisionID    *uuid.UUID     `bun:"revision_id,type:uuid"`
+	CreatedAt     time.Time      `bun:"created_at,notnull"`
+	UpdatedAt     time.Time      `bun:"updated_at,notnull"`
+	Version       int            `bun:"version,notnull"`
+}
+
+// Draft events.
+const (
+	Create = "create"
+	Update = "update"
+	Delete = "delete"
+)
+
+// Errors the API maps to statuses.
+var (
+	ErrNotFound  = errors.New("no such record")
+	ErrInFlight  = errors.New("the draft is being published by a revision in progress")
+	ErrDeleted   = errors.New("the record is drafted for deletion; revert that draft first")
+	ErrStale     = errors.New("the record changed since it was read")
+	ErrTooLarge  = errors.New("the change touches too many records at once")
+	errNoChanges = errors.New("no changes")
+)
+
+// MaxClosure bounds how many drafts one publish or revert may pull in, so
+// one request cannot make an unbounded transaction.
+const MaxClosure = 10000
+
+// Row is a record as a map of columns (Postgres to_jsonb).
+type Row map[string]any
+
+// ID returns the row's id.
+func (r Row) ID() uuid.UUID { id, _ := uuid.Parse(fmt.Sprint(r["id"])); return id }
+
+// Live tells whether the row has been published.
+func (r Row) Live() bool { return r["published_at"] != nil }
+
+// View is an item as a read sees it.
+type View struct {
+	Kind  *Kind
+	Row   Row    // the stored row
+	Draft *Draft // nil without a pending draft
+}
+
+// Drafted is the item as the draft would make it: the row with the drafted
+// columns laid over it (the row itself for a create draft).
+func (v *View) Drafted() Row {
+	if v.Draft == nil || v.Draft.Event == Create {
+		return v.Row
+	}
+	out := Row{}
+	for k, val := range v.Row {
+		out[k] = val
+	}
+	for k, val := range v.Draft.Drafted {
+		out[k] = val
+	}
+	if v.Draft.Event == Delete {
+		out["trashed_at"] = v.Draft.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// Engine runs draft operations for one deployment.
+type Engine struct {
+	// AssetURLPrefix is the public URL prefix of the assets bucket
+	// (<endpoint>/<bucket>/), used to recognise asset links in bodies.
+	AssetURLPrefix string
+}
+
+// NewEngine returns the engine for a deployment's storage (asset links in
+// block bodies are recognised by the assets bucket's public URL).
+func NewEngine(s config.Storage) *Engine {
+	return &Engine{AssetURLPrefix: s.PublicEndpoint + "/" + s.AssetsBucket + "/"}
+}
+
+// --- loading -------------------------------------------------------------------
+
+func scanRows(ctx context.Context, db bun.IDB, query string, args ...any) ([]Row, error) {
+	var raws []json.RawMessage
+	if err := db.NewRaw(query, args...).Scan(ctx, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]Row, 0, len(raws))
+	for _, raw := range raws {
+		var r Row
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// loadRows reads rows of kind by id within a site, optionally locking them.
+func loadRows(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []uuid.UUID, lock bool) (map[uuid.UUID]Row, error) {
+	if len(ids) == 0 {
+		return map[uuid.UUID]Row{}, nil
+	}
+	q := "SELECT to_jsonb(t) FROM " + k.Table + " t WHERE t.site_id = ? AND t.id IN (?)"
+	if lock {
+		q += " ORDER BY t.id FOR UPDATE"
+	}
+	rows, err := scanRows(ctx, db, q, siteID, bun.In(ids))
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", k.Type, err)
+	}
+	out := make(map[uuid.UUID]Row, len(rows))
+	for _, r := range rows {
+		out[r.ID()] = r
+	}
+	return out, nil
+}
+
+// Load reads one item of a site with its draft. Without withDraft, an item
+// that was never published is ErrNotFound (live reads never see it).
+func (e *Engine) Load(ctx context.Context, db bun.IDB, k *Kind, siteID, id uuid.UUID, withDraft bool) (*View, error) {
+	rows, err := loadRows(ctx, db, k, siteID, []uuid.UUID{id}, false)
+	if err != nil {
+		return nil, err
+	}
+	row, ok := rows[id]
+	if !ok || (!withDraft && !row.Live()) {
+		return nil, ErrNotFound
+	}
+	v := &View{Kind: k, Row: row}
+	if withDraft {
+		drafts, err := draftsOfItems(ctx, db, k.Type, []uuid.UUID{id}, false)
+		if err != nil {
+			return nil, err
+		}
+		v.Draft = drafts[id]
+	}
+	return v, nil
+}
+
+// draftsOfItems returns the pending drafts of items, keyed by item id.
+func draftsOfItems(ctx context.Context, db bun.IDB, itemType string, ids []uuid.UUID, lock bool) (map[uuid.UUID]*Draft, error) {
+	out := map[uuid.UUID]*Draft{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var ds []*Draft
+	q := db.NewSelect().Model(&ds).Where("item_type = ? AND item_id IN (?)", itemType, bun.In(ids))
+	if lock {
+		q = q.Order("id").For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load drafts of %s: %w", itemType, err)
+	}
+	for _, d := range ds {
+		out[d.ItemID] = d
+	}
+	return out, nil
+}
+
+// Drafts returns the drafts with the given ids of a site.
+func Drafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID, lock bool) ([]*Draft, error) {
+	var ds []*Draft
+	if len(ids) == 0 {
+		return ds, nil
+	}
+	q := db.NewSelect().Model(&ds).Where("site_id = ? AND id IN (?)", siteID, bun.In(ids))
+	if lock {
+		q = q.Order("id").For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load drafts: %w", err)
+	}
+	return ds, nil
+}
+
+// --- writes ----------------------------------------------------------------------
+
+// Change is a write to an item: the columns sent (others stay as they are).
+type Change map[string]any
+
+// normalise round-trips a value through JSON so that values from requests
+// and values from to_jsonb compare equal (numbers become float64, uuids strings).
+func normalise(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func same(a, b any) bool { return reflect.DeepEqual(normalise(a), normalise(b)) }
+
+// editable extracts the editable columns of a row.
+func editable(k *Kind, r Row) Row {
+	out := Row{}
+	for _, f := range k.Fields {
+		out[f.Column] = r[f.Column]
+	}
+	return out
+}
+
+// changes maps each attribute (or "<relationship>-id") that differs between
+// live and drafted to [live, drafted].
+func changes(k *Kind, live, drafted Row) map[string]any {
+	out := map[string]any{}
+	for _, f := range k.Fields {
+		if same(live[f.Column], drafted[f.Column]) {
+			continue
+		}
+		name := f.Name
+		if f.IsRef() {
+			name += "-id"
+		}
+		out[name] = []any{normalise(live[f.Column]), normalise(drafted[f.Column])}
+	}
+	return out
+}
+
+// Create inserts a new item (invisible to live reads) with a create draft.
+func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID uuid.UUID, values Change) (*View, error) {
+	now := time.Now().UTC()
+	id := uuid.New()
+	row := map[string]any{"id": id, "site_id": siteID, "created_at": now, "updated_at": now, "version": 1}
+	for _, f := range k.Fields {
+		row[f.Column] = values[f.Column]
+	}
+	if k == Pages {
+		row["path"] = "" // derived below, once the row exists
+	}
+	if _, err := tx.NewInsert().Model(&row).TableExpr(k.Table).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
+	}
+	if k == Pages {
+		if err := e.refreshPaths(ctx, tx, siteID); err != nil {
+			return nil, err
+		}
+	}
+	loaded, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
+	if err != nil {
+		return nil, err
+	}
+	live := Row{}
+	d := &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Create,
+		Drafted: editable(k, loaded[id]), ObjectChanges: changes(k, live, editable(k, loaded[id])),
+		UserID: &userID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert draft: %w", err)
+	}
+	if err := e.indexLinks(ctx, tx, k, siteID, d, loaded[id]); err != nil {
+		return nil, err
+	}
+	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
+}
+
+// lockItem locks an item and its draft for a write.
+func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Row, *Draft, error) {
+	rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, ok := rows[id]
+	if !ok {
+		return nil, nil, ErrNotFound
+	}
+	ds, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := ds[id]
+	if d != nil && d.RevisionID != nil {
+		return nil, nil, ErrInFlight
+	}
+	return row, d, nil
+}
+
+// Version returns the version a write must match: the row's.
+func rowVersion(r Row) int {
+	f, _ := r["version"].(float64)
+	return int(f)
+}
+
+// Update drafts a change to an item. The live row keeps its values (but its
+// version moves on); for an item that was never published the row itself
+// changes and the draft stays a create. Editing values back to live drops
+// them; an update draft with nothing left is deleted.
+func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, change Change, expect *int) (*View, error) {
+	row, d, err := lockItem(ctx, tx, k, siteID, id)
+	if err != nil {
+		return nil, err
+	}
+	if expect != nil && *expect != rowVersion(row) {
+		return nil, ErrStale
+	}
+	if d != nil && d.Event == Delete {
+		return nil, ErrDeleted
+	}
+	now := time.Now().UTC()
+	if d != nil && d.Event == Create {
+		q := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("updated_at = ?, version = version + 1", now)
+		for col, v := range change {
+			q = q.Set("? = ?", bun.Ident(col), v)
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		if k == Pages {
+			if err := e.refreshPaths(ctx, tx, siteID); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
+		if err != nil {
+			return nil, err
+		}
+		d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, rows[id]), changes(k, Row{}, editable(k, rows[id])), now, &userID
+		d.Version++
+		if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
+			return nil, err
+		}
+		if err := e.indexLinks(ctx, tx, k, siteID, d, rows[id]); err != nil {
+			return nil, err
+		}
+		return &View{Kind: k, Row: rows[id], Draft: d}, nil
+	}
+
+	drafted := editable(k, row)
+	if d != nil {
+		for col, v := range d.Drafted {
+			drafted[col] = v
+		}
+	}
+	for col, v := range change {
+		drafted[col] = normalise(v)
+	}
+	oc := changes(k, editable(k, row), drafted)
+	if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("version = version + 1").Exec(ctx); err != nil {
+		return nil, err
+	}
+	row["version"] = float64(rowVersion(row) + 1)
+	if len(oc) == 0 {
+		if d != nil {
+			if _, err := tx.NewDelete().Model(d).WherePK().Exec(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return &View{Kind: k, Row: row}, nil
+	}
+	if d == nil {
+		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Update, CreatedAt: now, Version: 0}
+	}
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
+	d.Version++
+	if _, err := tx.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
+		Set("drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, updated_at = EXCLUDED.updated_at, user_id = EXCLUDED.user_id, version = EXCLUDED.version").
+		Exec(ctx); err != nil {
+		return nil, fmt.Errorf("save draft: %w", err)
+	}
+	v := &View{Kind: k, Row: row, Draft: d}
+	if err := e.indexLinks(ctx, tx, k, siteID, d, v.Drafted()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Delete drafts the deletion of a live item and, recursively, of its
+// children. Deleting an item that was never published reverts its create
+// (with everything that depends on it): there is nothing live to delete.
+// It returns the item's view, or nil when the item is gone.
+func (e *Engine) Delete(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, expect *int) (*View, error) {
+	row, d, err := lockItem(ctx, tx, k, siteID, id)
+	if err != nil {
+		return nil, err
+	}
+	if expect != nil && *expect != rowVersion(row) {
+		return nil, ErrStale
+	}
+	if d != nil && d.Event == Create {
+		if err := e.Revert(ctx, tx, siteID, d.ID); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	budget := MaxClosure
+	if err := e.deleteTree(ctx, tx, k, siteID, userID, []uuid.UUID{id}, &budget); err != nil {
+		return nil, err
+	}
+	return e.Load(ctx, tx, k, siteID, id, true)
+}
+
+// deleteTree gives every item in ids, and their children, a delete draft
+// (replacing update drafts); children never published are reverted.
+func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID uuid.UUID, ids []uuid.UUID, budget *int) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if *budget -= len(ids); *budget < 0 {
+		return ErrTooLarge
+	}
+	rows, err := loadRows(ctx, tx, k, siteID, ids, true)
+	if err != nil {
+		return err
+	}
+	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	var live []uuid.UUID
+	for _, id := range ids {
+		row, ok := rows[id]
+		if !ok {
+			continue
+		}
+		d := existing[id]
+		if d != nil && d.RevisionID != nil {
+			return ErrInFlight
+		}
+		if d != nil && d.Event == Create {
+			if err := e.Revert(ctx, tx, siteID, d.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			continue
+		}
+		live = append(live, id)
+		if d != nil && d.Event == Delete {
+			continue
+		}
+		if d == nil {
+			d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, CreatedAt: now}
+		}
+		d.Event, d.Drafted, d.ObjectChanges, d.UserID, d.UpdatedAt = Delete, editable(k, row), map[string]any{}, &userID, now
+		d.Version++
+		if _, err := tx.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
+			Set("event = EXCLUDED.event, drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, version = EXCLUDED.version").
+			Exec(ctx); err != nil {
+			return fmt.Errorf("save delete draft: %w", err)
+		}
+	}
+	if len(live) > 0 {
+		if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(live)).Set("version = version + 1").Exec(ctx); err != nil {
+			return err
+		}
+	}
+	for _, c := range k.Children {
+		ck := kinds[c.Type]
+		var childIDs []uuid.UUID
+		if err := tx.NewSelect().TableExpr(ck.Table).Column("id").
+			Where("site_id = ? AND ? IN (?)", siteID, bun.Ident(c.Column), bun.In(live)).Scan(ctx, &childIDs); err != nil && len(live) > 0 {
+			return fmt.Errorf("find children: %w", err)
+		}
+		if err := e.deleteTree(ctx, tx, ck, siteID, userID, childIDs, budget); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshPaths recomputes every page path of a site from parents and slugs
+// in one statement (the home page, with an empty slug, is "/").
+func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID) error {
+	_, err := tx.NewRaw(`
+WITH RECURSIVE tree (id, path, depth) AS (
+    SELECT id, '/' || slug, 1 FROM pages WHERE site_id = ?0 AND parent_id IS NULL
+  UNION ALL
+    SELECT p.id, rtrim(t.path, '/') || '/' || p.slug, t.depth + 1
+    FROM pages p JOIN tree t ON p.parent_id = t.id
+    WHERE p.site_id = ?0 AND t.depth < 64
+)
+UPDATE pages SET path = tree.path FROM tree WHERE pages.id = tree.id AND pages.path IS DISTINCT FROM tree.path`, siteID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("derive page paths: %w", err)
+	}
+	return nil
+}
+
+// DraftedPath is a page's path under drafted parents and slugs.
+func (e *Engine) DraftedPath(ctx context.Context, db bun.IDB, siteID uuid.UUID, v *View) (string, error) {
+	parts := []string{}
+	cur := v.Drafted()
+	for depth := 0; depth < 64; depth++ {
+		if s := fmt.Sprint(cur["slug"]); s != "" && cur["slug"] != nil {
+			parts = append([]string{s}, parts...)
+		}
+		pid, ok := cur["parent_id"].(string)
+		if !ok || pid == "" {
+			return "/" + strings.Join(parts, "/"), nil
+		}
+		parent, err := e.Load(ctx, db, Pages, siteID, uuid.MustParse(pid), true)
+		if err != nil {
+			return "/" + strings.Join(parts, "/"), nil
+		}
+		cur = parent.Drafted()
+	}
+	return "", errors.New("page parents form a loop")
+}
+
+// DraftsOfItems returns the pending drafts of items, keyed by item id.
+func DraftsOfItems(ctx context.Context, db bun.IDB, itemType string, ids []uuid.UUID) (map[uuid.UUID]*Draft, error) {
+	return draftsOfItems(ctx, db, itemType, ids, false)
+}

@@ -1,0 +1,279 @@
+package drafts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Revision publishes a set of drafts.
+type Revision struct {
+	bun.BaseModel `bun:"table:revisions,alias:r"`
+
+	ID             uuid.UUID   `bun:"id,pk,type:uuid"`
+	SiteID         uuid.UUID   `bun:"site_id,type:uuid,notnull"`
+	UserID         *uuid.UUID  `bun:"user_id,type:uuid"`
+	Comments       string      `bun:"comments,notnull"`
+	Status         string      `bun:"status,notnull"`
+	DraftIDs       []uuid.UUID `bun:"draft_ids,array,notnull"`
+	VersionsCount  int         `bun:"versions_count,notnull"`
+	ErrorMessage   *string     `bun:"error_message"`
+	IdempotencyKey *string     `bun:"idempotency_key"`
+	CreatedAt      time.Time   `bun:"created_at,notnull"`
+	UpdatedAt      time.Time   `bun:"updated_at,notnull"`
+}
+
+// Revision statuses.
+const (
+	Publishing = "publishing"
+	Published  = "published"
+	Failed     = "failed"
+)
+
+// Version records one published draft.
+type Version struct {
+	bun.BaseModel `bun:"table:versions,alias:v"`
+
+	ID            uuid.UUID       `bun:"id,pk,type:uuid"`
+	SiteID        uuid.UUID       `bun:"site_id,type:uuid,notnull"`
+	RevisionID    uuid.UUID       `bun:"revision_id,type:uuid,notnull"`
+	ItemType      string          `bun:"item_type,notnull"`
+	ItemID        uuid.UUID       `bun:"item_id,type:uuid,notnull"`
+	Event         string          `bun:"event,notnull"`
+	ObjectChanges map[string]any  `bun:"object_changes,type:jsonb,notnull"`
+	Snapshot      json.RawMessage `bun:"snapshot,type:jsonb"`
+	UserID        *uuid.UUID      `bun:"user_id,type:uuid"`
+	CreatedAt     time.Time       `bun:"created_at,notnull"`
+}
+
+// PublishError is a publish that cannot succeed however often it is tried
+// (a draft gone, a rule broken); the revision is marked failed with it.
+type PublishError struct{ Message string }
+
+func (e *PublishError) Error() string { return e.Message }
+
+// Publish applies a revision in tx: the listed drafts plus their
+// publication closure (computed here, with the rows locked, never trusted
+// from an earlier read), parents before children for creates and updates,
+// children before parents for deletes. Each draft becomes one version and
+// is removed. Running it again for a published revision does nothing.
+func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (*Revision, error) {
+	rev := new(Revision)
+	if err := tx.NewSelect().Model(rev).Where("id = ?", revisionID).For("UPDATE").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load revision: %w", err)
+	}
+	if rev.Status != Publishing {
+		return rev, nil // already done (a retried activity)
+	}
+	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(listed) != len(rev.DraftIDs) {
+		return nil, &PublishError{Message: fmt.Sprintf("%d of the listed drafts no longer exist (reverted or published meanwhile)", len(rev.DraftIDs)-len(listed))}
+	}
+	all, err := Closure(ctx, tx, rev.SiteID, listed, Publication, true)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, &PublishError{Message: fmt.Sprintf("the revision would publish more than %d drafts", MaxClosure)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if d.RevisionID != nil && *d.RevisionID != rev.ID {
+			return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", d.ID, d.RevisionID)}
+		}
+	}
+	ordered := order(all)
+	now := time.Now().UTC()
+
+	// Snapshots before, one query per kind.
+	snapshots := map[uuid.UUID]json.RawMessage{}
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		ids := itemIDs(ordered, typ, "")
+		if len(ids) == 0 {
+			continue
+		}
+		var rows []struct {
+			ID  uuid.UUID       `bun:"id"`
+			Row json.RawMessage `bun:"row"`
+		}
+		if err := tx.NewRaw("SELECT id, to_jsonb(t) AS row FROM ? t WHERE id IN (?) ORDER BY id FOR UPDATE",
+			bun.Ident(kinds[typ].Table), bun.In(ids)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", typ, err)
+		}
+		for _, r := range rows {
+			snapshots[r.ID] = r.Row
+		}
+	}
+
+	// Apply, kind by kind: a few statements per kind and event, whatever
+	// the number of drafts.
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		k := kinds[typ]
+		if ids := itemIDs(ordered, typ, Create); len(ids) > 0 {
+			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(ids)).
+				Set("published_at = coalesce(published_at, ?), updated_at = ?, version = version + 1", now, now).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("publish created %s: %w", typ, err)
+			}
+		}
+		if updates := draftsOf(ordered, typ, Update); len(updates) > 0 {
+			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, typ := range []string{"content-blocks", "contents", "pages"} { // deletes: children first
+		if ids := itemIDs(ordered, typ, Delete); len(ids) > 0 {
+			if _, err := tx.NewDelete().TableExpr(kinds[typ].Table).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("publish deleted %s: %w", typ, err)
+			}
+		}
+	}
+	if len(itemIDs(ordered, "pages", "")) > 0 {
+		if err := e.refreshPaths(ctx, tx, rev.SiteID); err != nil {
+			return nil, err
+		}
+	}
+	// Block links: the drafted links become the live ones.
+	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
+		blockDrafts := draftIDs(draftsOf(ordered, "content-blocks", ""))
+		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := tx.NewUpdate().Model((*Hyperlink)(nil)).Set("draft_id = NULL").Where("draft_id IN (?)", bun.In(blockDrafts)).Exec(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	versions := make([]Version, len(ordered))
+	for i, d := range ordered {
+		var snap json.RawMessage
+		if d.Event != Create {
+			snap = snapshots[d.ItemID]
+		}
+		versions[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
+			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+	}
+	if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record versions: %w", err)
+	}
+	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(draftIDs(ordered))).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("remove published drafts: %w", err)
+	}
+	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
+	if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
+		return nil, err
+	}
+	return rev, nil
+}
+
+// applyUpdates writes drafted columns onto live rows in one statement.
+func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time.Time) error {
+	records := make([]map[string]any, len(ds))
+	for i, d := range ds {
+		r := map[string]any{"id": d.ItemID}
+		for _, f := range k.Fields {
+			r[f.Column] = d.Drafted[f.Column]
+		}
+		records[i] = r
+	}
+	payload, err := json.Marshal(records)
+	if err != nil {
+		return err
+	}
+	var sets, defs []string
+	for _, f := range k.Fields {
+		sets = append(sets, fmt.Sprintf("%s = d.%s", f.Column, f.Column))
+		defs = append(defs, f.Column+" "+f.SQLType())
+	}
+	query := fmt.Sprintf("UPDATE %s t SET %s, updated_at = ?, version = t.version + 1 FROM jsonb_to_recordset(?::jsonb) AS d(id uuid, %s) WHERE t.id = d.id",
+		k.Table, strings.Join(sets, ", "), strings.Join(defs, ", "))
+	if _, err := tx.NewRaw(query, now, string(payload)).Exec(ctx); err != nil {
+		return fmt.Errorf("publish updated %s: %w", k.Type, err)
+	}
+	return nil
+}
+
+// order sorts drafts for publication: by kind (pages, contents, blocks),
+// then event (create, update, delete), then id, so versions read in the
+// order they take effect. Within one transaction with deferred keys, the
+// order of statements does not matter for integrity, including for records
+// that point at each other.
+func order(ds []*Draft) []*Draft {
+	out := append([]*Draft(nil), ds...)
+	ev := map[string]int{Create: 0, Update: 1, Delete: 2}
+	key := func(d *Draft) [3]int {
+		if d.Event == Delete {
+			return [3]int{1, -depthOrder[d.ItemType], 0} // after the rest, children first
+		}
+		return [3]int{0, depthOrder[d.ItemType], ev[d.Event]} // parents first
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := key(out[i]), key(out[j])
+		if a != b {
+			for n := range a {
+				if a[n] != b[n] {
+					return a[n] < b[n]
+				}
+			}
+		}
+		return out[i].ID.String() < out[j].ID.String()
+	})
+	return out
+}
+
+// Order exposes the publication order (tests of the rules).
+func Order(ds []*Draft) []*Draft { return order(ds) }
+
+func itemIDs(ds []*Draft, typ, event string) []uuid.UUID {
+	var out []uuid.UUID
+	for _, d := range ds {
+		if d.ItemType == typ && (event == "" || d.Event == event) {
+			out = append(out, d.ItemID)
+		}
+	}
+	return out
+}
+
+func draftsOf(ds []*Draft, typ, event string) []*Draft {
+	var out []*Draft
+	for _, d := range ds {
+		if d.ItemType == typ && (event == "" || d.Event == event) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func draftIDs(ds []*Draft) []uuid.UUID {
+	out := make([]uuid.UUID, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+// MarkFailed records a failed publish and releases its drafts, in its own
+// transaction (the publishing one was rolled back: nothing changed).
+func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
+			Where("id = ? AND status = ?", revisionID, Publishing).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		_, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx)
+		return err
+	})
+}
