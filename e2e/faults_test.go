@@ -93,6 +93,9 @@ func TestWorkerKilledMidProcessing(t *testing.T) {
 		t.Fatalf("upload after the worker was killed = %v", up.Attributes)
 	}
 
+	// "finished" is set by Record; the temporary object is deleted after it.
+	s.awaitWorkflow(t, wfID, time.Minute)
+
 	// Exactly once: one asset, one image, nine objects, nothing temporary.
 	var assetRef struct{ Type, ID string }
 	_ = json.Unmarshal(up.Relationships["asset"].Data, &assetRef)
@@ -186,6 +189,7 @@ func TestMinIOOutageDuringProcessing(t *testing.T) {
 	if up.Attributes["status"] != "finished" || up.Attributes["error-message"] != nil {
 		t.Fatalf("upload after the storage outage = %v", up.Attributes)
 	}
+	s.awaitWorkflow(t, wfID, time.Minute)
 	if got := s.objects(t, s.Config.Storage.AssetsBucket, ""); len(got) != 9 {
 		t.Errorf("assets bucket holds %d objects, want 9: %v", len(got), got)
 	}
@@ -477,6 +481,18 @@ func (s *system) awaitPendingActivity(t *testing.T, wfID string, within time.Dur
 	}
 	t.Fatalf("no pending activity of %s matched within %s; last seen: %v", wfID, within, last)
 	return nil
+}
+
+// awaitWorkflow waits for the workflow to complete successfully: an upload
+// is "finished" once Record commits, and its temporary object is deleted by
+// the activity after that.
+func (s *system) awaitWorkflow(t *testing.T, wfID string, within time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := s.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, nil); err != nil {
+		t.Fatalf("workflow %s: %v", wfID, err)
+	}
 }
 
 func (s *system) activityPending(t *testing.T, wfID, name string) bool {

@@ -12,6 +12,19 @@ package images
 // need has a fixed-argument wrapper here.
 
 static int pr_init(int concurrency) {
+#ifdef __GLIBC__
+	// Keep freed image buffers from being hoarded by glibc malloc, unless the
+	// operator has tuned it through the environment. By default glibc raises
+	// its mmap threshold each time a big buffer is freed, after which such
+	// buffers come from (and stay in) the heap arenas, and libvips' threads
+	// spread over up to 8 arenas per core: RSS then ratchets up image after
+	// image. A fixed threshold returns big buffers to the OS on free; two
+	// arenas bound the fragmentation.
+	if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+		mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	if (!getenv("MALLOC_ARENA_MAX"))
+		mallopt(M_ARENA_MAX, 2);
+#endif
 	if (VIPS_INIT("pressroom"))
 		return -1;
 	// No operation cache: every call is used once, and a cache would hold
@@ -108,9 +121,8 @@ static int pr_save(VipsImage *in, int format, void **buf, size_t *len) {
 	return -1;
 }
 
-// Give freed heap back to the OS. libvips' threads allocate from several
-// glibc malloc arenas, and without this the process's RSS ratchets up over
-// successive images even though nothing is leaked.
+// Give memory freed at the end of an image back to the OS (glibc keeps
+// free pages inside its arenas otherwise).
 static void pr_trim(void) {
 #ifdef __GLIBC__
 	malloc_trim(0);

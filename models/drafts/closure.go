@@ -64,7 +64,7 @@ func Closure(ctx context.Context, db bun.IDB, siteID uuid.UUID, start []*Draft, 
 func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, dir Direction, lock bool) ([]*Draft, error) {
 	// Group the frontier: "targets" are records the drafts point to,
 	// "parents" are records whose children are wanted.
-	targets := map[string][]uuid.UUID{}   // type -> ids pointed to
+	targets := map[string][]uuid.UUID{}    // type -> ids pointed to
 	childrenOf := map[string][]uuid.UUID{} // type -> ids whose children are wanted
 	wantEvent := ""                        // event of the pulled-in target drafts
 	for _, d := range frontier {
