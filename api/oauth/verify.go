@@ -3,9 +3,11 @@ package oauth
 import (
 	"context"
 	"crypto/rsa"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -91,6 +93,35 @@ type verifier struct {
 	db       *bun.DB
 	issuer   string
 	audience string
+	// verified caches claims whose signature was already checked: RSA
+	// verification is the costly part of a request, and a token's signature
+	// never changes. Expiry, and revocation (a database lookup), are still
+	// checked on every request.
+	verified claimCache
+}
+
+// claimCache is a bounded map of token hash to verified claims.
+type claimCache struct {
+	mu sync.Mutex
+	m  map[[32]byte]*accessClaims
+}
+
+// claimCacheSize bounds memory: about 300 bytes an entry.
+const claimCacheSize = 50000
+
+func (c *claimCache) get(k [32]byte) *accessClaims {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *claimCache) put(k [32]byte, v *accessClaims) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= claimCacheSize {
+		c.m = make(map[[32]byte]*accessClaims) // full: start over rather than grow
+	}
+	c.m[k] = v
 }
 
 // leeway tolerates small clock differences between replicas.
@@ -106,19 +137,16 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	if len(raw) > 8192 {
 		return nil, invalidToken{"The access token is malformed."}
 	}
-	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
-	if err != nil || len(tok.Headers) != 1 {
-		return nil, invalidToken{"The access token is malformed."}
+	key := sha256.Sum256([]byte(raw))
+	claims := v.verified.get(key)
+	if claims == nil {
+		var err error
+		if claims, err = v.checkSignature(ctx, raw); err != nil {
+			return nil, err
+		}
+		v.verified.put(key, claims)
 	}
-	pub, err := v.key(ctx, tok.Headers[0].KeyID)
-	if err != nil {
-		return nil, err
-	}
-	var claims accessClaims
-	if pub == nil || tok.Claims(pub, &claims) != nil {
-		return nil, invalidToken{"The access token's signature is not valid."}
-	}
-	err = claims.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience{v.audience}, Time: time.Now()}, leeway)
+	err := claims.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience{v.audience}, Time: time.Now()}, leeway)
 	switch {
 	case errors.Is(err, jwt.ErrExpired):
 		return nil, invalidToken{"The access token has expired; get a new one with the refresh token."}
@@ -149,6 +177,23 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 		return nil, invalidToken{"The access token has been revoked."}
 	}
 	return pr, nil
+}
+
+// checkSignature parses a JWT and verifies its signature with a published key.
+func (v *verifier) checkSignature(ctx context.Context, raw string) (*accessClaims, error) {
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil || len(tok.Headers) != 1 {
+		return nil, invalidToken{"The access token is malformed."}
+	}
+	pub, err := v.key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return nil, err
+	}
+	claims := new(accessClaims)
+	if pub == nil || tok.Claims(pub, claims) != nil {
+		return nil, invalidToken{"The access token's signature is not valid."}
+	}
+	return claims, nil
 }
 
 // key finds the public key a token names, reloading the key list once when
