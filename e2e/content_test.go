@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pressroom/pressroom/workflows"
 )
 
 // editor is a signed-in client of one test system.
@@ -115,6 +117,7 @@ func TestPageDraftLifecycle(t *testing.T) {
 	if rev.Attributes["status"] != "published" || rev.Attributes["versions-count"] != float64(1) {
 		t.Fatalf("revision = %v", rev.Attributes)
 	}
+	s.recordHistory(t, workflows.PublishRevisionID(rev.ID), "publish-revision-published.history.json")
 	live := e.do(http.MethodGet, "/pages/"+id, nil)
 	if live.Status != 200 || live.resource(t).Attributes["published-at"] == nil || string(live.resource(t).Relationships["draft"].Data) != "null" {
 		t.Fatalf("published page = %d %s", live.Status, live.Raw)

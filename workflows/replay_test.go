@@ -23,6 +23,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(workflows.AssetUpload)
 			r.RegisterWorkflow(workflows.SweepUploads)
+			r.RegisterWorkflow(workflows.PublishRevision)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
