@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -309,7 +310,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 		state[k] = v
 	}
 	var v *drafts.View
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := h.validate(ctx, h, pr.SiteID, nil, state); err != nil {
 			return err
 		}
@@ -343,7 +344,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 	}
 	pr := oauth.PrincipalOf(c)
 	var v *drafts.View
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
 		if err != nil {
 			return err
@@ -386,7 +387,7 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 	}
 	pr := oauth.PrincipalOf(c)
 	var v *drafts.View
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
 		if err != nil {
 			return err
@@ -604,4 +605,19 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 		Meta     map[string]any      `json:"meta,omitempty"`
 		JSONAPI  *jsonapi.Version    `json:"jsonapi"`
 	}{doc.Data, doc.Included, doc.Links, doc.Meta, doc.JSONAPI})
+}
+
+// runTx runs fn in a transaction, retrying (a bounded number of times) when
+// Postgres aborts it for a deadlock or a serialization failure: two writers
+// racing for the same records, one of which can simply go again.
+func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		err = db.RunInTx(ctx, nil, fn)
+		var pg *pgconn.PgError
+		if !errors.As(err, &pg) || (pg.Code != "40P01" && pg.Code != "40001") {
+			return err
+		}
+	}
+	return err
 }

@@ -200,7 +200,7 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 	if err := checkVersion(c, d.ID.String(), d.Version, nil); err != nil {
 		return err
 	}
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)
 	})
 	switch {

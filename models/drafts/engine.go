@@ -279,8 +279,14 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
 }
 
-// lockItem locks an item and its draft for a write.
+// lockItem locks an item's draft, then the item, for a write. Lock order
+// everywhere is drafts before rows (publishing and reverting start from
+// drafts), so a write racing a publish waits instead of deadlocking.
 func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Row, *Draft, error) {
+	ds, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true)
+	if err != nil {
+		return nil, nil, err
+	}
 	rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, true)
 	if err != nil {
 		return nil, nil, err
@@ -288,10 +294,6 @@ func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Ro
 	row, ok := rows[id]
 	if !ok {
 		return nil, nil, ErrNotFound
-	}
-	ds, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true)
-	if err != nil {
-		return nil, nil, err
 	}
 	d := ds[id]
 	if d != nil && d.RevisionID != nil {
@@ -423,11 +425,11 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 	if *budget -= len(ids); *budget < 0 {
 		return ErrTooLarge
 	}
-	rows, err := loadRows(ctx, tx, k, siteID, ids, true)
+	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true) // drafts before rows: see lockItem
 	if err != nil {
 		return err
 	}
-	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true)
+	rows, err := loadRows(ctx, tx, k, siteID, ids, true)
 	if err != nil {
 		return err
 	}
