@@ -4,9 +4,11 @@
 // cgo, no third-party Go bindings), auto-orients it, and encodes each
 // variant as WebP and in the original format.
 //
-// The only global state is libvips' own, initialised once on first use (see
-// Process). Failures retrying cannot fix are returned as *Rejection, with a
-// message a person can act on; every other error is transient or a bug.
+// The only global state is libvips' own, initialised once on first use,
+// together with glibc malloc tuning unless the environment sets it (see
+// docs/images.md). Failures retrying cannot fix are returned as *Rejection,
+// with a message a person can act on; every other error is transient or a
+// bug.
 package images
 
 import (
@@ -130,8 +132,8 @@ func pixelCount(n int64) string {
 
 // ReadHeader reads only the header (with the standard library's
 // image.DecodeConfig) and checks it against the limits. Nothing is decoded:
-// a PNG declaring 30000×30000 pixels is refused after reading its first 33
-// bytes, allocating a few kilobytes. It returns a *Rejection wrapping
+// a PNG declaring 30000×30000 pixels is refused after reading at most 512
+// bytes, allocating about 2 KB. It returns a *Rejection wrapping
 // ErrTooManyPixels when Width*Height > MaxPixels, and one wrapping
 // ErrNotImage when the bytes are not a valid JPEG, PNG or GIF header.
 // Errors reading r are returned as they are (they may be transient).

@@ -224,7 +224,9 @@ var contentTypes = map[string]string{"webp": "image/webp", "jpeg": "image/jpeg",
 // encodes every variant as WebP and in the original format (JPEG q82, PNG
 // compression 6, GIF; WebP q80; metadata stripped), in Variants order, webp
 // first. Variants are never upscaled: one larger than the image is emitted
-// at the image's size. Animated GIFs yield their first frame.
+// at the image's size, sharing (not copying) the Data of the first such
+// variant, so treat Data as read-only. Images with an ICC profile, and CMYK
+// ones, are transformed to sRGB. Animated GIFs yield their first frame.
 //
 // The caller should have called ReadHeader; Process checks the pixel limit
 // again from libvips' own reading of the header before decoding anything.
@@ -232,7 +234,8 @@ var contentTypes = map[string]string{"webp": "image/webp", "jpeg": "image/jpeg",
 // pixels are damaged or truncated give a *Rejection; other errors (the file
 // cannot be opened, an encoder fails) are plain errors with libvips' text.
 //
-// heartbeat (may be nil) is called after decoding and after each output.
+// heartbeat (may be nil) is called after decoding and after each output
+// (once for a variant that shares another's bytes).
 // Process is safe for concurrent use; each call runs one libvips thread.
 func Process(path string, l Limits, heartbeat func()) (Result, error) {
 	if heartbeat == nil {
