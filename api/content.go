@@ -455,14 +455,25 @@ func textLen(state drafts.Row, col, attr string, min, max int) error {
 	return nil
 }
 
-// exists checks a referenced record belongs to the site (drafted records
-// count: a page may be created under a page created in the same session).
-func exists(ctx context.Context, db bun.IDB, table string, siteID uuid.UUID, id any) (bool, error) {
-	s := str(id)
-	if _, err := uuid.Parse(s); err != nil {
-		return false, nil
+// checkRef checks that a referenced record (id, or nil when optional)
+// belongs to the site; drafted records count (a page may be created under a
+// page created in the same session). Another site's record is reported as
+// missing.
+func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, rel, what string, required bool) error {
+	if id == nil {
+		if required {
+			return relErr("required", rel, rel+" is required.")
+		}
+		return nil
 	}
-	return db.NewSelect().TableExpr(table).Where("id = ? AND site_id = ?", s, siteID).Exists(ctx)
+	s := str(id)
+	if _, err := uuid.Parse(s); err == nil {
+		ok, err := db.NewSelect().TableExpr(table).Where("id = ? AND site_id = ?", s, siteID).Exists(ctx)
+		if err != nil || ok {
+			return err
+		}
+	}
+	return relErr("not_found", rel, "No "+what+" with that id.")
 }
 
 func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
@@ -501,15 +512,11 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 			return attrErr("page_type_taken", "page-type", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
 		}
 	}
+	if err := checkRef(ctx, h.db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
+		return err
+	}
 	if p := s["parent_id"]; p != nil {
-		ok, err := exists(ctx, h.db, "pages", siteID, p)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return relErr("not_found", "parent", "No page with that id.")
-		}
-		if id != nil && h.engine != nil {
+		if id != nil {
 			// The parent must not be the page itself or one of its descendants.
 			var loop bool
 			err := h.db.NewRaw(`WITH RECURSIVE up (id, depth) AS (SELECT ?::uuid, 0 UNION ALL
@@ -523,33 +530,14 @@ SELECT EXISTS (SELECT 1 FROM up WHERE id = ?)`, str(p), *id).Scan(ctx, &loop)
 			}
 		}
 	}
-	if l := s["layout_id"]; l != nil {
-		ok, err := exists(ctx, h.db, "layouts", siteID, l)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return relErr("not_found", "layout", "No layout with that id.")
-		}
-	}
-	return nil
+	return checkRef(ctx, h.db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
 }
 
 func validateContent(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
 	if err := textLen(s, "title", "title", 1, 200); err != nil {
 		return err
 	}
-	if s["page_id"] == nil {
-		return relErr("required", "page", "page is required.")
-	}
-	ok, err := exists(ctx, h.db, "pages", siteID, s["page_id"])
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return relErr("not_found", "page", "No page with that id.")
-	}
-	return nil
+	return checkRef(ctx, h.db, siteID, s["page_id"], "pages", "page", "page", true)
 }
 
 // maxBody bounds a block body (it is also bounded by the request body limit).
@@ -565,26 +553,10 @@ func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *u
 	if len(str(s["body"])) > maxBody {
 		return attrErr("invalid_body", "body", fmt.Sprintf("body must be at most %d bytes.", maxBody))
 	}
-	if s["content_id"] == nil {
-		return relErr("required", "content", "content is required.")
-	}
-	ok, err := exists(ctx, h.db, "contents", siteID, s["content_id"])
-	if err != nil {
+	if err := checkRef(ctx, h.db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
 		return err
 	}
-	if !ok {
-		return relErr("not_found", "content", "No content with that id.")
-	}
-	if a := s["asset_id"]; a != nil {
-		ok, err := exists(ctx, h.db, "assets", siteID, a)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return relErr("not_found", "asset", "No asset with that id.")
-		}
-	}
-	return nil
+	return checkRef(ctx, h.db, siteID, s["asset_id"], "assets", "asset", "asset", false)
 }
 
 // respondIncluded writes doc, making sure included is present (possibly
