@@ -61,7 +61,10 @@ func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 	return versioned(r, s.Version)
 }
 
-// themes renders themes for the site's include and related link.
+// themes renders the live theme for include=theme. Only theme resources
+// with their linkage are rendered through it (nothing nested is included),
+// so it needs no asset or user rendering; GET /site/theme, which may
+// include more, is served by themesHandler.live.
 func (h siteHandler) themes() *themeResources { return &themeResources{db: h.db, links: h.links} }
 
 func (h siteHandler) load(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*models.ThemedSite, error) {
@@ -232,19 +235,6 @@ func (h siteHandler) update(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, ch
 		return err
 	})
 	return out, err
-}
-
-// theme serves GET /site/theme: the live theme, or data null before any.
-func (h siteHandler) theme(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
-	if err != nil {
-		return err
-	}
-	s, err := h.load(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, false)
-	if err != nil {
-		return err
-	}
-	return h.themes().showRelatedTheme(c, q, s.ThemeID)
 }
 
 // themeRelationship serves GET /site/relationships/theme.

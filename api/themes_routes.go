@@ -40,7 +40,7 @@ func (r routes) themes() {
 		app.Get("/theme-assets/:id/relationships/"+name, a(themeAssets.relationship(name))...)
 	}
 
-	app.Get("/site/theme", a(site.theme)...)
+	app.Get("/site/theme", a(themes.live)...)
 	app.Get("/site/relationships/theme", a(site.themeRelationship)...)
 	app.Patch("/site/relationships/theme", a(site.patchThemeRelationship)...)
 }

@@ -1,0 +1,403 @@
+package api
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
+)
+
+type layoutAttributes struct {
+	Title       string  `json:"title"`
+	FileName    string  `json:"file-name"`
+	Description *string `json:"description"`
+	Unique      bool    `json:"unique"`
+	Content     string  `json:"content"`
+	PagesCount  int     `json:"pages-count"`
+	CreatedAt   string  `json:"created-at"`
+	UpdatedAt   string  `json:"updated-at"`
+}
+
+// layoutRequest is what POST and PATCH /layouts accept.
+type layoutRequest struct {
+	Title       *string `json:"title"`
+	FileName    *string `json:"file-name"`
+	Description *string `json:"description"`
+	Unique      *bool   `json:"unique"`
+	Content     *string `json:"content"`
+	PagesCount  any     `json:"pages-count"`
+	CreatedAt   any     `json:"created-at"`
+	UpdatedAt   any     `json:"updated-at"`
+}
+
+var layoutReadOnly = []string{"pages-count", "created-at", "updated-at"}
+
+// fileNamePattern is a layout's file name: one path segment of letters,
+// digits, '_', '-' and '.', not starting with a dot, ending in .liquid.
+var fileNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.liquid$`)
+
+func layoutSpec(collection bool) QuerySpec {
+	s := QuerySpec{Includes: []string{"theme"}, Fields: []string{"layouts", "themes"}}
+	if collection {
+		s.Collection = true
+		s.Sorts = map[string]string{"title": "title", "file-name": "file_name", "created-at": "created_at", "updated-at": "updated_at"}
+		s.DefaultSort = "lower(file_name), id"
+		s.Filters = map[string]string{"title": "title", "file-name": "file_name"}
+	}
+	return s
+}
+
+func (k *themeResources) layoutResource(l *models.Layout, pages int) *jsonapi.Resource {
+	p := "/layouts/" + l.ID.String()
+	theme := l.ThemeID.String()
+	r := &jsonapi.Resource{Type: "layouts", ID: l.ID.String(), Links: k.links.self(p),
+		Attributes: layoutAttributes{Title: l.Title, FileName: l.FileName, Description: l.Description, Unique: l.Unique,
+			Content: l.Content, PagesCount: pages, CreatedAt: timestamp(l.CreatedAt), UpdatedAt: timestamp(l.UpdatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{"theme": k.links.relationship(p, "theme", jsonapi.ToOne("themes", &theme))},
+	}
+	return versioned(r, l.Version)
+}
+
+// renderLayouts renders layouts with their pages-count, counted in one call.
+func (k *themeResources) renderLayouts(ctx context.Context, siteID uuid.UUID, ls []models.Layout) ([]*jsonapi.Resource, error) {
+	out := make([]*jsonapi.Resource, len(ls))
+	if len(ls) == 0 {
+		return out, nil
+	}
+	count := k.pageCounts
+	if count == nil {
+		count = noPages
+	}
+	counts, err := count(ctx, siteID, ids(ls, func(l *models.Layout) uuid.UUID { return l.ID }))
+	if err != nil {
+		return nil, err
+	}
+	for i := range ls {
+		out[i] = k.layoutResource(&ls[i], counts[ls[i].ID])
+	}
+	return out, nil
+}
+
+func (k *themeResources) includeForLayouts(ctx context.Context, siteID uuid.UUID, q *Query, ls []models.Layout, cd *compound) error {
+	if q.Include["theme"] && len(ls) > 0 {
+		return k.includeThemes(ctx, siteID, ids(ls, func(l *models.Layout) uuid.UUID { return l.ThemeID }), cd)
+	}
+	return nil
+}
+
+// layoutsHandler serves /layouts. Its pageCounts (from themeResources)
+// fills pages-count.
+type layoutsHandler struct{ *themeResources }
+
+// list serves GET /layouts: the layouts of the latest published theme (the
+// one with the greatest published-at), an empty list while none is published.
+func (h layoutsHandler) list(c *fiber.Ctx) error {
+	q, err := parseQuery(c, layoutSpec(true))
+	if err != nil {
+		return err
+	}
+	siteID := siteOf(c)
+	sel := h.db.NewSelect().Where("site_id = ?", siteID).
+		Where(`theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ? AND t.published_at IS NOT NULL
+			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
+	return h.sendList(c, q, "/layouts", sel)
+}
+
+// listOf serves GET /themes/:id/layouts: any theme's layouts.
+func (h layoutsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
+	q, err := parseQuery(c, layoutSpec(true))
+	if err != nil {
+		return err
+	}
+	sel := h.db.NewSelect().Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)
+	return h.sendList(c, q, themePath(t.ID)+"/layouts", sel)
+}
+
+func (h layoutsHandler) sendList(c *fiber.Ctx, q *Query, path string, sel *bun.SelectQuery) error {
+	ctx, siteID := c.UserContext(), siteOf(c)
+	var ls []models.Layout
+	total, err := q.Apply(sel.Model(&ls)).ScanAndCount(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := h.renderLayouts(ctx, siteID, ls)
+	if err != nil {
+		return err
+	}
+	cd := newCompound(q, rs...)
+	if err := h.includeForLayouts(ctx, siteID, q, ls, cd); err != nil {
+		return err
+	}
+	return cd.send(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection(path, q, total), map[string]any{"total": total})
+}
+
+func findLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.Layout, error) {
+	l := new(models.Layout)
+	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, jsonapi.NotFound("No layout with that id.")
+	}
+	return l, err
+}
+
+func (h layoutsHandler) load(c *fiber.Ctx) (*models.Layout, error) {
+	id, err := idParam(c, "layout")
+	if err != nil {
+		return nil, err
+	}
+	return findLayout(c.UserContext(), h.db, siteOf(c), id)
+}
+
+func (h layoutsHandler) show(c *fiber.Ctx, q *Query, status int, l *models.Layout) error {
+	ctx, siteID := c.UserContext(), siteOf(c)
+	rs, err := h.renderLayouts(ctx, siteID, []models.Layout{*l})
+	if err != nil {
+		return err
+	}
+	cd := newCompound(q, rs[0])
+	if err := h.includeForLayouts(ctx, siteID, q, []models.Layout{*l}, cd); err != nil {
+		return err
+	}
+	setETag(c, l.ID.String(), l.Version)
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, rs[0].Links.Self)
+	}
+	return cd.send(c, status, q.Sparse(rs[0]), nil, nil)
+}
+
+// get serves GET /layouts/:id: a layout of any theme of the site.
+func (h layoutsHandler) get(c *fiber.Ctx) error {
+	q, err := parseQuery(c, layoutSpec(false))
+	if err != nil {
+		return err
+	}
+	l, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	return h.show(c, q, fiber.StatusOK, l)
+}
+
+// layoutFields are the validated attributes of a layout request.
+type layoutFields struct {
+	title, fileName, content string
+	description              *string
+	unique                   bool
+}
+
+// validate checks the attributes sent; on create every required one must be there.
+func (r layoutRequest) validate(sent map[string]bool, create bool) (layoutFields, error) {
+	var f layoutFields
+	if err := checkReadOnly(sent, layoutReadOnly); err != nil {
+		return f, err
+	}
+	var err error
+	if f.title, err = titleAttr(r.Title, sent["title"], create); err != nil {
+		return f, err
+	}
+	if create || sent["file-name"] {
+		if r.FileName == nil || len(*r.FileName) > 255 || !fileNamePattern.MatchString(*r.FileName) {
+			return f, invalidAttr("file-name", "invalid_file_name",
+				"file-name is required: a file name ending in .liquid (letters, digits, '_', '-', '.'; no folders; at most 255 characters).")
+		}
+		f.fileName = *r.FileName
+	}
+	if f.description, err = descriptionAttr(r.Description); err != nil {
+		return f, err
+	}
+	if sent["unique"] {
+		if r.Unique == nil {
+			return f, invalidAttr("unique", "invalid_unique", "unique must be true or false.")
+		}
+		f.unique = *r.Unique
+	}
+	if create || sent["content"] {
+		switch {
+		case r.Content == nil || *r.Content == "":
+			return f, invalidAttr("content", "invalid_content", "content is required: the layout's Liquid template.")
+		case len(*r.Content) > maxLayoutContent:
+			return f, invalidAttr("content", "content_too_large", "content must be at most 1 MiB (1048576 bytes).")
+		case strings.ContainsRune(*r.Content, 0):
+			return f, invalidAttr("content", "invalid_content", "content must not contain NUL characters.")
+		}
+		f.content = *r.Content
+	}
+	return f, nil
+}
+
+// fileNameTaken is the answer when a theme already has a layout of that file name.
+func fileNameTaken() *jsonapi.Error {
+	return invalidAttr("file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
+}
+
+// create serves POST /layouts: a layout in a theme of the caller's site.
+func (h layoutsHandler) create(c *fiber.Ctx) error {
+	q, err := parseQuery(c, layoutSpec(false))
+	if err != nil {
+		return err
+	}
+	var doc jsonapi.RequestDocument[layoutRequest]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return err
+	}
+	if err := checkType(doc.Data.Type, "layouts"); err != nil {
+		return err
+	}
+	if err := checkNoClientID(doc.Data.ID); err != nil {
+		return err
+	}
+	f, err := doc.Data.Attributes.validate(doc.Data.Sent, true)
+	if err != nil {
+		return err
+	}
+	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
+		return err
+	}
+	theme, err := readToOne(doc.Data.Relationships, "theme", "themes", "theme")
+	if err != nil {
+		return err
+	}
+	if err := requiredToOne(theme, "theme", "theme the layout belongs to"); err != nil {
+		return err
+	}
+	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
+	if _, err := findTheme(ctx, h.db, siteID, theme.id); err != nil {
+		if isNotFound(err) {
+			return unknownRelated("theme", "theme")
+		}
+		return err
+	}
+	now := time.Now().UTC()
+	l := &models.Layout{ID: uuid.New(), SiteID: siteID, ThemeID: theme.id, Title: f.title, FileName: f.fileName,
+		Description: f.description, Unique: f.unique, Content: f.content, Version: 1, CreatedAt: now, UpdatedAt: now}
+	if _, err := h.db.NewInsert().Model(l).Exec(ctx); err != nil {
+		if models.IsConflict(err) {
+			return fileNameTaken()
+		}
+		return err
+	}
+	return h.show(c, q, fiber.StatusCreated, l)
+}
+
+// patch serves PATCH /layouts/:id: changes the attributes sent, and only those.
+func (h layoutsHandler) patch(c *fiber.Ctx) error {
+	q, err := parseQuery(c, layoutSpec(false))
+	if err != nil {
+		return err
+	}
+	id, err := idParam(c, "layout")
+	if err != nil {
+		return err
+	}
+	var doc jsonapi.RequestDocument[layoutRequest]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return err
+	}
+	if err := checkType(doc.Data.Type, "layouts"); err != nil {
+		return err
+	}
+	if err := checkID(doc.Data.ID, id); err != nil {
+		return err
+	}
+	bodyVersion, err := metaVersion(doc.Data.Meta)
+	if err != nil {
+		return err
+	}
+	sent := doc.Data.Sent
+	f, err := doc.Data.Attributes.validate(sent, false)
+	if err != nil {
+		return err
+	}
+	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
+		return err
+	}
+	theme, err := readToOne(doc.Data.Relationships, "theme", "themes", "theme")
+	if err != nil {
+		return err
+	}
+	var cols []string
+	for _, a := range []struct{ attr, col string }{{"title", "title"}, {"file-name", "file_name"}, {"description", "description"}, {"unique", "is_unique"}, {"content", "content"}} {
+		if sent[a.attr] {
+			cols = append(cols, a.col)
+		}
+	}
+	ctx, siteID := c.UserContext(), siteOf(c)
+	for attempt := 1; ; attempt++ {
+		l, err := findLayout(ctx, h.db, siteID, id)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion(c, l.ID.String(), l.Version, bodyVersion); err != nil {
+			return err
+		}
+		if theme.sent && (theme.null || theme.id != l.ThemeID) {
+			return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").
+				AtPointer("/data/relationships/theme/data")
+		}
+		if len(cols) == 0 {
+			return h.show(c, q, fiber.StatusOK, l)
+		}
+		read := l.Version
+		if sent["title"] {
+			l.Title = f.title
+		}
+		if sent["file-name"] {
+			l.FileName = f.fileName
+		}
+		if sent["description"] {
+			l.Description = f.description
+		}
+		if sent["unique"] {
+			l.Unique = f.unique
+		}
+		if sent["content"] {
+			l.Content = f.content
+		}
+		l.UpdatedAt = time.Now().UTC()
+		err = h.db.NewUpdate().Model(l).Column(append(cols, "updated_at")...).Set("version = version + 1").
+			Where("id = ? AND site_id = ? AND version = ?", l.ID, siteID, read).Returning("*").Scan(ctx)
+		switch {
+		case err == nil:
+			return h.show(c, q, fiber.StatusOK, l)
+		case models.IsConflict(err):
+			return fileNameTaken()
+		case !models.IsNoRows(err):
+			return err
+		case attempt == patchAttempts:
+			return stale(read)
+		}
+	}
+}
+
+// theme serves GET /layouts/:id/theme.
+func (h layoutsHandler) theme(c *fiber.Ctx) error {
+	q, err := parseQuery(c, themeSpec(false))
+	if err != nil {
+		return err
+	}
+	l, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	return h.showRelatedTheme(c, q, &l.ThemeID)
+}
+
+// relationship serves GET /layouts/:id/relationships/theme.
+func (h layoutsHandler) relationship(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	l, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	return linkageDocument(c, h.layoutResource(l, 0).Relationships["theme"])
+}

@@ -1,0 +1,337 @@
+package api
+
+import (
+	"context"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
+)
+
+type themeAssetAttributes struct {
+	Path      string `json:"path"`
+	CreatedAt string `json:"created-at"`
+	UpdatedAt string `json:"updated-at"`
+}
+
+// themeAssetRequest is what POST /theme-assets accepts.
+type themeAssetRequest struct {
+	Path      *string `json:"path"`
+	CreatedAt any     `json:"created-at"`
+	UpdatedAt any     `json:"updated-at"`
+}
+
+func themeAssetSpec(collection bool) QuerySpec {
+	s := QuerySpec{Includes: []string{"theme", "asset"}, Fields: []string{"theme-assets", "themes", "assets"}}
+	if collection {
+		s.Collection = true
+		s.Sorts = map[string]string{"path": "path", "created-at": "created_at", "updated-at": "updated_at"}
+		s.DefaultSort = "lower(path), id"
+		s.Filters = map[string]string{"path": "path"}
+	}
+	return s
+}
+
+func (k *themeResources) themeAssetResource(ta *models.ThemeAsset) *jsonapi.Resource {
+	p := "/theme-assets/" + ta.ID.String()
+	theme, asset := ta.ThemeID.String(), ta.AssetID.String()
+	r := &jsonapi.Resource{Type: "theme-assets", ID: ta.ID.String(), Links: k.links.self(p),
+		Attributes: themeAssetAttributes{Path: ta.Path, CreatedAt: timestamp(ta.CreatedAt), UpdatedAt: timestamp(ta.UpdatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{
+			"theme": k.links.relationship(p, "theme", jsonapi.ToOne("themes", &theme)),
+			"asset": k.links.relationship(p, "asset", jsonapi.ToOne("assets", &asset)),
+		}}
+	return versioned(r, ta.Version)
+}
+
+func (k *themeResources) includeForThemeAssets(ctx context.Context, siteID uuid.UUID, q *Query, tas []models.ThemeAsset, cd *compound) error {
+	if len(tas) == 0 {
+		return nil
+	}
+	if q.Include["theme"] {
+		if err := k.includeThemes(ctx, siteID, ids(tas, func(ta *models.ThemeAsset) uuid.UUID { return ta.ThemeID }), cd); err != nil {
+			return err
+		}
+	}
+	if q.Include["asset"] {
+		return k.includeAssets(ctx, siteID, ids(tas, func(ta *models.ThemeAsset) uuid.UUID { return ta.AssetID }), cd)
+	}
+	return nil
+}
+
+// themeAssetPath validates the path of an asset in a theme's assets
+// folder: relative, canonical (no empty, "." or trailing segments), no
+// "..", no backslashes or control characters, 1 to 255 characters.
+func themeAssetPath(v *string) (string, error) {
+	bad := func(detail string) (string, error) { return "", invalidAttr("path", "invalid_path", detail) }
+	if v == nil || *v == "" {
+		return bad("path is required: where the asset sits in the theme's assets folder, e.g. images/logo.png.")
+	}
+	p := *v
+	switch {
+	case utf8.RuneCountInString(p) > 255:
+		return bad("path must be at most 255 characters.")
+	case strings.HasPrefix(p, "/"):
+		return bad("path is relative to the theme's assets folder: it must not start with '/'.")
+	case strings.Contains(p, `\`):
+		return bad("path separates folders with '/'; backslashes are not allowed.")
+	case strings.Contains(p, ".."):
+		return bad("path must not contain '..'.")
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return bad("path must not contain control characters.")
+	case path.Clean(p) != p:
+		return bad("path must not have empty or '.' segments, or end with '/'.")
+	}
+	return p, nil
+}
+
+// lockAssets locks the site's assets with the given ids, in id order (so
+// concurrent writers cannot deadlock), while their theme paths change.
+func lockAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
+	var locked []uuid.UUID
+	return db.NewRaw(`SELECT id FROM assets WHERE site_id = ? AND id IN (?) ORDER BY id FOR UPDATE`, siteID, bun.In(assetIDs)).Scan(ctx, &locked)
+}
+
+// syncThemePaths sets each asset's theme_path to the path of its newest
+// theme asset, or NULL when no theme links it any more.
+func syncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
+	_, err := db.NewRaw(`UPDATE assets AS a SET theme_path = latest.path, updated_at = now()
+		FROM (SELECT x.id, (SELECT ta.path FROM theme_assets AS ta WHERE ta.site_id = x.site_id AND ta.asset_id = x.id
+		                    ORDER BY ta.created_at DESC, ta.path LIMIT 1) AS path
+		      FROM assets AS x WHERE x.site_id = ? AND x.id IN (?)) AS latest
+		WHERE a.id = latest.id AND a.theme_path IS DISTINCT FROM latest.path`, siteID, bun.In(assetIDs)).Exec(ctx)
+	return err
+}
+
+// themeAssetsHandler serves /theme-assets.
+type themeAssetsHandler struct{ *themeResources }
+
+func findThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*models.ThemeAsset, error) {
+	ta := new(models.ThemeAsset)
+	sel := db.NewSelect().Model(ta).Where("id = ? AND site_id = ?", id, siteID)
+	if lock {
+		sel = sel.For("UPDATE")
+	}
+	if err := sel.Scan(ctx); models.IsNoRows(err) {
+		return nil, jsonapi.NotFound("No theme asset with that id.")
+	} else if err != nil {
+		return nil, err
+	}
+	return ta, nil
+}
+
+func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
+	id, err := idParam(c, "theme asset")
+	if err != nil {
+		return nil, err
+	}
+	return findThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
+}
+
+func (h themeAssetsHandler) show(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
+	r := h.themeAssetResource(ta)
+	cd := newCompound(q, r)
+	if err := h.includeForThemeAssets(c.UserContext(), siteOf(c), q, []models.ThemeAsset{*ta}, cd); err != nil {
+		return err
+	}
+	setETag(c, ta.ID.String(), ta.Version)
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, r.Links.Self)
+	}
+	return cd.send(c, status, q.Sparse(r), nil, nil)
+}
+
+// get serves GET /theme-assets/:id.
+func (h themeAssetsHandler) get(c *fiber.Ctx) error {
+	q, err := parseQuery(c, themeAssetSpec(false))
+	if err != nil {
+		return err
+	}
+	ta, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	return h.show(c, q, fiber.StatusOK, ta)
+}
+
+// listOf serves GET /themes/:id/theme-assets.
+func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
+	q, err := parseQuery(c, themeAssetSpec(true))
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	var tas []models.ThemeAsset
+	total, err := q.Apply(h.db.NewSelect().Model(&tas).Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)).ScanAndCount(ctx)
+	if err != nil {
+		return err
+	}
+	rs := make([]*jsonapi.Resource, len(tas))
+	for i := range tas {
+		rs[i] = h.themeAssetResource(&tas[i])
+	}
+	cd := newCompound(q, rs...)
+	if err := h.includeForThemeAssets(ctx, t.SiteID, q, tas, cd); err != nil {
+		return err
+	}
+	return cd.send(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection(themePath(t.ID)+"/theme-assets", q, total), map[string]any{"total": total})
+}
+
+// create serves POST /theme-assets: links an asset of the site to a theme
+// of the site at a path, and sets the asset's theme-path.
+func (h themeAssetsHandler) create(c *fiber.Ctx) error {
+	q, err := parseQuery(c, themeAssetSpec(false))
+	if err != nil {
+		return err
+	}
+	var doc jsonapi.RequestDocument[themeAssetRequest]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return err
+	}
+	if err := checkType(doc.Data.Type, "theme-assets"); err != nil {
+		return err
+	}
+	if err := checkNoClientID(doc.Data.ID); err != nil {
+		return err
+	}
+	if err := checkReadOnly(doc.Data.Sent, []string{"created-at", "updated-at"}); err != nil {
+		return err
+	}
+	p, err := themeAssetPath(doc.Data.Attributes.Path)
+	if err != nil {
+		return err
+	}
+	rels := doc.Data.Relationships
+	if err := checkRelationshipNames(rels, []string{"theme", "asset"}, nil); err != nil {
+		return err
+	}
+	theme, err := readToOne(rels, "theme", "themes", "theme")
+	if err != nil {
+		return err
+	}
+	if err := requiredToOne(theme, "theme", "theme to put the asset in"); err != nil {
+		return err
+	}
+	asset, err := readToOne(rels, "asset", "assets", "asset")
+	if err != nil {
+		return err
+	}
+	if err := requiredToOne(asset, "asset", "asset to put in the theme"); err != nil {
+		return err
+	}
+	siteID := siteOf(c)
+	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: theme.id, AssetID: asset.id, Path: p, Version: 1}
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", theme.id, siteID).Count(ctx); err != nil {
+			return err
+		} else if n == 0 {
+			return unknownRelated("theme", "theme")
+		}
+		var locked []uuid.UUID
+		if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, asset.id, siteID).Scan(ctx, &locked); err != nil {
+			return err
+		}
+		if len(locked) == 0 {
+			return unknownRelated("asset", "asset")
+		}
+		// Stamped by the database, like the copies POST /themes makes, so
+		// "the newest link of an asset" compares one clock.
+		if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); err != nil {
+			if models.IsConflict(err) {
+				return invalidAttr("path", "taken", "This theme already has an asset at that path (compared without regard to case).")
+			}
+			return err
+		}
+		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{asset.id})
+	})
+	if err != nil {
+		return err
+	}
+	return h.show(c, q, fiber.StatusCreated, ta)
+}
+
+// delete serves DELETE /theme-assets/:id: unlinks the asset from the theme
+// (the asset itself stays) and updates its theme-path. 204.
+func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	first, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	siteID := siteOf(c)
+	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		// The asset first, as POST /theme-assets and POST /themes lock it,
+		// then the row itself.
+		if err := lockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
+			return err
+		}
+		ta, err := findThemeAsset(ctx, tx, siteID, first.ID, true)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion(c, ta.ID.String(), ta.Version, nil); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, siteID).Exec(ctx); err != nil {
+			return err
+		}
+		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
+	})
+	if err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// related serves GET /theme-assets/:id/{theme,asset}.
+func (h themeAssetsHandler) related(name string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if name == "theme" {
+			q, err := parseQuery(c, themeSpec(false))
+			if err != nil {
+				return err
+			}
+			ta, err := h.load(c)
+			if err != nil {
+				return err
+			}
+			return h.showRelatedTheme(c, q, &ta.ThemeID)
+		}
+		q, err := parseQuery(c, QuerySpec{Fields: []string{"assets"}})
+		if err != nil {
+			return err
+		}
+		ta, err := h.load(c)
+		if err != nil {
+			return err
+		}
+		a, err := h.assets.findAsset(c, ta.AssetID)
+		if err != nil {
+			return err
+		}
+		return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.assets.assetResource(a))})
+	}
+}
+
+// relationship serves GET /theme-assets/:id/relationships/{theme,asset}.
+func (h themeAssetsHandler) relationship(name string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if _, err := queryParams(c); err != nil {
+			return err
+		}
+		ta, err := h.load(c)
+		if err != nil {
+			return err
+		}
+		return linkageDocument(c, h.themeAssetResource(ta).Relationships[name])
+	}
+}

@@ -1,0 +1,69 @@
+package models
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Theme is a site's set of layouts and theme assets. It is a working copy
+// until it is published (PATCH /site with its theme relationship); the
+// theme with the greatest PublishedAt is the site's live theme.
+type Theme struct {
+	bun.BaseModel `bun:"table:themes,alias:theme"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	SiteID      uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	UserID      *uuid.UUID `bun:"user_id,type:uuid"`
+	Title       string     `bun:"title,notnull"`
+	Description *string    `bun:"description"`
+	PublishedAt *time.Time `bun:"published_at"`
+	Version     int        `bun:"version,notnull"`
+	CreatedAt   time.Time  `bun:"created_at,notnull"`
+	UpdatedAt   time.Time  `bun:"updated_at,notnull"`
+}
+
+// Layout is a Liquid template of a theme.
+type Layout struct {
+	bun.BaseModel `bun:"table:layouts,alias:layout"`
+
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	ThemeID     uuid.UUID `bun:"theme_id,type:uuid,notnull"`
+	Title       string    `bun:"title,notnull"`
+	FileName    string    `bun:"file_name,notnull"`
+	Description *string   `bun:"description"`
+	// Unique marks a layout meant for a single page ("unique" is an SQL
+	// keyword, hence the column name).
+	Unique    bool      `bun:"is_unique,notnull"`
+	Content   string    `bun:"content,notnull"`
+	Version   int       `bun:"version,notnull"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+	UpdatedAt time.Time `bun:"updated_at,notnull"`
+}
+
+// ThemeAsset places an asset of the site at a path of a theme's assets folder.
+type ThemeAsset struct {
+	bun.BaseModel `bun:"table:theme_assets,alias:theme_asset"`
+
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	SiteID    uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	ThemeID   uuid.UUID `bun:"theme_id,type:uuid,notnull"`
+	AssetID   uuid.UUID `bun:"asset_id,type:uuid,notnull"`
+	Path      string    `bun:"path,notnull"`
+	Version   int       `bun:"version,notnull"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+	UpdatedAt time.Time `bun:"updated_at,notnull"`
+}
+
+// ThemedSite is a site with the columns the themes migration adds to the
+// sites table: its version (optimistic concurrency) and its live theme.
+// It extends Site rather than changing it, so code that only knows Site
+// (CreateSite, the CLI) keeps working; the new columns have defaults.
+type ThemedSite struct {
+	Site `bun:",extend"`
+
+	Version int        `bun:"version,notnull"`
+	ThemeID *uuid.UUID `bun:"theme_id,type:uuid"`
+}
