@@ -75,12 +75,9 @@ func (h contentHandler) resource(ctx context.Context, siteID uuid.UUID, v *draft
 	}
 	if h.kind == drafts.Pages {
 		attrs["path"] = row["path"]
-		if drafted && v.Draft != nil && v.Draft.Event == drafts.Update {
-			p, err := h.engine.DraftedPath(ctx, h.db, siteID, v)
-			if err != nil {
-				return nil, err
-			}
-			attrs["path"] = p
+		if drafted {
+			// Drafted slugs or parents anywhere up the tree move the path.
+			attrs["path"] = h.engine.DraftedPath(ctx, h.db, siteID, v)
 		}
 	}
 	for _, ts := range []string{"published_at", "trashed_at", "created_at", "updated_at"} {
@@ -353,6 +350,9 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
 			return err
 		}
+		if cur.Draft != nil && cur.Draft.Event == drafts.Delete {
+			return drafts.ErrDeleted
+		}
 		state := drafts.Row{}
 		for k, val := range cur.Drafted() {
 			state[k] = val
@@ -467,13 +467,25 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 		return nil
 	}
 	s := str(id)
-	if _, err := uuid.Parse(s); err == nil {
-		ok, err := db.NewSelect().TableExpr(table).Where("id = ? AND site_id = ?", s, siteID).Exists(ctx)
-		if err != nil || ok {
-			return err
-		}
+	if _, err := uuid.Parse(s); err != nil {
+		return relErr("not_found", rel, "No "+what+" with that id.")
 	}
-	return relErr("not_found", rel, "No "+what+" with that id.")
+	var found struct {
+		Exists  bool `bun:"e"`
+		Deleted bool `bun:"d"`
+	}
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
+  EXISTS (SELECT 1 FROM drafts WHERE item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID).Scan(ctx, &found)
+	switch {
+	case err != nil:
+		return err
+	case !found.Exists:
+		return relErr("not_found", rel, "No "+what+" with that id.")
+	case found.Deleted:
+		// Publishing the deletion would take this record with it, unversioned.
+		return relErr("drafted_for_deletion", rel, "That "+what+" is drafted for deletion; revert its delete draft first, or point elsewhere.")
+	}
+	return nil
 }
 
 func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
@@ -515,19 +527,15 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 	if err := checkRef(ctx, h.db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
 		return err
 	}
-	if p := s["parent_id"]; p != nil {
-		if id != nil {
-			// The parent must not be the page itself or one of its descendants.
-			var loop bool
-			err := h.db.NewRaw(`WITH RECURSIVE up (id, depth) AS (SELECT ?::uuid, 0 UNION ALL
-  SELECT p.parent_id, up.depth + 1 FROM pages p JOIN up ON p.id = up.id WHERE p.parent_id IS NOT NULL AND up.depth < 64)
-SELECT EXISTS (SELECT 1 FROM up WHERE id = ?)`, str(p), *id).Scan(ctx, &loop)
-			if err != nil {
-				return err
-			}
-			if loop {
-				return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
-			}
+	if p := s["parent_id"]; p != nil && id != nil {
+		// The parent must not be the page itself or a descendant, following
+		// drafted parents (a loop could be drafted one edit at a time).
+		loop, err := h.engine.IsAncestor(ctx, h.db, siteID, *id, uuid.MustParse(str(p)))
+		if err != nil {
+			return err
+		}
+		if loop {
+			return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
 		}
 	}
 	return checkRef(ctx, h.db, siteID, s["layout_id"], "layouts", "layout", "layout", false)

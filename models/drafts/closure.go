@@ -67,29 +67,45 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 	targets := map[string][]uuid.UUID{}    // type -> ids pointed to
 	childrenOf := map[string][]uuid.UUID{} // type -> ids whose children are wanted
 	wantEvent := ""                        // event of the pulled-in target drafts
+	liveOf := map[string][]uuid.UUID{}     // type -> ids whose stored references are wanted
 	for _, d := range frontier {
 		k := kinds[d.ItemType]
 		switch {
-		case dir == Publication && (d.Event == Create || d.Event == Update),
-			dir == Reversion && d.Event == Delete:
-			state := d.Drafted
-			if dir == Reversion { // a delete draft's drafted state is the live row
-				state = d.Drafted
-			}
+		case dir == Publication && (d.Event == Create || d.Event == Update):
+			// What the draft will point to: its drafted references.
 			for _, f := range k.Fields {
 				if !f.Draftable {
 					continue
 				}
-				if s, ok := state[f.Column].(string); ok && s != "" {
+				if s, ok := d.Drafted[f.Column].(string); ok && s != "" {
 					if id, err := uuid.Parse(s); err == nil {
 						targets[f.RefType] = append(targets[f.RefType], id)
 					}
 				}
 			}
-			wantEvent = map[Direction]string{Publication: Create, Reversion: Delete}[dir]
+			wantEvent = Create
+		case dir == Reversion && d.Event == Delete:
+			// Reverting a delete brings the live record back, under what it
+			// points to now: its stored references (collected below).
+			liveOf[d.ItemType] = append(liveOf[d.ItemType], d.ItemID)
+			wantEvent = Delete
 		case dir == Publication && d.Event == Delete,
 			dir == Reversion && d.Event == Create:
 			childrenOf[d.ItemType] = append(childrenOf[d.ItemType], d.ItemID)
+		}
+	}
+	for typ, ids := range liveOf {
+		k := kinds[typ]
+		for _, f := range k.Fields {
+			if !f.Draftable {
+				continue
+			}
+			var refs []uuid.UUID
+			if err := db.NewSelect().TableExpr(k.Table).ColumnExpr("?", bun.Ident(f.Column)).
+				Where("id IN (?) AND ? IS NOT NULL", bun.In(ids), bun.Ident(f.Column)).Scan(ctx, &refs); err != nil {
+				return nil, fmt.Errorf("stored references of %s: %w", typ, err)
+			}
+			targets[f.RefType] = append(targets[f.RefType], refs...)
 		}
 	}
 	var out []*Draft

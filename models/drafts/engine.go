@@ -454,10 +454,16 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 		if d != nil && d.Event == Delete {
 			continue
 		}
+		drafted := editable(k, row)
 		if d == nil {
 			d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, CreatedAt: now}
+		} else {
+			// An update draft turned delete keeps its drafted references: a
+			// record moved under a record being deleted stays tied to it (the
+			// parent's delete pulls it in, reverting it pulls the parent's).
+			drafted = d.Drafted
 		}
-		d.Event, d.Drafted, d.ObjectChanges, d.UserID, d.UpdatedAt = Delete, editable(k, row), map[string]any{}, &userID, now
+		d.Event, d.Drafted, d.ObjectChanges, d.UserID, d.UpdatedAt = Delete, drafted, map[string]any{}, &userID, now
 		d.Version++
 		if _, err := tx.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
 			Set("event = EXCLUDED.event, drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, version = EXCLUDED.version").
@@ -470,11 +476,18 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 			return err
 		}
 	}
+	if len(live) == 0 {
+		return nil
+	}
 	for _, c := range k.Children {
 		ck := kinds[c.Type]
+		// Children by the stored reference, and records a draft moves under
+		// the item: publishing the delete would otherwise take them along
+		// unversioned.
 		var childIDs []uuid.UUID
-		if err := tx.NewSelect().TableExpr(ck.Table).Column("id").
-			Where("site_id = ? AND ? IN (?)", siteID, bun.Ident(c.Column), bun.In(live)).Scan(ctx, &childIDs); err != nil && len(live) > 0 {
+		if err := tx.NewRaw(`SELECT id FROM ?1 WHERE site_id = ?0 AND ?2 IN (?3)
+UNION SELECT item_id FROM drafts WHERE site_id = ?0 AND item_type = ?4 AND (drafted ->> ?5)::uuid IN (?3)`,
+			siteID, bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(live), c.Type, c.Column).Scan(ctx, &childIDs); err != nil {
 			return fmt.Errorf("find children: %w", err)
 		}
 		if err := e.deleteTree(ctx, tx, ck, siteID, userID, childIDs, budget); err != nil {
@@ -502,25 +515,61 @@ UPDATE pages SET path = tree.path FROM tree WHERE pages.id = tree.id AND pages.p
 	return nil
 }
 
-// DraftedPath is a page's path under drafted parents and slugs.
-func (e *Engine) DraftedPath(ctx context.Context, db bun.IDB, siteID uuid.UUID, v *View) (string, error) {
+// DraftedPath is a page's path under drafted parents and slugs. A drafted
+// parent chain that loops (which validation refuses, but older data could
+// hold) yields the stored path rather than an error.
+func (e *Engine) DraftedPath(ctx context.Context, db bun.IDB, siteID uuid.UUID, v *View) string {
 	parts := []string{}
 	cur := v.Drafted()
 	for depth := 0; depth < 64; depth++ {
-		if s := fmt.Sprint(cur["slug"]); s != "" && cur["slug"] != nil {
+		if s, _ := cur["slug"].(string); s != "" {
 			parts = append([]string{s}, parts...)
 		}
 		pid, ok := cur["parent_id"].(string)
 		if !ok || pid == "" {
-			return "/" + strings.Join(parts, "/"), nil
+			return "/" + strings.Join(parts, "/")
 		}
 		parent, err := e.Load(ctx, db, Pages, siteID, uuid.MustParse(pid), true)
 		if err != nil {
-			return "/" + strings.Join(parts, "/"), nil
+			return "/" + strings.Join(parts, "/")
 		}
 		cur = parent.Drafted()
 	}
-	return "", errors.New("page parents form a loop")
+	p, _ := v.Row["path"].(string)
+	return p
+}
+
+// IsAncestor tells whether page is candidate or one of candidate's
+// ancestors in any tree the pending drafts could produce: a revision may
+// publish any subset of them, so each page's stored parent and drafted
+// parent are both followed (a walk over the union of both edges).
+func (e *Engine) IsAncestor(ctx context.Context, db bun.IDB, siteID, page, candidate uuid.UUID) (bool, error) {
+	seen := map[uuid.UUID]bool{}
+	frontier := []uuid.UUID{candidate}
+	for len(frontier) > 0 && len(seen) < 10000 {
+		for _, id := range frontier {
+			if id == page {
+				return true, nil
+			}
+			seen[id] = true
+		}
+		var next []uuid.UUID
+		err := db.NewRaw(`SELECT DISTINCT parent FROM (
+  SELECT p.parent_id AS parent FROM pages p WHERE p.site_id = ?0 AND p.id IN (?1)
+  UNION ALL
+  SELECT (d.drafted ->> 'parent_id')::uuid FROM drafts d WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.item_id IN (?1)
+) AS up WHERE parent IS NOT NULL`, siteID, bun.In(frontier)).Scan(ctx, &next)
+		if err != nil {
+			return false, fmt.Errorf("walk page parents: %w", err)
+		}
+		frontier = frontier[:0]
+		for _, id := range next {
+			if !seen[id] {
+				frontier = append(frontier, id)
+			}
+		}
+	}
+	return len(seen) >= 10000, nil
 }
 
 // DraftsOfItems returns the pending drafts of items, keyed by item id.

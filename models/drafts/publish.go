@@ -91,7 +91,28 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 			return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", d.ID, d.RevisionID)}
 		}
 	}
-	ordered := order(all)
+	// Depths of the live pages the set hangs from, so parents sort before
+	// children even when the pages between them are not in the set.
+	outside := map[string]int{}
+	var parents []string
+	for _, d := range all {
+		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
+			parents = append(parents, p)
+		}
+	}
+	if len(parents) > 0 {
+		var rows []struct {
+			ID   string `bun:"id"`
+			Path string `bun:"path"`
+		}
+		if err := tx.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("depths of parent pages: %w", err)
+		}
+		for _, r := range rows {
+			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
+		}
+	}
+	ordered := order(all, outside)
 	now := time.Now().UTC()
 
 	// Snapshots before, one query per kind.
@@ -207,22 +228,49 @@ func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time
 // order they take effect. Within one transaction with deferred keys, the
 // order of statements does not matter for integrity, including for records
 // that point at each other.
-func order(ds []*Draft) []*Draft {
+func order(ds []*Draft, outside map[string]int) []*Draft {
 	out := append([]*Draft(nil), ds...)
-	ev := map[string]int{Create: 0, Update: 1, Delete: 2}
-	key := func(d *Draft) [3]int {
-		if d.Event == Delete {
-			return [3]int{1, -depthOrder[d.ItemType], 0} // after the rest, children first
+	// A page's depth in the tree: one more than its (drafted) parent's,
+	// following pages in the set and ending at a live page outside it,
+	// whose depth its stored path gives.
+	parent := map[string]string{}
+	for _, d := range ds {
+		if d.ItemType == "pages" {
+			p, _ := d.Drafted["parent_id"].(string)
+			parent[d.ItemID.String()] = p
 		}
-		return [3]int{0, depthOrder[d.ItemType], ev[d.Event]} // parents first
+	}
+	depth := func(id string) int {
+		n := 0
+		for p := parent[id]; p != "" && n < 64; n++ {
+			next, in := parent[p]
+			if !in {
+				return n + 1 + outside[p]
+			}
+			p = next
+		}
+		return n
+	}
+	ev := map[string]int{Create: 0, Update: 1, Delete: 2}
+	key := func(d *Draft) [4]int {
+		pd := 0
+		if d.ItemType == "pages" {
+			pd = depth(d.ItemID.String())
+		}
+		if d.Event == Delete {
+			return [4]int{1, -depthOrder[d.ItemType], -pd, 0} // after the rest, children first
+		}
+		return [4]int{0, depthOrder[d.ItemType], pd, ev[d.Event]} // parents first
+	}
+	keys := make(map[*Draft][4]int, len(out))
+	for _, d := range out {
+		keys[d] = key(d)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		a, b := key(out[i]), key(out[j])
-		if a != b {
-			for n := range a {
-				if a[n] != b[n] {
-					return a[n] < b[n]
-				}
+		a, b := keys[out[i]], keys[out[j]]
+		for n := range a {
+			if a[n] != b[n] {
+				return a[n] < b[n]
 			}
 		}
 		return out[i].ID.String() < out[j].ID.String()
@@ -230,8 +278,14 @@ func order(ds []*Draft) []*Draft {
 	return out
 }
 
-// Order exposes the publication order (tests of the rules).
-func Order(ds []*Draft) []*Draft { return order(ds) }
+// Order exposes the publication order (tests of the rules); outside gives
+// the depths of live parent pages not in ds.
+func Order(ds []*Draft, outside ...map[string]int) []*Draft {
+	if len(outside) == 0 {
+		return order(ds, nil)
+	}
+	return order(ds, outside[0])
+}
 
 func itemIDs(ds []*Draft, typ, event string) []uuid.UUID {
 	var out []uuid.UUID
