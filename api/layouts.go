@@ -72,11 +72,7 @@ func (k *themeResources) renderLayouts(ctx context.Context, siteID uuid.UUID, ls
 	if len(ls) == 0 {
 		return out, nil
 	}
-	count := k.pageCounts
-	if count == nil {
-		count = noPages
-	}
-	counts, err := count(ctx, siteID, ids(ls, func(l *models.Layout) uuid.UUID { return l.ID }))
+	counts, err := k.pageCounts(ctx, siteID, ids(ls, func(l *models.Layout) uuid.UUID { return l.ID }))
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,9 @@ func (q *Query) parseSort(v string) error {
 // Apply adds the filters, the order and the page to a collection query.
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 	for name, v := range q.filters {
-		sel = sel.Where("? = ?", bun.Ident(q.spec.Filters[name]), v)
+		// Compared as text: a value that is not a valid uuid, number or
+		// boolean for its column matches nothing instead of failing.
+		sel = sel.Where("?::text = ?", bun.Ident(q.spec.Filters[name]), v)
 	}
 	for _, s := range q.sort {
 		dir := "ASC"
@@ -167,8 +169,11 @@ func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 // Sparse applies fields[type] to a resource: attributes and relationships
 // not asked for are dropped.
 func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
+	if r == nil {
+		return nil
+	}
 	keep, ok := q.Fields[r.Type]
-	if !ok || r == nil {
+	if !ok {
 		return r
 	}
 	out := *r

@@ -40,9 +40,26 @@ const (
 // from the result count as zero.
 type PageCounter func(ctx context.Context, siteID uuid.UUID, layoutIDs []uuid.UUID) (map[uuid.UUID]int, error)
 
-// noPages is the PageCounter until the pages feature provides one.
-func noPages(context.Context, uuid.UUID, []uuid.UUID) (map[uuid.UUID]int, error) {
-	return map[uuid.UUID]int{}, nil
+// livePagesPerLayout counts the live pages of a site using each layout,
+// in one query for all the layouts of a response.
+func livePagesPerLayout(db *bun.DB) PageCounter {
+	return func(ctx context.Context, siteID uuid.UUID, layoutIDs []uuid.UUID) (map[uuid.UUID]int, error) {
+		out := map[uuid.UUID]int{}
+		if len(layoutIDs) == 0 {
+			return out, nil
+		}
+		var rows []struct {
+			LayoutID uuid.UUID `bun:"layout_id"`
+			N        int       `bun:"n"`
+		}
+		err := db.NewSelect().Table("pages").Column("layout_id").ColumnExpr("count(*) AS n").
+			Where("site_id = ? AND published_at IS NOT NULL AND layout_id IN (?)", siteID, bun.In(layoutIDs)).
+			Group("layout_id").Scan(ctx, &rows)
+		for _, r := range rows {
+			out[r.LayoutID] = r.N
+		}
+		return out, err
+	}
 }
 
 // themeResources is what the themes, layouts and theme-assets handlers share.

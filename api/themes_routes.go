@@ -9,9 +9,7 @@ func (r routes) themes() {
 		links:  r.links,
 		assets: assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
 		users:  usersHandler{db: d.DB, links: r.links},
-		// The pages feature replaces this with its count of live pages per
-		// layout (see PageCounter); until then every pages-count is 0.
-		pageCounts: noPages,
+		pageCounts: livePagesPerLayout(d.DB),
 	}
 	themes, layouts, themeAssets := themesHandler{k}, layoutsHandler{k}, themeAssetsHandler{k}
 	site := siteHandler{db: d.DB, links: r.links}
