@@ -49,13 +49,49 @@ type Uploads struct {
 // Upload names an upload and what its client declared. It travels through
 // workflow history, so it holds keys and sizes, never file bytes.
 type Upload struct {
-	UploadID    string
+	UploadID string
+	// Attempt is the upload's attempt this run processes (a failed upload
+	// posted again is the same upload, one attempt later).
+	Attempt     int
 	SiteID      string
 	AssetID     string
 	Key         string
 	FileName    string
 	ContentType string
 	FileSize    int64
+}
+
+// ClaimWait bounds how long Claim waits for the upload notice to commit.
+const ClaimWait = 30 * time.Second
+
+// Claim waits until the upload notice that started this run is committed:
+// the API starts the workflow inside the transaction that records the
+// notice (so a notice never exists without its workflow), so a worker can
+// get here first. It returns false when the notice never commits (the API
+// rolled back): there is nothing to process.
+func (a *Uploads) Claim(ctx context.Context, u Upload) (bool, error) {
+	deadline := time.Now().Add(ClaimWait)
+	for {
+		var up models.AssetUpload
+		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
+		switch {
+		case err == nil && up.Attempt > u.Attempt:
+			return false, nil // a later attempt took over
+		case err == nil && up.Attempt == u.Attempt:
+			return up.Status == models.UploadProcessing, nil
+		case err != nil && !models.IsNoRows(err):
+			return false, fmt.Errorf("read the upload notice: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		activity.RecordHeartbeat(ctx, "waiting for the upload notice to commit")
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Inspect checks the object is there (waiting for it briefly), has the
@@ -287,11 +323,22 @@ func (a *Uploads) Fail(ctx context.Context, u Upload, message string) error {
 			return fmt.Errorf("remove partial object %s: %w", obj.Key, err)
 		}
 	}
-	_, err := a.DB.NewUpdate().Model((*models.AssetUpload)(nil)).
+	res, err := a.DB.NewUpdate().Model((*models.AssetUpload)(nil)).
 		Set("status = ?, error_message = ?, updated_at = now()", models.UploadError, message).
 		Where("id = ? AND status = ?", u.UploadID, models.UploadProcessing).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark upload failed: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// Already marked (a repeated run) is fine; a notice not yet visible
+		// must not be left "processing": retry until it is.
+		exists, err := a.DB.NewSelect().Model((*models.AssetUpload)(nil)).Where("id = ?", u.UploadID).Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("upload %s not visible yet", u.UploadID)
+		}
 	}
 	return nil
 }

@@ -229,7 +229,8 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		}
 		// Started inside the transaction: if Temporal refuses, the row is
 		// rolled back and the client retries, so no upload is left
-		// "processing" with nothing processing it.
+		// "processing" with nothing processing it. The workflow's first step
+		// waits for this commit (activities.Uploads.Claim).
 		return h.startIngestion(ctx, up)
 	})
 	if err != nil {
@@ -240,7 +241,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 }
 
 func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload) error {
-	in := activities.Upload{UploadID: up.ID.String(), SiteID: up.SiteID.String(), AssetID: activities.AssetID(up.ID).String(),
+	in := activities.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: activities.AssetID(up.ID).String(),
 		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize}
 	_, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: workflows.AssetUploadID(in.UploadID), TaskQueue: h.cfg.TaskQueue,

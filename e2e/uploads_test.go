@@ -85,8 +85,12 @@ func TestUploadPNGEndToEnd(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	// The temporary object is gone; the assets bucket holds exactly the
-	// original plus eight variants.
+	// The temporary object is deleted just after the upload is marked
+	// finished: wait for the workflow to end. Then it is gone, and the assets
+	// bucket holds exactly the original plus eight variants.
+	if err := s.Temporal.GetWorkflow(context.Background(), workflows.AssetUploadID(up.ID), "").Get(context.Background(), nil); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
 	if left := s.objects(t, s.Config.Storage.UploadsBucket, ""); len(left) != 0 {
 		t.Errorf("temporary objects left: %v", left)
 	}

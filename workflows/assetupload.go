@@ -50,6 +50,19 @@ func AssetUpload(ctx workflow.Context, u activities.Upload) error {
 		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
 	})
 
+	// Runs recorded before the claim step replay without it.
+	if workflow.GetVersion(ctx, "claim-upload-notice", workflow.DefaultVersion, 1) == 1 {
+		claim := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: activities.ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
+		})
+		var claimed bool
+		if err := workflow.ExecuteActivity(claim, a.Claim, u).Get(ctx, &claimed); err != nil {
+			return err
+		}
+		if !claimed {
+			return nil // the notice never committed, or a later attempt took over
+		}
+	}
 	err := workflow.ExecuteActivity(inspect, a.Inspect, u).Get(ctx, nil)
 	var processed *activities.Processed
 	if err == nil {

@@ -35,7 +35,24 @@ func env(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Uploads)
 	a := &activities.Uploads{}
 	e.RegisterActivity(a)
 	e.RegisterActivity(&activities.Sweeper{})
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Maybe()
 	return e, a
+}
+
+// A notice that never commits (the API rolled back) is not processed.
+func TestAssetUploadWithoutACommittedNotice(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	e := s.NewTestWorkflowEnvironment()
+	a := &activities.Uploads{}
+	e.RegisterActivity(a)
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(false, nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+	}
+	e.AssertExpectations(t)
+	e.AssertNotCalled(t, "Inspect", mock.Anything, mock.Anything)
+	e.AssertNotCalled(t, "Fail", mock.Anything, mock.Anything, mock.Anything)
 }
 
 func TestAssetUploadHappyPath(t *testing.T) {
