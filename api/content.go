@@ -363,8 +363,10 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		if err := h.validate(ctx, h, pr.SiteID, &id, state); err != nil {
 			return err
 		}
-		expect := int(f)
-		v, err = h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, &expect)
+		// The version is re-checked under the row lock only when the client
+		// stated one: a write without a precondition must not fail because
+		// a publish moved the version between this read and the lock.
+		v, err = h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, h.expectation(c, int(f), bodyVersion))
 		return err
 	})
 	if err != nil {
@@ -396,8 +398,7 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 		if err := checkVersion(c, id.String(), int(f), nil); err != nil {
 			return err
 		}
-		expect := int(f)
-		v, err = h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, &expect)
+		v, err = h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, h.expectation(c, int(f), nil))
 		return err
 	})
 	if err != nil {
@@ -407,6 +408,16 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+// expectation is the version a write must still find under the lock: the
+// one read, when the client stated a precondition (If-Match or meta.version,
+// already checked against it); none otherwise.
+func (h contentHandler) expectation(c *fiber.Ctx, read int, bodyVersion *int) *int {
+	if bodyVersion == nil && strings.TrimSpace(c.Get(fiber.HeaderIfMatch)) == "" {
+		return nil
+	}
+	return &read
 }
 
 func (h contentHandler) mapError(err error) error {

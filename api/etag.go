@@ -52,9 +52,15 @@ func checkVersion(c *fiber.Ctx, id string, current int, bodyVersion *int) error 
 	return nil
 }
 
+// stale answers a write with an outdated precondition; current is the
+// stored version, or 0 when it changed under the lock just now.
 func stale(current int) *jsonapi.Error {
+	at := ""
+	if current > 0 {
+		at = fmt.Sprintf(" (it is at version %d)", current)
+	}
 	return jsonapi.NewError(fiber.StatusPreconditionFailed, "stale_version",
-		fmt.Sprintf("The resource changed since you read it (it is at version %d); read it again and reapply your change.", current))
+		"The resource changed since you read it"+at+"; read it again and reapply your change.")
 }
 
 // metaVersion reads meta.version from a request resource's meta.

@@ -5,10 +5,10 @@ package api
 func (r routes) themes() {
 	d, a, app := r.deps, r.authed, r.app
 	k := &themeResources{
-		db:     d.DB,
-		links:  r.links,
-		assets: assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
-		users:  usersHandler{db: d.DB, links: r.links},
+		db:         d.DB,
+		links:      r.links,
+		assets:     assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
+		users:      usersHandler{db: d.DB, links: r.links},
 		pageCounts: livePagesPerLayout(d.DB),
 	}
 	themes, layouts, themeAssets := themesHandler{k}, layoutsHandler{k}, themeAssetsHandler{k}

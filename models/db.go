@@ -21,6 +21,10 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
+	// bun formats arguments into the SQL text itself, so nearly every query
+	// text is new: pgx's default (prepare and cache each text) would cost an
+	// extra round trip per query and fill its cache for nothing.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(20)
 	sqldb.SetMaxIdleConns(20)

@@ -187,8 +187,5 @@ func (e *Engine) Revert(ctx context.Context, tx bun.Tx, siteID, draftID uuid.UUI
 			}
 		}
 	}
-	if len(created["pages"]) > 0 {
-		return e.refreshPaths(ctx, tx, siteID)
-	}
-	return nil
+	return nil // a reverted create leaves no path behind, and others did not move
 }

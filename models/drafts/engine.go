@@ -258,7 +258,7 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	if k == Pages {
-		if err := e.refreshPaths(ctx, tx, siteID); err != nil {
+		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
 			return nil, err
 		}
 	}
@@ -333,7 +333,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID,
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
 		if k == Pages {
-			if err := e.refreshPaths(ctx, tx, siteID); err != nil {
+			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
 				return nil, err
 			}
 		}
@@ -454,16 +454,13 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 		if d != nil && d.Event == Delete {
 			continue
 		}
-		drafted := editable(k, row)
 		if d == nil {
 			d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, CreatedAt: now}
-		} else {
-			// An update draft turned delete keeps its drafted references: a
-			// record moved under a record being deleted stays tied to it (the
-			// parent's delete pulls it in, reverting it pulls the parent's).
-			drafted = d.Drafted
 		}
-		d.Event, d.Drafted, d.ObjectChanges, d.UserID, d.UpdatedAt = Delete, drafted, map[string]any{}, &userID, now
+		// A delete draft holds the live row: a delete replaces any drafted
+		// update (a move included, which so can never be published), and
+		// the rules follow its live references.
+		d.Event, d.Drafted, d.ObjectChanges, d.UserID, d.UpdatedAt = Delete, editable(k, row), map[string]any{}, &userID, now
 		d.Version++
 		if _, err := tx.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
 			Set("event = EXCLUDED.event, drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, version = EXCLUDED.version").
@@ -497,18 +494,27 @@ UNION SELECT item_id FROM drafts WHERE site_id = ?0 AND item_type = ?4 AND (draf
 	return nil
 }
 
-// refreshPaths recomputes every page path of a site from parents and slugs
-// in one statement (the home page, with an empty slug, is "/").
-func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID) error {
+// refreshPaths recomputes the paths of the pages in roots and their
+// descendants from parents and slugs, in one statement (a root page with an
+// empty slug, the home page, is "/"). Only those subtrees can have moved.
+func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID, roots []uuid.UUID) error {
+	if len(roots) == 0 {
+		return nil
+	}
 	_, err := tx.NewRaw(`
 WITH RECURSIVE tree (id, path, depth) AS (
-    SELECT id, '/' || slug, 1 FROM pages WHERE site_id = ?0 AND parent_id IS NULL
+    SELECT p.id, CASE WHEN pp.id IS NULL THEN '/' || p.slug ELSE rtrim(pp.path, '/') || '/' || p.slug END, 1
+    FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id
+    WHERE p.site_id = ?0 AND p.id IN (?1)
   UNION ALL
-    SELECT p.id, rtrim(t.path, '/') || '/' || p.slug, t.depth + 1
-    FROM pages p JOIN tree t ON p.parent_id = t.id
-    WHERE p.site_id = ?0 AND t.depth < 64
-)
-UPDATE pages SET path = tree.path FROM tree WHERE pages.id = tree.id AND pages.path IS DISTINCT FROM tree.path`, siteID).Exec(ctx)
+    SELECT c.id, rtrim(t.path, '/') || '/' || c.slug, t.depth + 1
+    FROM pages c JOIN tree t ON c.parent_id = t.id
+    WHERE c.site_id = ?0 AND t.depth < 64
+),
+-- A root under another root is reached twice: the longer walk starts from
+-- the topmost moved ancestor and is the right one.
+best AS (SELECT DISTINCT ON (id) id, path FROM tree ORDER BY id, depth DESC)
+UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.path IS DISTINCT FROM best.path`, siteID, bun.In(roots)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("derive page paths: %w", err)
 	}

@@ -158,8 +158,9 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 			}
 		}
 	}
-	if len(itemIDs(ordered, "pages", "")) > 0 {
-		if err := e.refreshPaths(ctx, tx, rev.SiteID); err != nil {
+	// Created and updated pages (a new slug or parent) move their subtrees.
+	if moved := append(itemIDs(ordered, "pages", Create), itemIDs(ordered, "pages", Update)...); len(moved) > 0 {
+		if err := e.refreshPaths(ctx, tx, rev.SiteID, moved); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,1084 @@
+// Command content benchmarks drafts, revisions and page reads against the
+// real stack: Postgres, the Temporal dev server, the API and a worker (both
+// in this process).
+//
+//	go run ./bench/content [-duration 10s] [-concurrency 64] [-revisions 20] [-cpuprofile cpu.out] [-gets-only]
+//
+// It uses the services named by the PRESSROOM_TEST_* variables when they
+// are set (`go run ./dev/cmd/devstack exec -- go run ./bench/content`),
+// else starts a private stack with dev.Up in a temporary directory. On them
+// it creates a fresh database (migrated), a site, a user and a token
+// (password grant), then measures:
+//
+//   - POST /revisions latency (p50, p95) for revisions of 1, 10 and 100
+//     drafts, -revisions of each, one at a time; the page drafts are created
+//     through the API beforehand, outside the timing;
+//   - publishing revisions of 1, 100 and 1,000 page drafts, and of 1,000
+//     drafts of pages, contents and blocks listed by their blocks only (the
+//     closure pulls in the rest): time from POST to published (target under
+//     3 s for 1,000), the queries the publishing activity ran (a bun query
+//     hook on the worker's own *bun.DB, BEGIN and COMMIT included) and how
+//     the time splits between the API, Temporal and the transaction;
+//   - GET /pages/:id and GET /pages/:id?include=draft at -concurrency
+//     connections for -duration each (targets ≥ 15,000 and ≥ 8,000 req/s,
+//     p99 under 10 ms), on one page and in turn over 1,000 pages (each with
+//     an update draft), with GET /healthz (no auth, no database) as the
+//     baseline of the same run, from a keep-alive client in this process;
+//     with the CPU time per request of this process (getrusage) and of the
+//     database's Postgres backends (/proc/<pid>/stat), and, with
+//     -cpuprofile, one CPU profile per load.
+//
+// Everything it created is removed at the end.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/minio/minio-go/v7"
+	"github.com/uptrace/bun"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/dev"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/worker"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+const (
+	email    = "bench@bench.test"
+	password = "pressroom-bench"
+)
+
+type options struct {
+	duration    time.Duration
+	concurrency int
+	revisions   int
+	cpuprofile  string
+	getsOnly    bool
+	keep        bool
+}
+
+func main() {
+	var o options
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each GET load runs")
+	flag.IntVar(&o.concurrency, "concurrency", 64, "connections of the GET loads")
+	flag.IntVar(&o.revisions, "revisions", 20, "revisions timed per size (1, 10, 100 drafts)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the GET loads (server and client: one process) to this file")
+	flag.BoolVar(&o.getsOnly, "gets-only", false, "skip the revision measurements")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
+	flag.Parse()
+	log.SetFlags(0)
+	if o.concurrency < 1 || o.revisions < 1 || o.duration <= 0 {
+		log.Fatal("-concurrency and -revisions must be at least 1, -duration positive")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o)
+	stop()
+	if err != nil {
+		log.Fatal("bench/content: ", err)
+	}
+}
+
+// cleanups run in reverse order when run returns.
+type cleanups []func()
+
+func (c *cleanups) add(fn func()) { *c = append(*c, fn) }
+
+func (c cleanups) run() {
+	for i := len(c) - 1; i >= 0; i-- {
+		c[i]()
+	}
+}
+
+func run(ctx context.Context, o options) (err error) {
+	var done cleanups
+	defer done.run()
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := dev.RepoRoot(cwd)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "pressroom-bench-content-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Println("keeping", dir)
+	} else {
+		done.add(func() { os.RemoveAll(dir) })
+	}
+	svc, where, err := services(ctx, root, dir, &done)
+	if err != nil {
+		return err
+	}
+	suffix := randomSuffix()
+
+	// A fresh database, migrated.
+	dbName := "pr_bench_" + suffix
+	if err := withServer(ctx, svc.postgres, func(conn *pgx.Conn) error { return dev.CreateDatabase(ctx, conn, dbName, "") }); err != nil {
+		return err
+	}
+	done.add(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = withServer(ctx, svc.postgres, func(conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{dbName}.Sanitize()+" WITH (FORCE)")
+			return err
+		})
+	})
+	dbURL, err := withDatabase(svc.postgres, dbName)
+	if err != nil {
+		return err
+	}
+	db, err := models.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	done.add(func() { db.Close() })
+	m, err := models.NewMigrator(db)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Up(ctx); err != nil {
+		return err
+	}
+	// The worker has a *bun.DB of its own, so its queries can be counted.
+	wdb, err := models.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	done.add(func() { wdb.Close() })
+	counter := &queryCounter{}
+	wdb.AddQueryHook(counter)
+
+	// Fresh buckets (the API and the worker want a storage client; the
+	// content endpoints do not touch it).
+	st := svc.storage
+	st.UploadsBucket, st.AssetsBucket = "bench-"+suffix+"-uploads", "bench-"+suffix+"-assets"
+	mc, err := storage.NewClient(st)
+	if err != nil {
+		return err
+	}
+	if err := storage.EnsureBuckets(ctx, mc, st); err != nil {
+		return err
+	}
+	done.add(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, b := range []string{st.UploadsBucket, st.AssetsBucket} {
+			_ = mc.RemoveBucketWithOptions(ctx, b, minio.RemoveBucketOptions{ForceDelete: true})
+		}
+	})
+
+	cfg, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	cfg.DatabaseURL, cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = dbURL, svc.temporal, "bench-"+suffix, st
+	cfg.AutoMigrate = false
+
+	// The API and the worker, in this process.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	cfg.PublicURL = "http://" + ln.Addr().String()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: quietLogger{}})
+	if err != nil {
+		return fmt.Errorf("temporal: %w", err)
+	}
+	done.add(tc.Close)
+	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: quiet})
+	if err != nil {
+		return err
+	}
+	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
+	done.add(func() { _ = app.Shutdown() })
+	w := worker.New(tc, worker.Deps{Config: cfg, DB: wdb, Storage: mc, Log: quiet})
+	if err := w.Start(); err != nil {
+		return err
+	}
+	done.add(w.Stop)
+
+	site, err := models.CreateSite(ctx, db, "Bench", "bench")
+	if err != nil {
+		return err
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	if _, err := models.CreateUser(ctx, db, site.ID, email, "Bench", hash); err != nil {
+		return err
+	}
+	c := &apiClient{base: cfg.PublicURL, http: &http.Client{Timeout: time.Minute}}
+	if err := c.signIn(ctx); err != nil {
+		return err
+	}
+
+	fmt.Println("pressroom content benchmark")
+	fmt.Printf("machine:  %s/%s, %d CPUs, %s, GOMAXPROCS %d\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), runtime.GOMAXPROCS(0))
+	fmt.Printf("services: %s; API and worker in this process, database pool %d connections each\n", where, db.DB.Stats().MaxOpenConnections)
+	fmt.Printf("load average at start: %s\n", loadavg())
+
+	var live []string // published pages, for the reads
+	if !o.getsOnly {
+		if err := revisionLatency(ctx, c, o.revisions); err != nil {
+			return err
+		}
+		if live, err = publishRuns(ctx, c, tc, counter); err != nil {
+			return err
+		}
+	}
+	return readLoads(ctx, c, db, live, o)
+}
+
+// --- POST /revisions latency ---------------------------------------------------
+
+func revisionLatency(ctx context.Context, c *apiClient, n int) error {
+	fmt.Printf("\nPOST /revisions, %d revisions per size, one at a time (page create drafts; 201 when published):\n", n)
+	for _, size := range []int{1, 10, 100} {
+		_, drafts, err := c.createPages(ctx, n*size, fmt.Sprintf("lat%d", size), 4)
+		if err != nil {
+			return err
+		}
+		lats := make([]time.Duration, 0, n)
+		for i := range n {
+			t0 := time.Now()
+			rev, status, err := c.postRevision(ctx, drafts[i*size:(i+1)*size])
+			if err != nil {
+				return err
+			}
+			if status != 201 {
+				return fmt.Errorf("POST /revisions of %d drafts = %d (%v), want 201", size, status, rev.Attributes)
+			}
+			lats = append(lats, time.Since(t0))
+			if got := rev.Attributes["versions-count"]; got != float64(size) {
+				return fmt.Errorf("revision of %d drafts has versions-count %v", size, got)
+			}
+		}
+		slices.Sort(lats)
+		fmt.Printf("  %4d drafts: p50 %s   p95 %s   min %s   max %s\n", size, ms(percentile(lats, 50)), ms(percentile(lats, 95)), ms(lats[0]), ms(lats[len(lats)-1]))
+	}
+	return nil
+}
+
+// --- publishing, with the queries counted --------------------------------------
+
+// queryCounter counts the queries run through a *bun.DB while on.
+type queryCounter struct {
+	on          atomic.Bool
+	mu          sync.Mutex
+	n           int
+	first, last time.Time
+	kinds       map[string]*kindStats
+}
+
+// kindStats are the queries of one kind (statement and table).
+type kindStats struct {
+	n    int
+	took time.Duration
+}
+
+func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (q *queryCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if !q.on.Load() {
+		return
+	}
+	now := time.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.n++
+	if q.first.IsZero() || e.StartTime.Before(q.first) {
+		q.first = e.StartTime
+	}
+	q.last = now
+	k := summarise(e.Query)
+	if q.kinds[k] == nil {
+		q.kinds[k] = &kindStats{}
+	}
+	q.kinds[k].n++
+	q.kinds[k].took += now.Sub(e.StartTime)
+}
+
+func (q *queryCounter) start() {
+	q.mu.Lock()
+	q.n, q.first, q.last, q.kinds = 0, time.Time{}, time.Time{}, map[string]*kindStats{}
+	q.mu.Unlock()
+	q.on.Store(true)
+}
+
+func (q *queryCounter) stop() (n int, span time.Duration, kinds map[string]*kindStats) {
+	q.on.Store(false)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n, q.last.Sub(q.first), q.kinds
+}
+
+var (
+	tableRe = regexp.MustCompile(`(?is)\b(?:FROM|INTO|UPDATE)\s+("?[a-z_]+"?)`)
+	spaceRe = regexp.MustCompile(`\s+`)
+)
+
+// summarise names a query by its statement and first table.
+func summarise(q string) string {
+	q = strings.TrimSpace(spaceRe.ReplaceAllString(q, " "))
+	op, _, _ := strings.Cut(q, " ")
+	op = strings.ToUpper(op)
+	if op == "WITH" {
+		op = "WITH … UPDATE"
+	}
+	if m := tableRe.FindStringSubmatch(q); m != nil {
+		return op + " " + strings.Trim(m[1], `"`)
+	}
+	return op
+}
+
+type publishRun struct {
+	name      string
+	drafts    int // listed
+	versions  int
+	total     time.Duration // POST to published
+	post      time.Duration // the POST's own answer
+	status    int
+	queries   int
+	txSpan    time.Duration
+	kinds     map[string]*kindStats
+	scheduled time.Duration // workflow started → activity started
+	activity  time.Duration // activity started → completed
+}
+
+// publishRuns measures publishing; it returns the 1,000 pages it published.
+func publishRuns(ctx context.Context, c *apiClient, tc client.Client, counter *queryCounter) (live []string, err error) {
+	fmt.Println("\npublishing one revision (POST /revisions → published), queries counted on the worker's *bun.DB:")
+	var runs []publishRun
+	for _, size := range []int{1, 100, 1000} {
+		pages, drafts, err := c.createPages(ctx, size, fmt.Sprintf("pub%d", size), 4)
+		if err != nil {
+			return nil, err
+		}
+		if size == 1000 {
+			live = pages
+		}
+		r, err := publishOnce(ctx, c, tc, counter, fmt.Sprintf("%d pages", size), drafts)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	// 100 pages × (1 content + 8 blocks): 1,000 drafts, listed by the 800
+	// blocks; the closure pulls in the contents, then the pages.
+	blocks, err := c.createTree(ctx, 100, 8)
+	if err != nil {
+		return nil, err
+	}
+	r, err := publishOnce(ctx, c, tc, counter, "1000 mixed (800 blocks listed)", blocks)
+	if err != nil {
+		return nil, err
+	}
+	runs = append(runs, r)
+
+	fmt.Printf("  %-32s %9s %10s %9s %8s %10s %10s %10s\n", "revision", "versions", "POST→done", "POST", "queries", "tx span", "queued", "activity")
+	for _, r := range runs {
+		fmt.Printf("  %-32s %9d %10s %6s %3d %8d %10s %10s %10s\n", r.name, r.versions, ms(r.total), ms(r.post), r.status, r.queries, ms(r.txSpan), ms(r.scheduled), ms(r.activity))
+	}
+	fmt.Println("  (POST→done: from sending POST /revisions to seeing status published; POST: the POST's own answer time and status;")
+	fmt.Println("   queries: every query of the publish activity, BEGIN and COMMIT included; tx span: first query start to last query end;")
+	fmt.Println("   queued: workflow start → activity started; activity: started → completed, from the workflow history)")
+	for _, r := range runs {
+		if r.versions >= 1000 {
+			fmt.Printf("  queries of %q (count × statement and table: time in it):\n", r.name)
+			keys := make([]string, 0, len(r.kinds))
+			for k := range r.kinds {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Printf("    %3d × %-24s %8s\n", r.kinds[k].n, k, msf(r.kinds[k].took))
+			}
+		}
+	}
+	big := runs[2]
+	verdict := "met"
+	if big.total >= 3*time.Second {
+		verdict = "MISSED"
+	}
+	fmt.Printf("  (load average: %s)\n", loadavg())
+	fmt.Printf("  target: 1,000 drafts published in under 3 s: %s (%s)\n", verdict, ms(big.total))
+	growth := "constant"
+	if big.queries > runs[1].queries {
+		growth = fmt.Sprintf("GROWS (%d → %d)", runs[1].queries, big.queries)
+	}
+	fmt.Printf("  queries from 100 to 1,000 drafts: %s (%d, %d); no N+1\n", growth, runs[1].queries, big.queries)
+	return live, nil
+}
+
+func publishOnce(ctx context.Context, c *apiClient, tc client.Client, counter *queryCounter, name string, drafts []string) (publishRun, error) {
+	r := publishRun{name: name, drafts: len(drafts)}
+	counter.start()
+	t0 := time.Now()
+	rev, status, err := c.postRevision(ctx, drafts)
+	if err != nil {
+		counter.stop()
+		return r, err
+	}
+	r.post, r.status = time.Since(t0), status
+	for rev.Attributes["status"] == "publishing" {
+		time.Sleep(10 * time.Millisecond)
+		if rev, err = c.get(ctx, "/revisions/"+rev.ID); err != nil {
+			counter.stop()
+			return r, err
+		}
+		if time.Since(t0) > 5*time.Minute {
+			counter.stop()
+			return r, fmt.Errorf("revision %s still publishing after 5 minutes", rev.ID)
+		}
+	}
+	r.total = time.Since(t0)
+	r.queries, r.txSpan, r.kinds = counter.stop()
+	if rev.Attributes["status"] != "published" {
+		return r, fmt.Errorf("revision %q ended %v", name, rev.Attributes)
+	}
+	r.versions = int(rev.Attributes["versions-count"].(float64))
+	r.scheduled, r.activity, err = activityTimes(ctx, tc, workflows.PublishRevisionID(rev.ID))
+	return r, err
+}
+
+// activityTimes reads the workflow history: workflow started → activity
+// started, and activity started → completed.
+func activityTimes(ctx context.Context, tc client.Client, wfID string) (queued, ran time.Duration, err error) {
+	var wfStart, actStart, actDone time.Time
+	it := tc.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return 0, 0, err
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			wfStart = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			actStart = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			actDone = ev.GetEventTime().AsTime()
+		}
+	}
+	return actStart.Sub(wfStart), actDone.Sub(actStart), nil
+}
+
+// --- reads under load ---------------------------------------------------------------
+
+type loadResult struct {
+	name     string
+	requests int
+	errors   int
+	firstErr string
+	elapsed  time.Duration
+	lats     []time.Duration
+	cpu      time.Duration // this process (API, worker, client)
+	pgCPU    time.Duration // Postgres backends of the database
+}
+
+func (r loadResult) rate() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o options) error {
+	// 1,000 live pages (the publish measurement's, or made here), each with
+	// a pending update draft: more distinct queries than a connection's
+	// statement cache holds (pgx: 512), as on a real site.
+	fmt.Println("\npreparing reads: 1,000 live pages with an update draft each")
+	if len(live) == 0 {
+		pages, drafts, err := c.createPages(ctx, 1000, "read", 4)
+		if err != nil {
+			return err
+		}
+		rev, _, err := c.postRevision(ctx, drafts)
+		if err != nil {
+			return err
+		}
+		if rev.Attributes["status"] != "published" {
+			return fmt.Errorf("read pages not published: %v", rev.Attributes)
+		}
+		live = pages
+	}
+	if err := c.parallel(len(live), 4, func(i int) error {
+		_, err := c.call(ctx, http.MethodPatch, "/pages/"+live[i], map[string]any{"data": map[string]any{"type": "pages", "id": live[i],
+			"attributes": map[string]any{"title": fmt.Sprintf("Drafted title %d", i), "description": "A drafted description"}}}, 200)
+		return err
+	}); err != nil {
+		return err
+	}
+	pageID := live[0]
+	livePaths, draftPaths := make([]string, len(live)), make([]string, len(live))
+	for i, id := range live {
+		livePaths[i], draftPaths[i] = "/pages/"+id, "/pages/"+id+"?include=draft"
+	}
+
+	tr := &http.Transport{MaxIdleConns: 4 * o.concurrency, MaxIdleConnsPerHost: 4 * o.concurrency, IdleConnTimeout: time.Minute, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	targets := []struct {
+		name, short string
+		paths       []string
+		auth        bool
+		goal        float64
+	}{
+		{"GET /healthz (baseline)", "healthz", []string{"/healthz"}, false, 0},
+		{"GET /pages/:id (one page)", "live", []string{"/pages/" + pageID}, true, 15000},
+		{"GET /pages/:id (1,000 pages)", "live-many", livePaths, true, 15000},
+		{"GET /pages/:id?include=draft (one)", "draft", []string{"/pages/" + pageID + "?include=draft"}, true, 8000},
+		{"GET …?include=draft (1,000 pages)", "draft-many", draftPaths, true, 8000},
+	}
+	// Each response is checked once before the load.
+	for _, tg := range targets {
+		for i, path := range tg.paths {
+			st, body, err := c.raw(ctx, hc, path, tg.auth)
+			if err != nil || st != 200 {
+				return fmt.Errorf("GET %s = %d %v %.200s", path, st, err, body)
+			}
+			if strings.Contains(path, "include=draft") && !strings.Contains(string(body), "Drafted title") {
+				return fmt.Errorf("GET %s does not show the drafted title: %.300s", path, body)
+			}
+			if i == 0 {
+				fmt.Printf("  (%s: %s answers %d bytes)\n", tg.name, path, len(body))
+			}
+		}
+	}
+
+	fmt.Printf("\nreads: %d keep-alive connections, %s each after a 1 s warm-up, load generator in this process (same %d CPUs):\n",
+		o.concurrency, o.duration, runtime.NumCPU())
+	var results []loadResult
+	for _, tg := range targets {
+		load(ctx, hc, c, tg.paths, tg.auth, o.concurrency, time.Second) // warm-up
+		stopProfile, err := startProfile(o.cpuprofile, tg.short)
+		if err != nil {
+			return err
+		}
+		pg0, err := postgresCPU(ctx, db)
+		if err != nil {
+			return err
+		}
+		cpu0 := processCPU()
+		r := load(ctx, hc, c, tg.paths, tg.auth, o.concurrency, o.duration)
+		r.cpu = processCPU() - cpu0
+		pg1, err := postgresCPU(ctx, db)
+		if err != nil {
+			return err
+		}
+		for pid, t := range pg1 {
+			r.pgCPU += t - pg0[pid] // a backend started meanwhile counts from zero
+		}
+		stopProfile()
+		r.name = tg.name
+		results = append(results, r)
+	}
+	fmt.Printf("  (load average after the loads: %s)\n", loadavg())
+	base := results[0].rate()
+	for i, r := range results {
+		slices.Sort(r.lats)
+		line := fmt.Sprintf("  %-34s %8.0f req/s   p50 %s   p99 %s   max %s   errors %d", r.name, r.rate(),
+			msf(percentile(r.lats, 50)), msf(percentile(r.lats, 99)), msf(r.lats[len(r.lats)-1]), r.errors)
+		if i > 0 {
+			line += fmt.Sprintf("   %.2f× healthz", r.rate()/base)
+		}
+		fmt.Println(line)
+		perReq := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(1, r.requests)) }
+		fmt.Printf("  %-34s CPU per request: %.0f µs in this process (API + client; %.2f cores busy), %.0f µs in Postgres (%.2f cores)\n",
+			"", perReq(r.cpu), r.cpu.Seconds()/r.elapsed.Seconds(), perReq(r.pgCPU), r.pgCPU.Seconds()/r.elapsed.Seconds())
+		if r.errors > 0 {
+			fmt.Printf("    first error: %s\n", r.firstErr)
+		}
+	}
+	for i, tg := range targets {
+		if tg.goal == 0 {
+			continue
+		}
+		r := results[i]
+		p99 := percentile(r.lats, 99)
+		fmt.Printf("  target %s: ≥ %.0f req/s: %s; p99 < 10 ms: %s\n", tg.name, tg.goal, verdict(r.rate() >= tg.goal), verdict(p99 < 10*time.Millisecond))
+	}
+	fmt.Printf("  (with %d CPUs to themselves, this process and Postgres would at best serve %d CPUs / CPU per request:\n", runtime.NumCPU(), runtime.NumCPU())
+	for _, r := range results {
+		per := (r.cpu + r.pgCPU).Seconds() / float64(max(1, r.requests))
+		fmt.Printf("   %-34s ≈ %.0f req/s)\n", r.name, float64(runtime.NumCPU())/per)
+	}
+	if o.cpuprofile != "" {
+		fmt.Printf("  CPU profiles (this process: server and client together): %s.{healthz,live,live-many,draft,draft-many} (go tool pprof -top <file>)\n", o.cpuprofile)
+	}
+	return nil
+}
+
+// startProfile profiles this process's CPU into path.name until the
+// returned function is called; with no path it does nothing.
+func startProfile(path, name string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path + "." + name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// postgresCPU is the CPU time (user + system) of every backend connected
+// to the benchmark's database, by pid, from /proc (Postgres runs on this
+// machine).
+func postgresCPU(ctx context.Context, db *bun.DB) (map[int]time.Duration, error) {
+	var pids []int
+	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(ctx, &pids); err != nil {
+		return nil, err
+	}
+	out := map[int]time.Duration{}
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which is in parentheses): state is
+		// field 3; utime and stime are fields 14 and 15, in clock ticks.
+		rest := string(b[bytes.LastIndexByte(b, ')')+2:])
+		f := strings.Fields(rest)
+		if len(f) < 13 {
+			continue
+		}
+		var ut, st int64
+		fmt.Sscan(f[11], &ut)
+		fmt.Sscan(f[12], &st)
+		out[pid] = time.Duration(ut+st) * time.Second / clockTicks
+	}
+	return out, nil
+}
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
+
+// loadavg is the 1, 5 and 15-minute load averages, as /proc/loadavg has them.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// load GETs paths, in turn, on concurrency connections for d.
+func load(ctx context.Context, hc *http.Client, c *apiClient, paths []string, auth bool, concurrency int, d time.Duration) loadResult {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	type part struct {
+		lats     []time.Duration
+		errors   int
+		firstErr string
+	}
+	parts := make([]part, concurrency)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i := range parts {
+		wg.Go(func() {
+			p := &parts[i]
+			p.lats = make([]time.Duration, 0, 1<<14)
+			reqs := make([]*http.Request, len(paths))
+			for j, path := range paths {
+				reqs[j], _ = http.NewRequest(http.MethodGet, c.base+path, nil)
+				reqs[j].Header.Set("Accept", "application/vnd.api+json")
+				if auth {
+					reqs[j].Header.Set("Authorization", "Bearer "+c.token)
+				}
+			}
+			for n := i * 7919; ctx.Err() == nil; n++ {
+				req := reqs[n%len(reqs)]
+				t0 := time.Now()
+				resp, err := hc.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					if p.errors == 0 {
+						p.firstErr = err.Error()
+					}
+					p.errors++
+					continue
+				}
+				p.lats = append(p.lats, time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	r := loadResult{elapsed: time.Since(began)}
+	for _, p := range parts {
+		r.requests += len(p.lats)
+		r.lats = append(r.lats, p.lats...)
+		r.errors += p.errors
+		if r.firstErr == "" {
+			r.firstErr = p.firstErr
+		}
+	}
+	if len(r.lats) == 0 {
+		r.lats = []time.Duration{0}
+	}
+	return r
+}
+
+// --- the API client --------------------------------------------------------------------
+
+type apiClient struct {
+	base  string
+	http  *http.Client
+	token string
+	pages int // pages created so far
+}
+
+func (c *apiClient) signIn(ctx context.Context) error {
+	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {password}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/oauth/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
+		return fmt.Errorf("password grant: %d %v", resp.StatusCode, err)
+	}
+	c.token = tok.AccessToken
+	return nil
+}
+
+type resource struct {
+	ID            string         `json:"id"`
+	Attributes    map[string]any `json:"attributes"`
+	Relationships map[string]struct {
+		Data json.RawMessage `json:"data"`
+	} `json:"relationships"`
+}
+
+func (r resource) rel(name string) string {
+	var id struct{ ID string }
+	_ = json.Unmarshal(r.Relationships[name].Data, &id)
+	return id.ID
+}
+
+// send sends a JSON:API request and returns the status and body.
+func (c *apiClient) send(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	req.Header.Set("Accept", "application/vnd.api+json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/vnd.api+json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// call sends a request and decodes the single resource it answers with.
+func (c *apiClient) call(ctx context.Context, method, path string, body any, want int) (resource, error) {
+	st, raw, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return resource{}, err
+	}
+	if st != want {
+		return resource{}, fmt.Errorf("%s %s = %d %.500s", method, path, st, raw)
+	}
+	var d struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return resource{}, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	var res resource
+	if len(d.Data) > 0 && d.Data[0] == '[' {
+		var list []resource
+		if err := json.Unmarshal(d.Data, &list); err != nil || len(list) == 0 {
+			return resource{}, fmt.Errorf("%s %s: empty list", method, path)
+		}
+		return list[0], nil
+	}
+	err = json.Unmarshal(d.Data, &res)
+	return res, err
+}
+
+func (c *apiClient) get(ctx context.Context, path string) (resource, error) {
+	return c.call(ctx, http.MethodGet, path, nil, 200)
+}
+
+// raw sends one GET with hc (the load's client) and returns status and body.
+func (c *apiClient) raw(ctx context.Context, hc *http.Client, path string, auth bool) (int, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	req.Header.Set("Accept", "application/vnd.api+json")
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// postRevision publishes drafts; it returns the revision and the status
+// (201 published, 202 still publishing).
+func (c *apiClient) postRevision(ctx context.Context, drafts []string) (resource, int, error) {
+	data := make([]map[string]any, len(drafts))
+	for i, id := range drafts {
+		data[i] = map[string]any{"type": "drafts", "id": id}
+	}
+	st, raw, err := c.send(ctx, http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
+		"attributes": map[string]any{"comments": "bench"}, "relationships": map[string]any{"drafts": map[string]any{"data": data}}}})
+	if err != nil {
+		return resource{}, 0, err
+	}
+	if st != 201 && st != 202 {
+		return resource{}, st, fmt.Errorf("POST /revisions = %d %.500s", st, raw)
+	}
+	var d struct{ Data resource }
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return resource{}, st, err
+	}
+	return d.Data, st, nil
+}
+
+// createPages creates n pages through the API, parallel at a time, and
+// returns their ids and their create drafts' ids.
+func (c *apiClient) createPages(ctx context.Context, n int, prefix string, parallel int) (pages, drafts []string, err error) {
+	pages, drafts = make([]string, n), make([]string, n)
+	lats := make([]time.Duration, n)
+	began := time.Now()
+	err = c.parallel(n, parallel, func(i int) error {
+		t0 := time.Now()
+		r, err := c.call(ctx, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+			"attributes": map[string]any{"title": fmt.Sprintf("Bench %s %d", prefix, i), "slug": fmt.Sprintf("%s-%d", prefix, i)}}}, 201)
+		lats[i] = time.Since(t0)
+		pages[i], drafts[i] = r.ID, r.rel("draft")
+		return err
+	})
+	c.pages += n
+	if n >= 100 {
+		slices.Sort(lats)
+		fmt.Printf("    (setup: %d POST /pages, %d at a time, in %s: p50 %s, p95 %s; the site now has %d pages)\n",
+			n, parallel, ms(time.Since(began)), ms(percentile(lats, 50)), ms(percentile(lats, 95)), c.pages)
+	}
+	return pages, drafts, err
+}
+
+// createTree creates pages, each with one content of blocks blocks, and
+// returns the blocks' create drafts.
+func (c *apiClient) createTree(ctx context.Context, pages, blocks int) ([]string, error) {
+	out := make([]string, pages*blocks)
+	c.pages += pages
+	err := c.parallel(pages, 4, func(i int) error {
+		p, err := c.call(ctx, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+			"attributes": map[string]any{"title": fmt.Sprintf("Tree %d", i), "slug": fmt.Sprintf("tree-%d", i)}}}, 201)
+		if err != nil {
+			return err
+		}
+		ct, err := c.call(ctx, http.MethodPost, "/contents", map[string]any{"data": map[string]any{"type": "contents",
+			"attributes":    map[string]any{"title": "Main"},
+			"relationships": map[string]any{"page": map[string]any{"data": map[string]any{"type": "pages", "id": p.ID}}}}}, 201)
+		if err != nil {
+			return err
+		}
+		for b := range blocks {
+			bl, err := c.call(ctx, http.MethodPost, "/content-blocks", map[string]any{"data": map[string]any{"type": "content-blocks",
+				"attributes": map[string]any{"var-name": fmt.Sprintf("block_%d", b), "data-type": "markdown", "position": b,
+					"body": fmt.Sprintf("Paragraph %d of page %d: some text that reads like a page would.", b, i)},
+				"relationships": map[string]any{"content": map[string]any{"data": map[string]any{"type": "contents", "id": ct.ID}}}}}, 201)
+			if err != nil {
+				return err
+			}
+			out[i*blocks+b] = bl.rel("draft")
+		}
+		return nil
+	})
+	return out, err
+}
+
+// parallel runs fn(0..n-1), k at a time, and returns the first error.
+func (c *apiClient) parallel(n, k int, fn func(int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for range k {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// --- services ----------------------------------------------------------------------------
+
+type svcs struct {
+	postgres string // server URL (maintenance database)
+	temporal string
+	storage  config.Storage
+}
+
+// services returns the stack named by PRESSROOM_TEST_*, else starts one.
+func services(ctx context.Context, root, dir string, done *cleanups) (svcs, string, error) {
+	defaults, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		return svcs{}, "", err
+	}
+	if pg := os.Getenv(dev.EnvTestPostgres); pg != "" {
+		st := defaults.Storage
+		st.Endpoint = os.Getenv(dev.EnvTestS3Endpoint)
+		st.PublicEndpoint = st.Endpoint
+		st.AccessKey, st.SecretKey = os.Getenv(dev.EnvTestS3AccessKey), os.Getenv(dev.EnvTestS3SecretKey)
+		return svcs{postgres: pg, temporal: os.Getenv(dev.EnvTestTemporal), storage: st}, "from PRESSROOM_TEST_* (devstack exec)", nil
+	}
+	fmt.Fprintln(os.Stderr, "starting a private stack (no PRESSROOM_TEST_* variables)...")
+	stack, err := dev.Up(ctx, dev.StackOptions{
+		RepoRoot: root, StateDir: filepath.Join(dir, "stack"), DatabaseURL: os.Getenv("DATABASE_URL"), Database: "pressroom", Log: os.Stderr,
+	})
+	if err != nil {
+		return svcs{}, "", err
+	}
+	done.add(func() {
+		if err := stack.Down(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the stack:", err)
+		}
+	})
+	return svcs{postgres: stack.Postgres.ServerURL, temporal: stack.TemporalAddress, storage: stack.Storage}, "private stack (dev.Up)", nil
+}
+
+// --- helpers --------------------------------------------------------------------------------
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p/100*float64(len(d)))) - 1
+	return d[max(0, min(len(d)-1, i))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+
+func msf(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func withServer(ctx context.Context, serverURL string, fn func(*pgx.Conn) error) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	return fn(conn)
+}
+
+func withDatabase(serverURL, name string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
