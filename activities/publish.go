@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -33,12 +35,17 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 	if err != nil {
 		return nil, reject("bad revision id %q", revisionID)
 	}
+	// Heartbeat while the transaction runs, so a worker that dies mid-way
+	// is noticed within the heartbeat timeout rather than the whole
+	// start-to-close timeout; the transaction it held rolls back.
+	stop := heartbeat(ctx, 5*time.Second)
 	var rev *drafts.Revision
 	err = p.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		rev, err = p.Engine.Publish(ctx, tx, id)
 		return err
 	})
+	stop()
 	msg := ""
 	var pe *drafts.PublishError
 	var pg *pgconn.PgError
@@ -59,4 +66,24 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 		return nil, reject("%s", msg)
 	}
 	return &PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
+}
+
+// heartbeat records a heartbeat every interval until the returned stop is called.
+func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

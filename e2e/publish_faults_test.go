@@ -760,7 +760,7 @@ RETURNING id`, s.Site.ID, n-1, userID).Scan(ctx, &sqlDrafts)
 		time.Sleep(250 * time.Millisecond)
 	}
 	after := time.Since(killedAt)
-	t.Logf("revision %s %.1fs after the kill (the activity has no heartbeat; its StartToClose is 2 minutes)", rev.Attributes["status"], after.Seconds())
+	t.Logf("revision %s %.1fs after the kill (the publish activity heartbeats; its heartbeat timeout is 20 s)", rev.Attributes["status"], after.Seconds())
 	if rev.Attributes["status"] != drafts.Published || rev.Attributes["versions-count"] != float64(n) {
 		t.Fatalf("revision after the worker was killed = %v, want published with %d versions", rev.Attributes, n)
 	}

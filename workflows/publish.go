@@ -18,7 +18,7 @@ func PublishRevisionID(revisionID string) string { return "publish-revision-" + 
 func PublishRevision(ctx workflow.Context, revisionID string) (*activities.PublishResult, error) {
 	var p *activities.Publisher
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute, RetryPolicy: retryForever,
+		StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 20 * time.Second, RetryPolicy: retryForever,
 	})
 	var res *activities.PublishResult
 	err := workflow.ExecuteActivity(ctx, p.Publish, revisionID).Get(ctx, &res)
