@@ -340,18 +340,9 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	var v *drafts.View
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
-		if err != nil {
-			return err
-		}
-		f, _ := cur.Row["version"].(float64)
-		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
-			return err
-		}
+	v, err := h.write(c, id, bodyVersion, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
 		if cur.Draft != nil && cur.Draft.Event == drafts.Delete {
-			return drafts.ErrDeleted
+			return nil, drafts.ErrDeleted
 		}
 		state := drafts.Row{}
 		for k, val := range cur.Drafted() {
@@ -361,16 +352,12 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 			state[k] = val
 		}
 		if err := h.validate(ctx, h, pr.SiteID, &id, state); err != nil {
-			return err
+			return nil, err
 		}
-		// The version is re-checked under the row lock only when the client
-		// stated one: a write without a precondition must not fail because
-		// a publish moved the version between this read and the lock.
-		v, err = h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, h.expectation(c, int(f), bodyVersion))
-		return err
+		return h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, expect)
 	})
 	if err != nil {
-		return h.mapError(err)
+		return err
 	}
 	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
 }
@@ -388,26 +375,44 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	var v *drafts.View
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		cur, err := h.engine.Load(ctx, tx, h.kind, pr.SiteID, id, true)
-		if err != nil {
-			return err
-		}
-		f, _ := cur.Row["version"].(float64)
-		if err := checkVersion(c, id.String(), int(f), nil); err != nil {
-			return err
-		}
-		v, err = h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, h.expectation(c, int(f), nil))
-		return err
+	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, _ *drafts.View, expect *int) (*drafts.View, error) {
+		return h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, expect)
 	})
 	if err != nil {
-		return h.mapError(err)
+		return err
 	}
 	if v == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+// write runs a change to an existing record in a transaction: it reads the
+// record with its draft, checks the client's precondition (If-Match or
+// meta.version), and hands fn the version the write must still find under
+// the row lock — the one read, but only when the client stated one: a write
+// without a precondition must not fail because a publish moved the version
+// between this read and the lock.
+func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
+	fn func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error)) (*drafts.View, error) {
+	siteID := oauth.PrincipalOf(c).SiteID
+	var v *drafts.View
+	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := h.engine.Load(ctx, tx, h.kind, siteID, id, true)
+		if err != nil {
+			return err
+		}
+		f, _ := cur.Row["version"].(float64)
+		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
+			return err
+		}
+		v, err = fn(ctx, tx, cur, h.expectation(c, int(f), bodyVersion))
+		return err
+	})
+	if err != nil {
+		return nil, h.mapError(err)
+	}
+	return v, nil
 }
 
 // expectation is the version a write must still find under the lock: the
