@@ -40,6 +40,9 @@ type layoutRequest struct {
 
 var layoutReadOnly = []string{"pages-count", "created-at", "updated-at"}
 
+// layoutColumns are the columns of the attributes a PATCH /layouts may change.
+var layoutColumns = []attrColumn{{"title", "title"}, {"file-name", "file_name"}, {"description", "description"}, {"unique", "is_unique"}, {"content", "content"}}
+
 // fileNamePattern is a layout's file name: one path segment of letters,
 // digits, '_', '-' and '.', not starting with a dot, ending in .liquid.
 var fileNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.liquid$`)
@@ -132,7 +135,7 @@ func (h layoutsHandler) sendList(c *fiber.Ctx, q *Query, path string, sel *bun.S
 	if err := h.includeForLayouts(ctx, siteID, q, ls, cd); err != nil {
 		return err
 	}
-	return cd.send(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection(path, q, total), map[string]any{"total": total})
+	return cd.sendPage(c, h.links, path, rs, total)
 }
 
 func findLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.Layout, error) {
@@ -162,24 +165,14 @@ func (h layoutsHandler) show(c *fiber.Ctx, q *Query, status int, l *models.Layou
 	if err := h.includeForLayouts(ctx, siteID, q, []models.Layout{*l}, cd); err != nil {
 		return err
 	}
-	setETag(c, l.ID.String(), l.Version)
-	if status == fiber.StatusCreated {
-		c.Set(fiber.HeaderLocation, rs[0].Links.Self)
-	}
-	return cd.send(c, status, q.Sparse(rs[0]), nil, nil)
+	return cd.sendOne(c, status, rs[0], l.Version)
 }
 
 // get serves GET /layouts/:id: a layout of any theme of the site.
 func (h layoutsHandler) get(c *fiber.Ctx) error {
-	q, err := parseQuery(c, layoutSpec(false))
-	if err != nil {
-		return err
-	}
-	l, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	return h.show(c, q, fiber.StatusOK, l)
+	return serveOne(c, layoutSpec(false), h.load, func(q *Query, l *models.Layout) error {
+		return h.show(c, q, fiber.StatusOK, l)
+	})
 }
 
 // layoutFields are the validated attributes of a layout request.
@@ -240,39 +233,30 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var doc jsonapi.RequestDocument[layoutRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
-		return err
-	}
-	if err := checkType(doc.Data.Type, "layouts"); err != nil {
-		return err
-	}
-	if err := checkNoClientID(doc.Data.ID); err != nil {
-		return err
-	}
-	f, err := doc.Data.Attributes.validate(doc.Data.Sent, true)
+	data, err := decodeCreate[layoutRequest](c, "layouts")
 	if err != nil {
 		return err
 	}
-	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
-		return err
-	}
-	theme, err := readToOne(doc.Data.Relationships, "theme", "themes", "theme")
+	f, err := data.Attributes.validate(data.Sent, true)
 	if err != nil {
 		return err
 	}
-	if err := requiredToOne(theme, "theme", "theme the layout belongs to"); err != nil {
+	if err := checkRelationshipNames(data.Relationships, []string{"theme"}, nil); err != nil {
+		return err
+	}
+	themeID, err := readRequiredToOne(data.Relationships, "theme", "themes", "theme", "theme the layout belongs to")
+	if err != nil {
 		return err
 	}
 	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
-	if _, err := findTheme(ctx, h.db, siteID, theme.id); err != nil {
+	if _, err := findTheme(ctx, h.db, siteID, themeID); err != nil {
 		if isNotFound(err) {
 			return unknownRelated("theme", "theme")
 		}
 		return err
 	}
 	now := time.Now().UTC()
-	l := &models.Layout{ID: uuid.New(), SiteID: siteID, ThemeID: theme.id, Title: f.title, FileName: f.fileName,
+	l := &models.Layout{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, Title: f.title, FileName: f.fileName,
 		Description: f.description, Unique: f.unique, Content: f.content, Version: 1, CreatedAt: now, UpdatedAt: now}
 	if _, err := h.db.NewInsert().Model(l).Exec(ctx); err != nil {
 		if models.IsConflict(err) {
@@ -289,101 +273,61 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := idParam(c, "layout")
+	req, err := decodePatch[layoutRequest](c, "layout", "layouts")
 	if err != nil {
 		return err
 	}
-	var doc jsonapi.RequestDocument[layoutRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
-		return err
-	}
-	if err := checkType(doc.Data.Type, "layouts"); err != nil {
-		return err
-	}
-	if err := checkID(doc.Data.ID, id); err != nil {
-		return err
-	}
-	bodyVersion, err := metaVersion(doc.Data.Meta)
+	sent := req.data.Sent
+	f, err := req.data.Attributes.validate(sent, false)
 	if err != nil {
 		return err
 	}
-	sent := doc.Data.Sent
-	f, err := doc.Data.Attributes.validate(sent, false)
+	if err := checkRelationshipNames(req.data.Relationships, []string{"theme"}, nil); err != nil {
+		return err
+	}
+	theme, err := readToOne(req.data.Relationships, "theme", "themes", "theme")
 	if err != nil {
 		return err
 	}
-	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
-		return err
-	}
-	theme, err := readToOne(doc.Data.Relationships, "theme", "themes", "theme")
-	if err != nil {
-		return err
-	}
-	var cols []string
-	for _, a := range []struct{ attr, col string }{{"title", "title"}, {"file-name", "file_name"}, {"description", "description"}, {"unique", "is_unique"}, {"content", "content"}} {
-		if sent[a.attr] {
-			cols = append(cols, a.col)
-		}
-	}
-	ctx, siteID := c.UserContext(), siteOf(c)
-	for attempt := 1; ; attempt++ {
-		l, err := findLayout(ctx, h.db, siteID, id)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, l.ID.String(), l.Version, bodyVersion); err != nil {
-			return err
-		}
-		if theme.sent && (theme.null || theme.id != l.ThemeID) {
-			return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").
-				AtPointer("/data/relationships/theme/data")
-		}
-		if len(cols) == 0 {
-			return h.show(c, q, fiber.StatusOK, l)
-		}
-		read := l.Version
-		if sent["title"] {
-			l.Title = f.title
-		}
-		if sent["file-name"] {
-			l.FileName = f.fileName
-		}
-		if sent["description"] {
-			l.Description = f.description
-		}
-		if sent["unique"] {
-			l.Unique = f.unique
-		}
-		if sent["content"] {
-			l.Content = f.content
-		}
-		l.UpdatedAt = time.Now().UTC()
-		err = h.db.NewUpdate().Model(l).Column(append(cols, "updated_at")...).Set("version = version + 1").
-			Where("id = ? AND site_id = ? AND version = ?", l.ID, siteID, read).Returning("*").Scan(ctx)
-		switch {
-		case err == nil:
-			return h.show(c, q, fiber.StatusOK, l)
-		case models.IsConflict(err):
-			return fileNameTaken()
-		case !models.IsNoRows(err):
-			return err
-		case attempt == patchAttempts:
-			return stale(read)
-		}
-	}
+	return patchRow(c, h.db, rowPatch[models.Layout]{
+		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, layoutColumns),
+		find:    findLayout,
+		version: func(l *models.Layout) int { return l.Version },
+		check: func(l *models.Layout) error {
+			if theme.sent && (theme.null || theme.id != l.ThemeID) {
+				return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").
+					AtPointer("/data/relationships/theme/data")
+			}
+			return nil
+		},
+		apply: func(l *models.Layout) {
+			if sent["title"] {
+				l.Title = f.title
+			}
+			if sent["file-name"] {
+				l.FileName = f.fileName
+			}
+			if sent["description"] {
+				l.Description = f.description
+			}
+			if sent["unique"] {
+				l.Unique = f.unique
+			}
+			if sent["content"] {
+				l.Content = f.content
+			}
+			l.UpdatedAt = time.Now().UTC()
+		},
+		show:     func(l *models.Layout) error { return h.show(c, q, fiber.StatusOK, l) },
+		conflict: fileNameTaken,
+	})
 }
 
 // theme serves GET /layouts/:id/theme.
 func (h layoutsHandler) theme(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
-	if err != nil {
-		return err
-	}
-	l, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	return h.showRelatedTheme(c, q, &l.ThemeID)
+	return serveOne(c, themeSpec(false), h.load, func(q *Query, l *models.Layout) error {
+		return h.showRelatedTheme(c, q, &l.ThemeID)
+	})
 }
 
 // relationship serves GET /layouts/:id/relationships/theme.

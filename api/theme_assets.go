@@ -141,24 +141,14 @@ func (h themeAssetsHandler) show(c *fiber.Ctx, q *Query, status int, ta *models.
 	if err := h.includeForThemeAssets(c.UserContext(), siteOf(c), q, []models.ThemeAsset{*ta}, cd); err != nil {
 		return err
 	}
-	setETag(c, ta.ID.String(), ta.Version)
-	if status == fiber.StatusCreated {
-		c.Set(fiber.HeaderLocation, r.Links.Self)
-	}
-	return cd.send(c, status, q.Sparse(r), nil, nil)
+	return cd.sendOne(c, status, r, ta.Version)
 }
 
 // get serves GET /theme-assets/:id.
 func (h themeAssetsHandler) get(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeAssetSpec(false))
-	if err != nil {
-		return err
-	}
-	ta, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	return h.show(c, q, fiber.StatusOK, ta)
+	return serveOne(c, themeAssetSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
+		return h.show(c, q, fiber.StatusOK, ta)
+	})
 }
 
 // listOf serves GET /themes/:id/theme-assets.
@@ -181,7 +171,7 @@ func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 	if err := h.includeForThemeAssets(ctx, t.SiteID, q, tas, cd); err != nil {
 		return err
 	}
-	return cd.send(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection(themePath(t.ID)+"/theme-assets", q, total), map[string]any{"total": total})
+	return cd.sendPage(c, h.links, themePath(t.ID)+"/theme-assets", rs, total)
 }
 
 // create serves POST /theme-assets: links an asset of the site to a theme
@@ -191,51 +181,39 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var doc jsonapi.RequestDocument[themeAssetRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
-		return err
-	}
-	if err := checkType(doc.Data.Type, "theme-assets"); err != nil {
-		return err
-	}
-	if err := checkNoClientID(doc.Data.ID); err != nil {
-		return err
-	}
-	if err := checkReadOnly(doc.Data.Sent, []string{"created-at", "updated-at"}); err != nil {
-		return err
-	}
-	p, err := themeAssetPath(doc.Data.Attributes.Path)
+	data, err := decodeCreate[themeAssetRequest](c, "theme-assets")
 	if err != nil {
 		return err
 	}
-	rels := doc.Data.Relationships
+	if err := checkReadOnly(data.Sent, []string{"created-at", "updated-at"}); err != nil {
+		return err
+	}
+	p, err := themeAssetPath(data.Attributes.Path)
+	if err != nil {
+		return err
+	}
+	rels := data.Relationships
 	if err := checkRelationshipNames(rels, []string{"theme", "asset"}, nil); err != nil {
 		return err
 	}
-	theme, err := readToOne(rels, "theme", "themes", "theme")
+	themeID, err := readRequiredToOne(rels, "theme", "themes", "theme", "theme to put the asset in")
 	if err != nil {
 		return err
 	}
-	if err := requiredToOne(theme, "theme", "theme to put the asset in"); err != nil {
-		return err
-	}
-	asset, err := readToOne(rels, "asset", "assets", "asset")
+	assetID, err := readRequiredToOne(rels, "asset", "assets", "asset", "asset to put in the theme")
 	if err != nil {
-		return err
-	}
-	if err := requiredToOne(asset, "asset", "asset to put in the theme"); err != nil {
 		return err
 	}
 	siteID := siteOf(c)
-	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: theme.id, AssetID: asset.id, Path: p, Version: 1}
+	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
 	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
-		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", theme.id, siteID).Count(ctx); err != nil {
+		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", themeID, siteID).Count(ctx); err != nil {
 			return err
 		} else if n == 0 {
 			return unknownRelated("theme", "theme")
 		}
 		var locked []uuid.UUID
-		if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, asset.id, siteID).Scan(ctx, &locked); err != nil {
+		if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, assetID, siteID).Scan(ctx, &locked); err != nil {
 			return err
 		}
 		if len(locked) == 0 {
@@ -249,7 +227,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 			}
 			return err
 		}
-		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{asset.id})
+		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
 	})
 	if err != nil {
 		return err
@@ -296,29 +274,17 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 func (h themeAssetsHandler) related(name string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if name == "theme" {
-			q, err := parseQuery(c, themeSpec(false))
+			return serveOne(c, themeSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
+				return h.showRelatedTheme(c, q, &ta.ThemeID)
+			})
+		}
+		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
+			a, err := h.assets.findAsset(c, ta.AssetID)
 			if err != nil {
 				return err
 			}
-			ta, err := h.load(c)
-			if err != nil {
-				return err
-			}
-			return h.showRelatedTheme(c, q, &ta.ThemeID)
-		}
-		q, err := parseQuery(c, QuerySpec{Fields: []string{"assets"}})
-		if err != nil {
-			return err
-		}
-		ta, err := h.load(c)
-		if err != nil {
-			return err
-		}
-		a, err := h.assets.findAsset(c, ta.AssetID)
-		if err != nil {
-			return err
-		}
-		return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.assets.assetResource(a))})
+			return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.assets.assetResource(a))})
+		})
 	}
 }
 

@@ -96,6 +96,27 @@ type themeRequest struct {
 
 var themeReadOnly = []string{"published-at", "created-at", "updated-at"}
 
+// themeColumns are the columns of the attributes a PATCH /themes may change.
+var themeColumns = []attrColumn{{"title", "title"}, {"description", "description"}}
+
+// themeFields are the validated attributes of a theme request.
+type themeFields struct {
+	title       string
+	description *string
+}
+
+// validate checks the attributes sent; on create the title must be there.
+func (r themeRequest) validate(sent map[string]bool, create bool) (f themeFields, err error) {
+	if err = checkReadOnly(sent, themeReadOnly); err != nil {
+		return f, err
+	}
+	if f.title, err = titleAttr(r.Title, sent["title"], create); err != nil {
+		return f, err
+	}
+	f.description, err = descriptionAttr(r.Description)
+	return f, err
+}
+
 // Query specs of the themes endpoints.
 func themeSpec(collection bool) QuerySpec {
 	s := QuerySpec{
@@ -341,6 +362,22 @@ func (cd *compound) send(c *fiber.Ctx, status int, data any, l *jsonapi.Links, m
 	return respondRaw(c, status, compoundDocument{Data: data, Included: cd.list, Links: l, Meta: meta, JSONAPI: jsonapi.V11})
 }
 
+// sendOne writes one resource as primary data, with its ETag, and with its
+// Location when it was just created.
+func (cd *compound) sendOne(c *fiber.Ctx, status int, r *jsonapi.Resource, version int) error {
+	setETag(c, r.ID, version)
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, r.Links.Self)
+	}
+	return cd.send(c, status, cd.q.Sparse(r), nil, nil)
+}
+
+// sendPage writes a page of the collection at path as primary data, with
+// its pagination links and meta.total.
+func (cd *compound) sendPage(c *fiber.Ctx, l links, path string, rs []*jsonapi.Resource, total int64) error {
+	return cd.send(c, fiber.StatusOK, sparseAll(cd.q, rs), l.collection(path, cd.q, total), map[string]any{"total": total})
+}
+
 // sparseAll applies the sparse fieldsets to primary data.
 func sparseAll(q *Query, rs []*jsonapi.Resource) []*jsonapi.Resource {
 	out := make([]*jsonapi.Resource, len(rs))
@@ -361,6 +398,57 @@ func nullDocument(c *fiber.Ctx, self string) error {
 }
 
 // ---- request checks shared by the three resources ----
+
+// decodeResource reads a request body: one resource of type typ.
+func decodeResource[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A], error) {
+	var doc jsonapi.RequestDocument[A]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return nil, err
+	}
+	if err := checkType(doc.Data.Type, typ); err != nil {
+		return nil, err
+	}
+	return doc.Data, nil
+}
+
+// decodeCreate reads the body of a POST: one resource of type typ, without
+// an id (ids are made by the server).
+func decodeCreate[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A], error) {
+	data, err := decodeResource[A](c, typ)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNoClientID(data.ID); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// patchRequest is the request of a PATCH of the resource the URL names.
+type patchRequest[A any] struct {
+	id          uuid.UUID // the id in the URL
+	bodyVersion *int      // meta.version from the body, nil when absent
+	data        *jsonapi.RequestResource[A]
+}
+
+// decodePatch reads a PATCH: the id in the URL (what names the resource in
+// its 404), then the body: one resource of type typ with that id, and its
+// meta.version.
+func decodePatch[A any](c *fiber.Ctx, what, typ string) (patchRequest[A], error) {
+	var req patchRequest[A]
+	var err error
+	if req.id, err = idParam(c, what); err != nil {
+		return req, err
+	}
+	if req.data, err = decodeResource[A](c, typ); err != nil {
+		return req, err
+	}
+	if err := checkID(req.data.ID, req.id); err != nil {
+		return req, err
+	}
+	req.bodyVersion, err = metaVersion(req.data.Meta)
+	return req, err
+}
 
 // checkType answers 409 when the body's type is not the endpoint's.
 func checkType(got, want string) error {
@@ -468,6 +556,20 @@ func requiredToOne(rel toOne, name, what string) error {
 	return nil
 }
 
+// readRequiredToOne reads a required to-one relationship (readToOne, then
+// requiredToOne with role, what the record is to the resource) and answers
+// the id it names.
+func readRequiredToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what, role string) (uuid.UUID, error) {
+	rel, err := readToOne(rels, name, typ, what)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if err := requiredToOne(rel, name, role); err != nil {
+		return uuid.Nil, err
+	}
+	return rel.id, nil
+}
+
 func invalidAttr(name, code, detail string) *jsonapi.Error {
 	return jsonapi.Unprocessable(code, detail).AtPointer("/data/attributes/" + name)
 }
@@ -512,6 +614,99 @@ func cleanProse(s string) string {
 	}, s)
 }
 
+// serveOne answers a GET of one row: it reads the query against spec, then
+// the row the URL names (load), and answers with show.
+func serveOne[M any](c *fiber.Ctx, spec QuerySpec, load func(*fiber.Ctx) (*M, error), show func(*Query, *M) error) error {
+	q, err := parseQuery(c, spec)
+	if err != nil {
+		return err
+	}
+	m, err := load(c)
+	if err != nil {
+		return err
+	}
+	return show(q, m)
+}
+
+// ---- writes shared by themes and layouts ----
+
+// attrColumn maps an attribute a PATCH may change to its column.
+type attrColumn struct{ attr, col string }
+
+// sentColumns lists the columns of the attributes sent, in the order of cols.
+func sentColumns(sent map[string]bool, cols []attrColumn) []string {
+	var out []string
+	for _, a := range cols {
+		if sent[a.attr] {
+			out = append(out, a.col)
+		}
+	}
+	return out
+}
+
+// rowPatch is a PATCH of one versioned row (of type M) of the caller's site.
+type rowPatch[M any] struct {
+	id          uuid.UUID
+	bodyVersion *int
+	// cols are the columns the request changes; with none, nothing is written.
+	cols    []string
+	find    func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
+	version func(*M) int
+	// check judges the preconditions other than the version (nil: none).
+	check func(*M) error
+	// apply sets the attributes sent, and updated_at, on the row read.
+	apply func(*M)
+	// show answers with the row.
+	show func(*M) error
+	// conflict answers a write that breaks a unique constraint (nil: the
+	// error is passed on).
+	conflict func() *jsonapi.Error
+}
+
+// patchRow runs a PATCH under optimistic concurrency (DESIGN.md §2): it
+// reads the row and judges the preconditions against it (If-Match and
+// meta.version, then check). With no columns to change, it answers with the
+// row as read. Otherwise it writes the row read, changed by apply (its cols
+// and updated_at, version + 1), only while the stored row is still at the
+// version read; when another write lands in between it reads and tries
+// again, up to patchAttempts times.
+func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
+	ctx, siteID := c.UserContext(), siteOf(c)
+	for attempt := 1; ; attempt++ {
+		m, err := p.find(ctx, db, siteID, p.id)
+		if err != nil {
+			return err
+		}
+		read := p.version(m)
+		if err := checkVersion(c, p.id.String(), read, p.bodyVersion); err != nil {
+			return err
+		}
+		if p.check != nil {
+			if err := p.check(m); err != nil {
+				return err
+			}
+		}
+		if len(p.cols) == 0 {
+			return p.show(m)
+		}
+		p.apply(m)
+		err = db.NewUpdate().Model(m).Column(append(p.cols, "updated_at")...).Set("version = version + 1").
+			Where("id = ? AND site_id = ? AND version = ?", p.id, siteID, read).Returning("*").Scan(ctx)
+		switch {
+		case err == nil:
+			return p.show(m)
+		case p.conflict != nil && models.IsConflict(err):
+			return p.conflict()
+		case !models.IsNoRows(err):
+			return err
+		case attempt == patchAttempts:
+			return stale(read)
+		}
+		// Another write landed between the read and this one: read again,
+		// so a precondition is judged against the newest version.
+	}
+}
+
 // ---- themes ----
 
 type themesHandler struct{ *themeResources }
@@ -536,7 +731,7 @@ func (h themesHandler) list(c *fiber.Ctx) error {
 	if err := h.includeForThemes(ctx, siteID, q, ts, cd); err != nil {
 		return err
 	}
-	return cd.send(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection("/themes", q, total), map[string]any{"total": total})
+	return cd.sendPage(c, h.links, "/themes", rs, total)
 }
 
 // showTheme answers with one theme as primary data.
@@ -550,11 +745,7 @@ func (h themesHandler) showTheme(c *fiber.Ctx, q *Query, status int, t *models.T
 	if err := h.includeForThemes(ctx, siteID, q, []models.Theme{*t}, cd); err != nil {
 		return err
 	}
-	setETag(c, t.ID.String(), t.Version)
-	if status == fiber.StatusCreated {
-		c.Set(fiber.HeaderLocation, rs[0].Links.Self)
-	}
-	return cd.send(c, status, q.Sparse(rs[0]), nil, nil)
+	return cd.sendOne(c, status, rs[0], t.Version)
 }
 
 // load finds the theme named by the URL.
@@ -568,15 +759,9 @@ func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
 
 // get serves GET /themes/:id.
 func (h themesHandler) get(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
-	if err != nil {
-		return err
-	}
-	t, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	return h.showTheme(c, q, fiber.StatusOK, t)
+	return serveOne(c, themeSpec(false), h.load, func(q *Query, t *models.Theme) error {
+		return h.showTheme(c, q, fiber.StatusOK, t)
+	})
 }
 
 // create serves POST /themes: a new working-copy theme of the caller's
@@ -587,38 +772,24 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var doc jsonapi.RequestDocument[themeRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
-		return err
-	}
-	if err := checkType(doc.Data.Type, "themes"); err != nil {
-		return err
-	}
-	if err := checkNoClientID(doc.Data.ID); err != nil {
-		return err
-	}
-	a, sent := doc.Data.Attributes, doc.Data.Sent
-	if err := checkReadOnly(sent, themeReadOnly); err != nil {
-		return err
-	}
-	title, err := titleAttr(a.Title, sent["title"], true)
+	data, err := decodeCreate[themeRequest](c, "themes")
 	if err != nil {
 		return err
 	}
-	description, err := descriptionAttr(a.Description)
+	f, err := data.Attributes.validate(data.Sent, true)
 	if err != nil {
 		return err
 	}
-	if err := checkRelationshipNames(doc.Data.Relationships, []string{"source"}, []string{"user", "layouts", "theme-assets"}); err != nil {
+	if err := checkRelationshipNames(data.Relationships, []string{"source"}, []string{"user", "layouts", "theme-assets"}); err != nil {
 		return err
 	}
-	source, err := readToOne(doc.Data.Relationships, "source", "themes", "theme")
+	source, err := readToOne(data.Relationships, "source", "themes", "theme")
 	if err != nil {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
 	now := time.Now().UTC()
-	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: title, Description: description,
+	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: f.title, Description: f.description,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
 		if source.sent && !source.null {
@@ -678,79 +849,33 @@ func (h themesHandler) patch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := idParam(c, "theme")
+	req, err := decodePatch[themeRequest](c, "theme", "themes")
 	if err != nil {
 		return err
 	}
-	var doc jsonapi.RequestDocument[themeRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
-		return err
-	}
-	if err := checkType(doc.Data.Type, "themes"); err != nil {
-		return err
-	}
-	if err := checkID(doc.Data.ID, id); err != nil {
-		return err
-	}
-	bodyVersion, err := metaVersion(doc.Data.Meta)
+	sent := req.data.Sent
+	f, err := req.data.Attributes.validate(sent, false)
 	if err != nil {
 		return err
 	}
-	a, sent := doc.Data.Attributes, doc.Data.Sent
-	if err := checkReadOnly(sent, themeReadOnly); err != nil {
+	if err := checkRelationshipNames(req.data.Relationships, nil, []string{"user", "layouts", "theme-assets"}); err != nil {
 		return err
 	}
-	title, err := titleAttr(a.Title, sent["title"], false)
-	if err != nil {
-		return err
-	}
-	description, err := descriptionAttr(a.Description)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(doc.Data.Relationships, nil, []string{"user", "layouts", "theme-assets"}); err != nil {
-		return err
-	}
-	ctx, siteID := c.UserContext(), siteOf(c)
-	var cols []string
-	if sent["title"] {
-		cols = append(cols, "title")
-	}
-	if sent["description"] {
-		cols = append(cols, "description")
-	}
-	for attempt := 1; ; attempt++ {
-		t, err := findTheme(ctx, h.db, siteID, id)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, t.ID.String(), t.Version, bodyVersion); err != nil {
-			return err
-		}
-		if len(cols) == 0 {
-			return h.showTheme(c, q, fiber.StatusOK, t)
-		}
-		read := t.Version
-		if sent["title"] {
-			t.Title = title
-		}
-		if sent["description"] {
-			t.Description = description
-		}
-		t.UpdatedAt = time.Now().UTC()
-		err = h.db.NewUpdate().Model(t).Column(append(cols, "updated_at")...).Set("version = version + 1").
-			Where("id = ? AND site_id = ? AND version = ?", t.ID, siteID, read).Returning("*").Scan(ctx)
-		switch {
-		case err == nil:
-			return h.showTheme(c, q, fiber.StatusOK, t)
-		case !models.IsNoRows(err):
-			return err
-		case attempt == patchAttempts:
-			return stale(read)
-		}
-		// Another write landed between the read and this one: read again,
-		// so a precondition is judged against the newest version.
-	}
+	return patchRow(c, h.db, rowPatch[models.Theme]{
+		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, themeColumns),
+		find:    findTheme,
+		version: func(t *models.Theme) int { return t.Version },
+		apply: func(t *models.Theme) {
+			if sent["title"] {
+				t.Title = f.title
+			}
+			if sent["description"] {
+				t.Description = f.description
+			}
+			t.UpdatedAt = time.Now().UTC()
+		},
+		show: func(t *models.Theme) error { return h.showTheme(c, q, fiber.StatusOK, t) },
+	})
 }
 
 // related serves GET /themes/:id/{user,layouts,theme-assets}: the related
