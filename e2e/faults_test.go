@@ -15,8 +15,6 @@ import (
 	"image"
 	"image/jpeg"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,13 +28,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 
-	"github.com/pressroom/pressroom/api"
-	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/dev"
-	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/storage"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/workflows"
@@ -289,53 +283,11 @@ func startWithoutWorker(t *testing.T, opts ...option) *system {
 // own) instead of the shared MinIO.
 func startOnStorage(t *testing.T, st config.Storage, opts ...option) *system {
 	t.Helper()
-	ctx := context.Background()
 	mc, err := storage.NewClient(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := testsupport.NewDatabase(t)
-	cfg := testsupport.Config(t, db, st)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.PublicURL = "http://" + ln.Addr().String()
-	cfg.UploadWait = 3 * time.Second
-	for _, o := range opts {
-		o(&cfg)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
-	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { _ = app.Shutdown() })
-
-	s := &system{URL: cfg.PublicURL, Config: cfg, DB: db, Storage: mc, Temporal: tc, http: &http.Client{Timeout: time.Minute}}
-	s.startWorker(t)
-	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
-		t.Fatal(err)
-	}
-	if s.Other, err = models.CreateSite(ctx, db, "Other", "other"); err != nil {
-		t.Fatal(err)
-	}
-	hash, _ := auth.HashPassword(password)
-	for _, u := range []struct {
-		site  *models.Site
-		email string
-	}{{s.Site, "editor@demo.test"}, {s.Other, "editor@other.test"}} {
-		if _, err := models.CreateUser(ctx, db, u.site.ID, u.email, "Editor", hash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return startOn(t, st, mc, opts...)
 }
 
 // privateMinIO is a MinIO server only one test uses, so it may stop it.

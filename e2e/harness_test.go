@@ -48,14 +48,24 @@ type system struct {
 	stopWkr  func()
 }
 
+// option changes the configuration a system starts with.
 type option func(*config.Config)
 
+// start starts a system on a fresh database and fresh buckets of the
+// shared MinIO.
 func start(t *testing.T, opts ...option) *system {
+	t.Helper()
+	buckets, mc := testsupport.NewBuckets(t)
+	return startOn(t, buckets, mc, opts...)
+}
+
+// startOn starts a system on a fresh database and the buckets st, which mc
+// reaches.
+func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) *system {
 	t.Helper()
 	ctx := context.Background()
 	db := testsupport.NewDatabase(t)
-	buckets, mc := testsupport.NewBuckets(t)
-	cfg := testsupport.Config(t, db, buckets)
+	cfg := testsupport.Config(t, db, st)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +294,10 @@ func (s *system) callWith(t *testing.T, token, method, path string, body any, he
 	t.Helper()
 	var r io.Reader
 	if body != nil {
-		b, _ := json.Marshal(body)
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, s.URL+path, r)

@@ -34,21 +34,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
-	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -60,25 +53,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/pressroom/pressroom/api"
-	"github.com/pressroom/pressroom/auth"
-	"github.com/pressroom/pressroom/config"
-	"github.com/pressroom/pressroom/dev"
-	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/bench/internal/benchenv"
 	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
-)
-
-const (
-	email    = "bench@bench.test"
-	password = "pressroom-bench"
 )
 
 type options struct {
@@ -111,163 +92,49 @@ func main() {
 	}
 }
 
-// cleanups run in reverse order when run returns.
-type cleanups []func()
-
-func (c *cleanups) add(fn func()) { *c = append(*c, fn) }
-
-func (c cleanups) run() {
-	for i := len(c) - 1; i >= 0; i-- {
-		c[i]()
-	}
-}
-
 func run(ctx context.Context, o options) (err error) {
-	var done cleanups
-	defer done.run()
-
-	cwd, err := os.Getwd()
+	env, err := benchenv.New("pressroom-bench-content-", o.keep)
 	if err != nil {
 		return err
 	}
-	root, err := dev.RepoRoot(cwd)
+	defer env.Close()
+	if err := env.Up(ctx); err != nil {
+		return err
+	}
+	// The worker, in this process, has a *bun.DB of its own, so its
+	// queries can be counted.
+	wdb, err := env.OpenDB(ctx)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "pressroom-bench-content-")
-	if err != nil {
-		return err
-	}
-	if o.keep {
-		fmt.Println("keeping", dir)
-	} else {
-		done.add(func() { os.RemoveAll(dir) })
-	}
-	svc, where, err := services(ctx, root, dir, &done)
-	if err != nil {
-		return err
-	}
-	suffix := randomSuffix()
-
-	// A fresh database, migrated.
-	dbName := "pr_bench_" + suffix
-	if err := withServer(ctx, svc.postgres, func(conn *pgx.Conn) error { return dev.CreateDatabase(ctx, conn, dbName, "") }); err != nil {
-		return err
-	}
-	done.add(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = withServer(ctx, svc.postgres, func(conn *pgx.Conn) error {
-			_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{dbName}.Sanitize()+" WITH (FORCE)")
-			return err
-		})
-	})
-	dbURL, err := withDatabase(svc.postgres, dbName)
-	if err != nil {
-		return err
-	}
-	db, err := models.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	done.add(func() { db.Close() })
-	m, err := models.NewMigrator(db)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
-	// The worker has a *bun.DB of its own, so its queries can be counted.
-	wdb, err := models.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	done.add(func() { wdb.Close() })
 	counter := &queryCounter{}
 	wdb.AddQueryHook(counter)
-
-	// Fresh buckets (the API and the worker want a storage client; the
-	// content endpoints do not touch it).
-	st := svc.storage
-	st.UploadsBucket, st.AssetsBucket = "bench-"+suffix+"-uploads", "bench-"+suffix+"-assets"
-	mc, err := storage.NewClient(st)
-	if err != nil {
-		return err
-	}
-	if err := storage.EnsureBuckets(ctx, mc, st); err != nil {
-		return err
-	}
-	done.add(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, b := range []string{st.UploadsBucket, st.AssetsBucket} {
-			_ = mc.RemoveBucketWithOptions(ctx, b, minio.RemoveBucketOptions{ForceDelete: true})
-		}
-	})
-
-	cfg, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		return err
-	}
-	cfg.DatabaseURL, cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = dbURL, svc.temporal, "bench-"+suffix, st
-	cfg.AutoMigrate = false
-
-	// The API and the worker, in this process.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	cfg.PublicURL = "http://" + ln.Addr().String()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: quietLogger{}})
-	if err != nil {
-		return fmt.Errorf("temporal: %w", err)
-	}
-	done.add(tc.Close)
-	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: quiet})
-	if err != nil {
-		return err
-	}
-	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	done.add(func() { _ = app.Shutdown() })
-	w := worker.New(tc, worker.Deps{Config: cfg, DB: wdb, Storage: mc, Log: quiet})
+	w := worker.New(env.Temporal, worker.Deps{Config: env.Config, DB: wdb, Storage: env.Storage, Log: env.Log})
 	if err := w.Start(); err != nil {
 		return err
 	}
-	done.add(w.Stop)
-
-	site, err := models.CreateSite(ctx, db, "Bench", "bench")
+	env.Defer(w.Stop)
+	bc, err := env.User(ctx)
 	if err != nil {
 		return err
 	}
-	hash, err := auth.HashPassword(password)
-	if err != nil {
-		return err
-	}
-	if _, err := models.CreateUser(ctx, db, site.ID, email, "Bench", hash); err != nil {
-		return err
-	}
-	c := &apiClient{base: cfg.PublicURL, http: &http.Client{Timeout: time.Minute}}
-	if err := c.signIn(ctx); err != nil {
-		return err
-	}
+	c := &apiClient{Client: bc}
 
 	fmt.Println("pressroom content benchmark")
-	fmt.Printf("machine:  %s/%s, %d CPUs, %s, GOMAXPROCS %d\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), runtime.GOMAXPROCS(0))
-	fmt.Printf("services: %s; API and worker in this process, database pool %d connections each\n", where, db.DB.Stats().MaxOpenConnections)
-	fmt.Printf("load average at start: %s\n", loadavg())
+	fmt.Printf("machine:  %s, GOMAXPROCS %d\n", benchenv.Machine(), runtime.GOMAXPROCS(0))
+	fmt.Printf("services: %s; API and worker in this process, database pool %d connections each\n", env.Where, env.DB.DB.Stats().MaxOpenConnections)
+	fmt.Printf("load average at start: %s\n", benchenv.LoadAvg())
 
 	var live []string // published pages, for the reads
 	if !o.getsOnly {
 		if err := revisionLatency(ctx, c, o.revisions); err != nil {
 			return err
 		}
-		if live, err = publishRuns(ctx, c, tc, counter); err != nil {
+		if live, err = publishRuns(ctx, c, env.Temporal, counter); err != nil {
 			return err
 		}
 	}
-	return readLoads(ctx, c, db, live, o)
+	return readLoads(ctx, c, env.DB, live, o)
 }
 
 // --- POST /revisions latency ---------------------------------------------------
@@ -295,7 +162,7 @@ func revisionLatency(ctx context.Context, c *apiClient, n int) error {
 			}
 		}
 		slices.Sort(lats)
-		fmt.Printf("  %4d drafts: p50 %s   p95 %s   min %s   max %s\n", size, ms(percentile(lats, 50)), ms(percentile(lats, 95)), ms(lats[0]), ms(lats[len(lats)-1]))
+		fmt.Printf("  %4d drafts: p50 %s   p95 %s   min %s   max %s\n", size, ms(benchenv.Percentile(lats, 50)), ms(benchenv.Percentile(lats, 95)), ms(lats[0]), ms(lats[len(lats)-1]))
 	}
 	return nil
 }
@@ -443,7 +310,7 @@ func publishRuns(ctx context.Context, c *apiClient, tc client.Client, counter *q
 	if big.total >= 3*time.Second {
 		verdict = "MISSED"
 	}
-	fmt.Printf("  (load average: %s)\n", loadavg())
+	fmt.Printf("  (load average: %s)\n", benchenv.LoadAvg())
 	fmt.Printf("  target: 1,000 drafts published in under 3 s: %s (%s)\n", verdict, ms(big.total))
 	growth := "constant"
 	if big.queries > runs[1].queries {
@@ -611,12 +478,12 @@ func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o o
 		r.name = tg.name
 		results = append(results, r)
 	}
-	fmt.Printf("  (load average after the loads: %s)\n", loadavg())
+	fmt.Printf("  (load average after the loads: %s)\n", benchenv.LoadAvg())
 	base := results[0].rate()
 	for i, r := range results {
 		slices.Sort(r.lats)
 		line := fmt.Sprintf("  %-34s %8.0f req/s   p50 %s   p99 %s   max %s   errors %d", r.name, r.rate(),
-			msf(percentile(r.lats, 50)), msf(percentile(r.lats, 99)), msf(r.lats[len(r.lats)-1]), r.errors)
+			msf(benchenv.Percentile(r.lats, 50)), msf(benchenv.Percentile(r.lats, 99)), msf(r.lats[len(r.lats)-1]), r.errors)
 		if i > 0 {
 			line += fmt.Sprintf("   %.2f× healthz", r.rate()/base)
 		}
@@ -633,7 +500,7 @@ func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o o
 			continue
 		}
 		r := results[i]
-		p99 := percentile(r.lats, 99)
+		p99 := benchenv.Percentile(r.lats, 99)
 		fmt.Printf("  target %s: ≥ %.0f req/s: %s; p99 < 10 ms: %s\n", tg.name, tg.goal, verdict(r.rate() >= tg.goal), verdict(p99 < 10*time.Millisecond))
 	}
 	fmt.Printf("  (with %d CPUs to themselves, this process and Postgres would at best serve %d CPUs / CPU per request:\n", runtime.NumCPU(), runtime.NumCPU())
@@ -705,19 +572,6 @@ func postgresCPU(ctx context.Context, db *bun.DB) (map[int]time.Duration, error)
 // clockTicks is USER_HZ, 100 on Linux.
 const clockTicks = 100
 
-// loadavg is the 1, 5 and 15-minute load averages, as /proc/loadavg has them.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func verdict(ok bool) string {
 	if ok {
 		return "met"
@@ -743,10 +597,10 @@ func load(ctx context.Context, hc *http.Client, c *apiClient, paths []string, au
 			p.lats = make([]time.Duration, 0, 1<<14)
 			reqs := make([]*http.Request, len(paths))
 			for j, path := range paths {
-				reqs[j], _ = http.NewRequest(http.MethodGet, c.base+path, nil)
+				reqs[j], _ = http.NewRequest(http.MethodGet, c.Base+path, nil)
 				reqs[j].Header.Set("Accept", "application/vnd.api+json")
 				if auth {
-					reqs[j].Header.Set("Authorization", "Bearer "+c.token)
+					reqs[j].Header.Set("Authorization", "Bearer "+c.Token)
 				}
 			}
 			for n := i * 7919; ctx.Err() == nil; n++ {
@@ -793,29 +647,8 @@ func load(ctx context.Context, hc *http.Client, c *apiClient, paths []string, au
 // --- the API client --------------------------------------------------------------------
 
 type apiClient struct {
-	base  string
-	http  *http.Client
-	token string
+	*benchenv.Client
 	pages int // pages created so far
-}
-
-func (c *apiClient) signIn(ctx context.Context) error {
-	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {password}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/oauth/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		return fmt.Errorf("password grant: %d %v", resp.StatusCode, err)
-	}
-	c.token = tok.AccessToken
-	return nil
 }
 
 type resource struct {
@@ -832,36 +665,11 @@ func (r resource) rel(name string) string {
 	return id.ID
 }
 
-// send sends a JSON:API request and returns the status and body.
-func (c *apiClient) send(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
-}
-
 // call sends a request and decodes the single resource it answers with.
 func (c *apiClient) call(ctx context.Context, method, path string, body any, want int) (resource, error) {
-	st, raw, err := c.send(ctx, method, path, body)
+	raw, err := c.Call(ctx, method, path, body, want)
 	if err != nil {
 		return resource{}, err
-	}
-	if st != want {
-		return resource{}, fmt.Errorf("%s %s = %d %.500s", method, path, st, raw)
 	}
 	var d struct {
 		Data json.RawMessage `json:"data"`
@@ -887,10 +695,10 @@ func (c *apiClient) get(ctx context.Context, path string) (resource, error) {
 
 // raw sends one GET with hc (the load's client) and returns status and body.
 func (c *apiClient) raw(ctx context.Context, hc *http.Client, path string, auth bool) (int, []byte, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	req.Header.Set("Accept", "application/vnd.api+json")
 	if auth {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -908,7 +716,7 @@ func (c *apiClient) postRevision(ctx context.Context, drafts []string) (resource
 	for i, id := range drafts {
 		data[i] = map[string]any{"type": "drafts", "id": id}
 	}
-	st, raw, err := c.send(ctx, http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
+	st, raw, err := c.Send(ctx, http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
 		"attributes": map[string]any{"comments": "bench"}, "relationships": map[string]any{"drafts": map[string]any{"data": data}}}})
 	if err != nil {
 		return resource{}, 0, err
@@ -941,7 +749,7 @@ func (c *apiClient) createPages(ctx context.Context, n int, prefix string, paral
 	if n >= 100 {
 		slices.Sort(lats)
 		fmt.Printf("    (setup: %d POST /pages, %d at a time, in %s: p50 %s, p95 %s; the site now has %d pages)\n",
-			n, parallel, ms(time.Since(began)), ms(percentile(lats, 50)), ms(percentile(lats, 95)), c.pages)
+			n, parallel, ms(time.Since(began)), ms(benchenv.Percentile(lats, 50)), ms(benchenv.Percentile(lats, 95)), c.pages)
 	}
 	return pages, drafts, err
 }
@@ -1005,80 +813,8 @@ func (c *apiClient) parallel(n, k int, fn func(int) error) error {
 	return first
 }
 
-// --- services ----------------------------------------------------------------------------
-
-type svcs struct {
-	postgres string // server URL (maintenance database)
-	temporal string
-	storage  config.Storage
-}
-
-// services returns the stack named by PRESSROOM_TEST_*, else starts one.
-func services(ctx context.Context, root, dir string, done *cleanups) (svcs, string, error) {
-	defaults, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		return svcs{}, "", err
-	}
-	if pg := os.Getenv(dev.EnvTestPostgres); pg != "" {
-		st := defaults.Storage
-		st.Endpoint = os.Getenv(dev.EnvTestS3Endpoint)
-		st.PublicEndpoint = st.Endpoint
-		st.AccessKey, st.SecretKey = os.Getenv(dev.EnvTestS3AccessKey), os.Getenv(dev.EnvTestS3SecretKey)
-		return svcs{postgres: pg, temporal: os.Getenv(dev.EnvTestTemporal), storage: st}, "from PRESSROOM_TEST_* (devstack exec)", nil
-	}
-	fmt.Fprintln(os.Stderr, "starting a private stack (no PRESSROOM_TEST_* variables)...")
-	stack, err := dev.Up(ctx, dev.StackOptions{
-		RepoRoot: root, StateDir: filepath.Join(dir, "stack"), DatabaseURL: os.Getenv("DATABASE_URL"), Database: "pressroom", Log: os.Stderr,
-	})
-	if err != nil {
-		return svcs{}, "", err
-	}
-	done.add(func() {
-		if err := stack.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the stack:", err)
-		}
-	})
-	return svcs{postgres: stack.Postgres.ServerURL, temporal: stack.TemporalAddress, storage: stack.Storage}, "private stack (dev.Up)", nil
-}
-
 // --- helpers --------------------------------------------------------------------------------
-
-func percentile(d []time.Duration, p float64) time.Duration {
-	i := int(math.Ceil(p/100*float64(len(d)))) - 1
-	return d[max(0, min(len(d)-1, i))]
-}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
 
 func msf(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-func withServer(ctx context.Context, serverURL string, fn func(*pgx.Conn) error) error {
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return fmt.Errorf("connect to postgres: %w", err)
-	}
-	defer conn.Close(context.Background())
-	return fn(conn)
-}
-
-func withDatabase(serverURL, name string) (string, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-func randomSuffix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(string, ...any) {}

@@ -29,9 +29,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -42,14 +40,10 @@ import (
 	"image/jpeg"
 	"io"
 	"log"
-	"log/slog"
 	"math"
 	"mime/multipart"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -60,24 +54,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/minio/minio-go/v7"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/pressroom/pressroom/activities/images"
-	"github.com/pressroom/pressroom/api"
-	"github.com/pressroom/pressroom/auth"
-	"github.com/pressroom/pressroom/config"
-	"github.com/pressroom/pressroom/dev"
-	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/bench/internal/benchenv"
 	"github.com/pressroom/pressroom/worker"
-)
-
-const (
-	email    = "bench@bench.test"
-	password = "pressroom-bench"
 )
 
 func main() {
@@ -100,175 +79,37 @@ func main() {
 	}
 }
 
-// cleanups run in reverse order when run returns.
-type cleanups []func()
-
-func (c *cleanups) add(fn func()) { *c = append(*c, fn) }
-
-func (c cleanups) run() {
-	for i := len(c) - 1; i >= 0; i-- {
-		c[i]()
-	}
-}
-
 func run(ctx context.Context, n, concurrency, width, height, quality int, keep bool) (err error) {
-	var done cleanups
-	defer done.run()
-
-	cwd, err := os.Getwd()
+	env, err := benchenv.New("pressroom-bench-uploads-", keep)
 	if err != nil {
 		return err
 	}
-	root, err := dev.RepoRoot(cwd)
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "pressroom-bench-uploads-")
-	if err != nil {
-		return err
-	}
-	if keep {
-		fmt.Println("keeping", dir)
-	} else {
-		done.add(func() { os.RemoveAll(dir) })
-	}
-
+	defer env.Close()
 	// The binary builds while the services start.
-	bin := filepath.Join(dir, "pressroom")
-	buildErr := make(chan error, 1)
-	go func() {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("go build ./cmd/pressroom: %w\n%s", err, out)
-		}
-		buildErr <- err
-	}()
-
-	svc, where, err := services(ctx, root, dir, &done)
+	build := benchenv.BuildPressroom(ctx, env.Root, env.Dir)
+	if err := env.Up(ctx); err != nil {
+		return err
+	}
+	bc, err := env.User(ctx)
 	if err != nil {
 		return err
 	}
-	suffix := randomSuffix()
-
-	// A fresh database, migrated.
-	dbName := "pr_bench_" + suffix
-	if err := withServer(ctx, svc.postgres, func(conn *pgx.Conn) error { return dev.CreateDatabase(ctx, conn, dbName, "") }); err != nil {
-		return err
-	}
-	done.add(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = withServer(ctx, svc.postgres, func(conn *pgx.Conn) error {
-			_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{dbName}.Sanitize()+" WITH (FORCE)")
-			return err
-		})
-	})
-	dbURL, err := withDatabase(svc.postgres, dbName)
-	if err != nil {
-		return err
-	}
-	db, err := models.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	done.add(func() { db.Close() })
-	m, err := models.NewMigrator(db)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
-
-	// Fresh buckets.
-	st := svc.storage
-	st.UploadsBucket, st.AssetsBucket = "bench-"+suffix+"-uploads", "bench-"+suffix+"-assets"
-	mc, err := storage.NewClient(st)
-	if err != nil {
-		return err
-	}
-	if err := storage.EnsureBuckets(ctx, mc, st); err != nil {
-		return err
-	}
-	done.add(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, b := range []string{st.UploadsBucket, st.AssetsBucket} {
-			_ = mc.RemoveBucketWithOptions(ctx, b, minio.RemoveBucketOptions{ForceDelete: true})
-		}
-	})
-
-	cfg, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		return err
-	}
-	cfg.DatabaseURL, cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = dbURL, svc.temporal, "bench-"+suffix, st
-	cfg.AutoMigrate = false
-
-	// The API, in this process.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	cfg.PublicURL = "http://" + ln.Addr().String()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: quietLogger{}})
-	if err != nil {
-		return fmt.Errorf("temporal: %w", err)
-	}
-	done.add(tc.Close)
-	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: quiet})
-	if err != nil {
-		return err
-	}
-	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	done.add(func() { _ = app.Shutdown() })
-
-	site, err := models.CreateSite(ctx, db, "Bench", "bench")
-	if err != nil {
-		return err
-	}
-	hash, err := auth.HashPassword(password)
-	if err != nil {
-		return err
-	}
-	if _, err := models.CreateUser(ctx, db, site.ID, email, "Bench", hash); err != nil {
-		return err
-	}
-	c := &apiClient{base: cfg.PublicURL, http: &http.Client{Timeout: time.Minute}}
-	if err := c.signIn(ctx); err != nil {
-		return err
-	}
+	c := &apiClient{Client: bc}
 
 	// The worker, as a separate process.
-	if err := <-buildErr; err != nil {
-		return err
-	}
-	logPath := filepath.Join(dir, "worker.log")
-	wlog, err := os.Create(logPath)
+	bin, err := build()
 	if err != nil {
 		return err
 	}
-	done.add(func() { wlog.Close() })
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return err
-	}
-	wp, err := dev.StartProcess("worker", bin, []string{"worker"}, workerEnv(cfg, tmp), wlog, nil)
+	wp, logPath, err := env.StartWorker(ctx, bin)
 	if err != nil {
 		return err
 	}
-	done.add(func() { _ = wp.Stop(15 * time.Second) })
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w (worker log: %s)", err, logPath)
 		}
 	}()
-	if err := wp.WaitFor(ctx, time.Minute, func(ctx context.Context) error { return polled(ctx, tc, cfg.TaskQueue) }); err != nil {
-		return err
-	}
 	pid := wp.Pid()
 
 	// The fixture.
@@ -279,10 +120,8 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	mp := float64(width*height) / 1e6
 
 	fmt.Println("pressroom upload benchmark")
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("machine:  %s/%s, %d CPUs, %s; load average %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
-		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
-	fmt.Printf("services: %s\n", where)
+	fmt.Printf("machine:  %s; load average %s\n", benchenv.Machine(), benchenv.LoadAvg())
+	fmt.Printf("services: %s\n", env.Where)
 	fmt.Printf("worker:   `pressroom worker`, pid %d, separate process; %d activities at once, libvips concurrency %d\n",
 		pid, worker.MaxConcurrentImageWork, images.Concurrency)
 	fmt.Printf("fixture:  %d×%d (%.1f MP) photo-like JPEG q%d, %.2f MB\n", width, height, mp, quality, float64(len(fixture))/1e6)
@@ -333,7 +172,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	}
 	slices.Sort(lats)
 	fmt.Printf("\n%d uploads, %d at a time; POST /asset-uploads → status finished (polled every 50 ms):\n", n, concurrency)
-	fmt.Printf("  p50 %s   p95 %s   max %s   min %s\n", secs(percentile(lats, 50)), secs(percentile(lats, 95)), secs(lats[len(lats)-1]), secs(lats[0]))
+	fmt.Printf("  p50 %s   p95 %s   max %s   min %s\n", secs(benchenv.Percentile(lats, 50)), secs(benchenv.Percentile(lats, 95)), secs(lats[len(lats)-1]), secs(lats[0]))
 	fmt.Printf("  throughput: %.2f uploads/s, %.1f MP/s (%d uploads in %s, signature to finished)\n",
 		float64(n)/wall.Seconds(), float64(n)*mp/wall.Seconds(), n, secs(wall))
 	fmt.Printf("worker memory: peak VmRSS %s (sampled every 100 ms), VmHWM %s at the end; target ≤ 400 MB\n",
@@ -364,7 +203,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 			reset, mbString(before["VmHWM"]), mbString(bombAfter["VmHWM"]), bombAfter["VmHWM"]-before["VmHWM"])
 	}
 	fmt.Printf("  worker VmRSS: %s before, %s after\n", mbString(before["VmRSS"]), mbString(bombAfter["VmRSS"]))
-	allocated, mallocs, herr, err := readHeaderAllocs(dir, bomb)
+	allocated, mallocs, herr, err := readHeaderAllocs(env.Dir, bomb)
 	if err != nil {
 		return err
 	}
@@ -377,98 +216,8 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	return nil
 }
 
-// svcs are the running dependencies.
-type svcs struct {
-	postgres string // server URL (maintenance database)
-	temporal string
-	storage  config.Storage
-}
-
-// services returns the stack named by PRESSROOM_TEST_*, else starts one.
-func services(ctx context.Context, root, dir string, done *cleanups) (svcs, string, error) {
-	defaults, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		return svcs{}, "", err
-	}
-	if pg := os.Getenv(dev.EnvTestPostgres); pg != "" {
-		st := defaults.Storage
-		st.Endpoint = os.Getenv(dev.EnvTestS3Endpoint)
-		st.PublicEndpoint = st.Endpoint
-		st.AccessKey, st.SecretKey = os.Getenv(dev.EnvTestS3AccessKey), os.Getenv(dev.EnvTestS3SecretKey)
-		return svcs{postgres: pg, temporal: os.Getenv(dev.EnvTestTemporal), storage: st}, "from PRESSROOM_TEST_* (devstack exec)", nil
-	}
-	fmt.Fprintln(os.Stderr, "starting a private stack (no PRESSROOM_TEST_* variables)...")
-	stack, err := dev.Up(ctx, dev.StackOptions{
-		RepoRoot: root, StateDir: filepath.Join(dir, "stack"), DatabaseURL: os.Getenv("DATABASE_URL"), Database: "pressroom", Log: os.Stderr,
-	})
-	if err != nil {
-		return svcs{}, "", err
-	}
-	done.add(func() {
-		if err := stack.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the stack:", err)
-		}
-	})
-	return svcs{postgres: stack.Postgres.ServerURL, temporal: stack.TemporalAddress, storage: stack.Storage}, "private stack (dev.Up)", nil
-}
-
-// workerEnv is the environment that points `pressroom worker` at cfg.
-func workerEnv(cfg config.Config, tmp string) []string {
-	st := cfg.Storage
-	return []string{
-		"DATABASE_URL=" + cfg.DatabaseURL,
-		"TEMPORAL_ADDRESS=" + cfg.TemporalAddress,
-		"TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
-		"PRESSROOM_TASK_QUEUE=" + cfg.TaskQueue,
-		"PRESSROOM_S3_ENDPOINT=" + st.Endpoint,
-		"PRESSROOM_S3_PUBLIC_ENDPOINT=" + st.PublicEndpoint,
-		"PRESSROOM_S3_ACCESS_KEY=" + st.AccessKey,
-		"PRESSROOM_S3_SECRET_KEY=" + st.SecretKey,
-		"PRESSROOM_S3_REGION=" + st.Region,
-		"PRESSROOM_UPLOADS_BUCKET=" + st.UploadsBucket,
-		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
-		"PRESSROOM_LOG_LEVEL=warn",
-		"TMPDIR=" + tmp,
-	}
-}
-
-// polled tells whether a worker polls the task queue's activities.
-func polled(ctx context.Context, tc client.Client, queue string) error {
-	resp, err := tc.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
-	if err != nil {
-		return err
-	}
-	if len(resp.GetPollers()) == 0 {
-		return errors.New("no worker polls " + queue + " yet")
-	}
-	return nil
-}
-
 // apiClient speaks to the API as the bench user.
-type apiClient struct {
-	base  string
-	http  *http.Client
-	token string
-}
-
-func (c *apiClient) signIn(ctx context.Context) error {
-	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {password}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/oauth/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		return fmt.Errorf("password grant: %d %v", resp.StatusCode, err)
-	}
-	c.token = tok.AccessToken
-	return nil
-}
+type apiClient struct{ *benchenv.Client }
 
 type resource struct {
 	ID         string         `json:"id"`
@@ -477,25 +226,9 @@ type resource struct {
 
 // call sends a JSON:API request and decodes the resource it answers with.
 func (c *apiClient) call(ctx context.Context, method, path string, body any, want int) (resource, error) {
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
+	raw, err := c.Call(ctx, method, path, body, want)
 	if err != nil {
 		return resource{}, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return resource{}, fmt.Errorf("%s %s = %d %s", method, path, resp.StatusCode, raw)
 	}
 	var d struct{ Data resource }
 	if err := json.Unmarshal(raw, &d); err != nil {
@@ -560,7 +293,7 @@ func (c *apiClient) browserUpload(ctx context.Context, a map[string]any, file []
 	_ = w.Close()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprint(a["endpoint"]), &buf)
 	req.Header.Set("Content-Type", w.FormDataContentType())
-	resp, err := c.http.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}
@@ -704,43 +437,6 @@ func (p procedural) At(x, y int) color.Color {
 
 func clamp(v float64) uint8 { return uint8(math.Max(0, math.Min(255, v))) }
 
-// percentile is the nearest-rank percentile of sorted d.
-func percentile(d []time.Duration, p float64) time.Duration {
-	i := int(math.Ceil(p/100*float64(len(d)))) - 1
-	return d[max(0, min(len(d)-1, i))]
-}
-
 func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 
 func mbString(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
-
-func withServer(ctx context.Context, serverURL string, fn func(*pgx.Conn) error) error {
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return fmt.Errorf("connect to postgres: %w", err)
-	}
-	defer conn.Close(context.Background())
-	return fn(conn)
-}
-
-func withDatabase(serverURL, name string) (string, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-func randomSuffix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(string, ...any) {}
