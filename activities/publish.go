@@ -68,8 +68,12 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 	return &PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
 }
 
-// heartbeat records a heartbeat every interval until the returned stop is called.
+// heartbeat records a heartbeat every interval until the returned stop is
+// called (outside an activity, as in unit tests, it does nothing).
 func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(every)

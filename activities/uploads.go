@@ -43,7 +43,9 @@ type Uploads struct {
 	Limits     images.Limits
 	// WaitForObject bounds how long Inspect waits for the file to arrive.
 	WaitForObject time.Duration
-	Log           *slog.Logger
+	// Memory bounds the image work held in memory at once (nil: unbounded).
+	Memory *MemoryBudget
+	Log    *slog.Logger
 }
 
 // Upload names an upload and what its client declared. It travels through
@@ -202,8 +204,13 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	if hdr.Format != kind.Format {
 		return nil, reject("the file is not a %s image (it is %s)", strings.ToUpper(kind.Format), strings.ToUpper(hdr.Format))
 	}
+	release, err := a.Memory.Reserve(ctx, int64(hdr.Width)*int64(hdr.Height))
+	if err != nil {
+		return nil, err
+	}
 	activity.RecordHeartbeat(ctx, "decoding")
 	res, err := images.Process(tmp.Name(), a.Limits, func() { activity.RecordHeartbeat(ctx, "encoding variants") })
+	release()
 	if err != nil {
 		return nil, asRejection(err)
 	}

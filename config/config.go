@@ -39,6 +39,8 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxImagePixels refuses larger images before decoding (decompression bombs).
 	MaxImagePixels int64
+	// ImageMemory bounds the memory one worker's image work holds at once.
+	ImageMemory int64
 	// UploadWait bounds how long ingestion waits for a notified file to appear.
 	UploadWait time.Duration
 	// SignatureTTL is how long an upload signature lets a browser upload.
@@ -120,6 +122,7 @@ var Variables = []Variable{
 	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
 	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
+	{"PRESSROOM_IMAGE_MEMORY", "419430400", "bytes of image work one worker holds at once (400 MiB; about 8 bytes per pixel each)"},
 	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion waits for a notified file to arrive in storage"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
@@ -159,6 +162,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		BodyLimit:        int(r.int("PRESSROOM_BODY_LIMIT", 1, 1<<30)),
 		MaxUploadBytes:   r.int("PRESSROOM_MAX_UPLOAD_BYTES", 1, 5<<30),
 		MaxImagePixels:   r.int("PRESSROOM_MAX_IMAGE_PIXELS", 1, 1<<34),
+		ImageMemory:      r.int("PRESSROOM_IMAGE_MEMORY", 16<<20, 1<<40),
 		UploadWait:       r.duration("PRESSROOM_UPLOAD_WAIT"),
 		SignatureTTL:     r.duration("PRESSROOM_SIGNATURE_TTL"),
 		PublishWait:      r.duration("PRESSROOM_PUBLISH_WAIT"),

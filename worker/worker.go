@@ -33,9 +33,9 @@ type Deps struct {
 }
 
 // MaxConcurrentImageWork bounds how many activities run at once on one
-// worker. Image processing holds a decoded image (up to 2048 px on the
-// long edge, about 16 MB) plus encoders' buffers; four at a time keeps a
-// worker well under 400 MB on a 2-core machine and keeps both cores busy.
+// worker: four keep both cores of a 2-core machine busy. Memory is bounded
+// separately by PRESSROOM_IMAGE_MEMORY (activities.MemoryBudget): four
+// ordinary 12 MP images fit at once, a 48 MP progressive JPEG runs alone.
 const MaxConcurrentImageWork = 4
 
 // New returns a worker polling cfg.TaskQueue with every workflow and
@@ -59,6 +59,7 @@ func Register(r sdkworker.Registry, d Deps) {
 	r.RegisterActivity(&activities.Uploads{
 		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
 		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,
+		Memory: activities.NewMemoryBudget(d.Config.ImageMemory),
 	})
 	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
 }
