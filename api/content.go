@@ -53,8 +53,22 @@ func formatTime(v any) any {
 
 func (h contentHandler) path(id string) string { return "/" + h.kind.Type + "/" + id }
 
-// resource renders a view: the live row, or with drafted the draft's state.
-func (h contentHandler) resource(ctx context.Context, siteID uuid.UUID, v *drafts.View, drafted bool) (*jsonapi.Resource, error) {
+// draftedPaths derives the drafted paths of pages in one query (nil for
+// other kinds), so a list renders without a query per page and ancestor.
+func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, views ...*drafts.View) (map[uuid.UUID]string, error) {
+	if h.kind != drafts.Pages {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(views))
+	for i, v := range views {
+		ids[i] = v.Row.ID()
+	}
+	return h.engine.DraftedPaths(ctx, h.db, siteID, ids)
+}
+
+// resource renders a view: the live row, or with drafted the draft's state
+// (paths, from draftedPaths, gives drafted pages their paths).
+func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UUID]string) *jsonapi.Resource {
 	row := v.Row
 	if drafted {
 		row = v.Drafted()
@@ -75,9 +89,9 @@ func (h contentHandler) resource(ctx context.Context, siteID uuid.UUID, v *draft
 	}
 	if h.kind == drafts.Pages {
 		attrs["path"] = row["path"]
-		if drafted {
+		if p, ok := paths[v.Row.ID()]; drafted && ok {
 			// Drafted slugs or parents anywhere up the tree move the path.
-			attrs["path"] = h.engine.DraftedPath(ctx, h.db, siteID, v)
+			attrs["path"] = p
 		}
 	}
 	for _, ts := range []string{"published_at", "trashed_at", "created_at", "updated_at"} {
@@ -90,7 +104,7 @@ func (h contentHandler) resource(ctx context.Context, siteID uuid.UUID, v *draft
 	}
 	rels["draft"] = h.links.relationship(h.path(id), "draft", jsonapi.ToOne("drafts", draftID))
 	f, _ := v.Row["version"].(float64)
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f)), nil
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f))
 }
 
 func (h contentHandler) spec(collection bool) QuerySpec {
@@ -140,13 +154,15 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 			}
 		}
 	}
-	data := make([]*jsonapi.Resource, len(views))
-	for i, v := range views {
-		r, err := h.resource(c.UserContext(), siteID, v, withDraft)
-		if err != nil {
+	var paths map[uuid.UUID]string
+	if withDraft {
+		if paths, err = h.draftedPaths(c.UserContext(), siteID, views...); err != nil {
 			return err
 		}
-		data[i] = q.Sparse(r)
+	}
+	data := make([]*jsonapi.Resource, len(views))
+	for i, v := range views {
+		data[i] = q.Sparse(h.resource(v, withDraft, paths))
 	}
 	doc := jsonapi.Document{Data: data, Links: h.links.collection("/"+h.kind.Type, q, total), Meta: map[string]any{"total": total}}
 	if len(q.Include) > 0 {
@@ -174,10 +190,14 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 }
 
 func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID uuid.UUID, v *drafts.View, drafted bool) error {
-	r, err := h.resource(c.UserContext(), siteID, v, drafted)
-	if err != nil {
-		return err
+	var paths map[uuid.UUID]string
+	if drafted {
+		var err error
+		if paths, err = h.draftedPaths(c.UserContext(), siteID, v); err != nil {
+			return err
+		}
 	}
+	r := h.resource(v, drafted, paths)
 	doc := jsonapi.Document{Data: q.Sparse(r)}
 	if q.Include["draft"] {
 		doc.Included = []*jsonapi.Resource{}

@@ -172,11 +172,11 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 		if ch, ok := h.content[d.ItemType]; ok {
 			v, err := h.engine.Load(ctx, h.db, ch.kind, d.SiteID, d.ItemID, true)
 			if err == nil {
-				r, err := ch.resource(ctx, d.SiteID, v, true)
+				paths, err := ch.draftedPaths(ctx, d.SiteID, v)
 				if err != nil {
 					return err
 				}
-				add(r)
+				add(ch.resource(v, true, paths))
 			}
 		}
 	}

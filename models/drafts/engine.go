@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -521,28 +520,43 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 	return nil
 }
 
-// DraftedPath is a page's path under drafted parents and slugs. A drafted
-// parent chain that loops (which validation refuses, but older data could
-// hold) yields the stored path rather than an error.
-func (e *Engine) DraftedPath(ctx context.Context, db bun.IDB, siteID uuid.UUID, v *View) string {
-	parts := []string{}
-	cur := v.Drafted()
-	for depth := 0; depth < 64; depth++ {
-		if s, _ := cur["slug"].(string); s != "" {
-			parts = append([]string{s}, parts...)
-		}
-		pid, ok := cur["parent_id"].(string)
-		if !ok || pid == "" {
-			return "/" + strings.Join(parts, "/")
-		}
-		parent, err := e.Load(ctx, db, Pages, siteID, uuid.MustParse(pid), true)
-		if err != nil {
-			return "/" + strings.Join(parts, "/")
-		}
-		cur = parent.Drafted()
+// DraftedPaths returns the paths pages would have under drafted parents
+// and slugs, for a batch of pages in one recursive query (not a walk per
+// page and ancestor). A page whose drafted parents loop (validation refuses
+// that, but older data could hold it) keeps its stored path.
+func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	out := map[uuid.UUID]string{}
+	if len(ids) == 0 {
+		return out, nil
 	}
-	p, _ := v.Row["path"].(string)
-	return p
+	var rows []struct {
+		ID   uuid.UUID `bun:"id"`
+		Path string    `bun:"path"`
+	}
+	err := db.NewRaw(`
+WITH RECURSIVE drafted AS (
+    SELECT p.id, p.path,
+           coalesce(d.drafted ->> 'slug', p.slug) AS slug,
+           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END AS parent_id
+    FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+    WHERE p.site_id = ?0
+), up (start, cur, path, depth) AS (
+    SELECT id, parent_id, CASE WHEN slug = '' THEN '' ELSE '/' || slug END, 1 FROM drafted WHERE id IN (?1)
+  UNION ALL
+    SELECT up.start, d.parent_id, CASE WHEN d.slug = '' THEN '' ELSE '/' || d.slug END || up.path, up.depth + 1
+    FROM up JOIN drafted d ON d.id = up.cur
+    WHERE up.depth < 64
+)
+SELECT d.id, coalesce(nullif(up.path, ''), '/') AS path
+FROM drafted d LEFT JOIN up ON up.start = d.id AND up.cur IS NULL
+WHERE d.id IN (?1)`, siteID, bun.In(ids)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("drafted page paths: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Path
+	}
+	return out, nil
 }
 
 // IsAncestor tells whether page is candidate or one of candidate's
