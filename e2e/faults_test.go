@@ -422,7 +422,7 @@ func repoRoot(t *testing.T) string {
 func (s *system) startWorkerProcess(t *testing.T, bin, tmp, name string) *dev.Process {
 	t.Helper()
 	var out lockedBuffer
-	p, err := dev.StartProcess(name, bin, []string{"worker"}, workerEnv(s.Config, tmp), &out, nil)
+	p, err := dev.StartProcess(name, bin, []string{"worker"}, testsupport.WorkerEnv(s.Config, tmp), &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,28 +433,6 @@ func (s *system) startWorkerProcess(t *testing.T, bin, tmp, name string) *dev.Pr
 		}
 	})
 	return p
-}
-
-// workerEnv is the environment that points `pressroom worker` at cfg.
-func workerEnv(cfg config.Config, tmp string) []string {
-	st := cfg.Storage
-	return []string{
-		"DATABASE_URL=" + cfg.DatabaseURL,
-		"TEMPORAL_ADDRESS=" + cfg.TemporalAddress,
-		"TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
-		"PRESSROOM_TASK_QUEUE=" + cfg.TaskQueue,
-		"PRESSROOM_S3_ENDPOINT=" + st.Endpoint,
-		"PRESSROOM_S3_PUBLIC_ENDPOINT=" + st.PublicEndpoint,
-		"PRESSROOM_S3_ACCESS_KEY=" + st.AccessKey,
-		"PRESSROOM_S3_SECRET_KEY=" + st.SecretKey,
-		"PRESSROOM_S3_REGION=" + st.Region,
-		"PRESSROOM_UPLOADS_BUCKET=" + st.UploadsBucket,
-		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
-		"PRESSROOM_MAX_IMAGE_PIXELS=" + strconv.FormatInt(cfg.MaxImagePixels, 10),
-		"PRESSROOM_UPLOAD_WAIT=" + cfg.UploadWait.String(),
-		"PRESSROOM_LOG_LEVEL=warn",
-		"TMPDIR=" + tmp,
-	}
 }
 
 type lockedBuffer struct {

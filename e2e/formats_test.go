@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/color/palette"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 func jpegFile(t *testing.T, w, h int) []byte {
@@ -49,27 +49,6 @@ func animatedGIF(t *testing.T, w, h int) []byte {
 	return b.Bytes()
 }
 
-// bombPNG is a tiny PNG whose header declares w×h pixels: decoding it would
-// need gigabytes, so it must be refused from the header alone.
-func bombPNG(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.Write([]byte("\x89PNG\r\n\x1a\n"))
-	chunk := func(typ string, data []byte) {
-		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
-		b.WriteString(typ)
-		b.Write(data)
-		_ = binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
-	}
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 2 // 8-bit RGB
-	chunk("IHDR", ihdr)
-	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
-	chunk("IEND", nil)
-	return b.Bytes()
-}
-
 func TestUploadFormats(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -85,7 +64,7 @@ func TestUploadFormats(t *testing.T) {
 		{"jpeg", "photo.jpg", "image/jpeg", full, "finished", "", 1000, 700, "image/jpeg"},
 		{"animated gif", "anim.gif", "image/gif", animatedGIF(t, 300, 200), "finished", "", 300, 200, "image/gif"},
 		{"truncated jpeg", "broken.jpg", "image/jpeg", full[:len(full)/2], "error", "damaged or truncated", 0, 0, ""},
-		{"decompression bomb", "bomb.png", "image/png", bombPNG(30000, 30000), "error", "30000×30000 pixels; the limit is 50 megapixels", 0, 0, ""},
+		{"decompression bomb", "bomb.png", "image/png", testsupport.BombPNG(30000, 30000), "error", "30000×30000 pixels; the limit is 50 megapixels", 0, 0, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

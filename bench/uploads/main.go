@@ -29,12 +29,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -56,6 +54,7 @@ import (
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
 )
 
@@ -179,7 +178,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 		mbString(peakRSS), mbString(after["VmHWM"]))
 
 	// The decompression bomb.
-	bomb := bombPNG(30000, 30000)
+	bomb := testsupport.BombPNG(30000, 30000)
 	fmt.Printf("\ndecompression bomb: PNG declaring 30000×30000 (900 MP), %d bytes\n", len(bomb))
 	reset := resetHWM(pid)
 	before, err := procStatus(pid)
@@ -382,26 +381,6 @@ func readHeaderAllocs(dir string, bomb []byte) (allocated, mallocs uint64, heade
 	_, headerErr = images.ReadHeader(f, images.Limits{})
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs, headerErr, nil
-}
-
-// bombPNG is a tiny PNG whose header declares w×h pixels.
-func bombPNG(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.Write([]byte("\x89PNG\r\n\x1a\n"))
-	chunk := func(typ string, data []byte) {
-		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
-		b.WriteString(typ)
-		b.Write(data)
-		_ = binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
-	}
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 2 // 8-bit RGB
-	chunk("IHDR", ihdr)
-	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
-	chunk("IEND", nil)
-	return b.Bytes()
 }
 
 // photoJPEG encodes a procedural photo-like image: smooth gradients and

@@ -36,6 +36,7 @@ import (
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // The bench user, whom User creates and signs in.
@@ -315,7 +316,7 @@ func (e *Env) StartWorker(ctx context.Context, bin string) (p *dev.Process, logP
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, "", err
 	}
-	p, err = dev.StartProcess("worker", bin, []string{"worker"}, workerEnv(e.Config, tmp), wlog, nil)
+	p, err = dev.StartProcess("worker", bin, []string{"worker"}, testsupport.WorkerEnv(e.Config, tmp), wlog, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -324,26 +325,6 @@ func (e *Env) StartWorker(ctx context.Context, bin string) (p *dev.Process, logP
 		return nil, "", fmt.Errorf("%w (worker log: %s)", err, logPath)
 	}
 	return p, logPath, nil
-}
-
-// workerEnv is the environment that points `pressroom worker` at cfg.
-func workerEnv(cfg config.Config, tmp string) []string {
-	st := cfg.Storage
-	return []string{
-		"DATABASE_URL=" + cfg.DatabaseURL,
-		"TEMPORAL_ADDRESS=" + cfg.TemporalAddress,
-		"TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
-		"PRESSROOM_TASK_QUEUE=" + cfg.TaskQueue,
-		"PRESSROOM_S3_ENDPOINT=" + st.Endpoint,
-		"PRESSROOM_S3_PUBLIC_ENDPOINT=" + st.PublicEndpoint,
-		"PRESSROOM_S3_ACCESS_KEY=" + st.AccessKey,
-		"PRESSROOM_S3_SECRET_KEY=" + st.SecretKey,
-		"PRESSROOM_S3_REGION=" + st.Region,
-		"PRESSROOM_UPLOADS_BUCKET=" + st.UploadsBucket,
-		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
-		"PRESSROOM_LOG_LEVEL=warn",
-		"TMPDIR=" + tmp,
-	}
 }
 
 // polled tells whether a worker polls the run's task queue's activities.
