@@ -59,11 +59,25 @@ func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, view
 	if h.kind != drafts.Pages {
 		return nil, nil
 	}
-	ids := make([]uuid.UUID, len(views))
-	for i, v := range views {
-		ids[i] = v.Row.ID()
+	// A page with no drafted parent needs no query: its path is its slug.
+	out := map[uuid.UUID]string{}
+	var nested []uuid.UUID
+	for _, v := range views {
+		d := v.Drafted()
+		if p, _ := d["parent_id"].(string); p != "" {
+			nested = append(nested, v.Row.ID())
+			continue
+		}
+		out[v.Row.ID()] = "/" + str(d["slug"])
 	}
-	return h.engine.DraftedPaths(ctx, h.db, siteID, ids)
+	if len(nested) == 0 {
+		return out, nil
+	}
+	deep, err := h.engine.DraftedPaths(ctx, h.db, siteID, nested)
+	for id, p := range deep {
+		out[id] = p
+	}
+	return out, err
 }
 
 // resource renders a view: the live row, or with drafted the draft's state

@@ -523,7 +523,7 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 // DraftedPaths returns the paths pages would have under drafted parents
 // and slugs, for a batch of pages in one recursive query (not a walk per
 // page and ancestor). A page whose drafted parents loop (validation refuses
-// that, but older data could hold it) keeps its stored path.
+// that, but older data could hold it) is left out: it keeps its stored path.
 func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
 	out := map[uuid.UUID]string{}
 	if len(ids) == 0 {
@@ -533,23 +533,27 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 		ID   uuid.UUID `bun:"id"`
 		Path string    `bun:"path"`
 	}
+	// Each step looks one page up by primary key (and its draft by the
+	// unique (item_type, item_id) index): the walk touches only the pages
+	// on the way up, never the whole site.
 	err := db.NewRaw(`
-WITH RECURSIVE drafted AS (
-    SELECT p.id, p.path,
-           coalesce(d.drafted ->> 'slug', p.slug) AS slug,
-           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END AS parent_id
+WITH RECURSIVE up (start, cur, path, depth) AS (
+    SELECT p.id,
+           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
+           CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END,
+           1
     FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE p.site_id = ?0
-), up (start, cur, path, depth) AS (
-    SELECT id, parent_id, CASE WHEN slug = '' THEN '' ELSE '/' || slug END, 1 FROM drafted WHERE id IN (?1)
+    WHERE p.site_id = ?0 AND p.id IN (?1)
   UNION ALL
-    SELECT up.start, d.parent_id, CASE WHEN d.slug = '' THEN '' ELSE '/' || d.slug END || up.path, up.depth + 1
-    FROM up JOIN drafted d ON d.id = up.cur
+    SELECT up.start,
+           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
+           CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END || up.path,
+           up.depth + 1
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?0
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
     WHERE up.depth < 64
 )
-SELECT d.id, coalesce(nullif(up.path, ''), '/') AS path
-FROM drafted d LEFT JOIN up ON up.start = d.id AND up.cur IS NULL
-WHERE d.id IN (?1)`, siteID, bun.In(ids)).Scan(ctx, &rows)
+SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS NULL`, siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
