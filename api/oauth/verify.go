@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/coalesce"
 )
 
 // Principal is who a verified access token speaks for. Every handler scopes
@@ -98,6 +99,8 @@ type verifier struct {
 	// never changes. Expiry, and revocation (a database lookup), are still
 	// checked on every request.
 	verified claimCache
+	// lookups shares revocation lookups among concurrent requests.
+	lookups coalesce.Group[bool]
 }
 
 // claimCache is a bounded map of token hash to verified claims.
@@ -166,14 +169,19 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 		return nil, invalidToken{"The access token names no site."}
 	}
 	// One indexed lookup: revoked tokens and tokens of deleted users (whose
-	// rows cascade away) stop working at once, not at expiry.
-	var n int
-	err = v.db.NewSelect().Table("oauth_access_tokens").ColumnExpr("count(*)").
-		Where("id = ? AND user_id = ? AND site_id = ? AND revoked_at IS NULL", pr.TokenID, pr.UserID, pr.SiteID).Scan(ctx, &n)
+	// rows cascade away) stop working at once, not at expiry. Concurrent
+	// requests with the same token share a lookup, but only one that starts
+	// after they arrived (package coalesce), so "at once" still holds.
+	live, err, _ := v.lookups.Do(pr.TokenID.String()+pr.UserID.String()+pr.SiteID.String(), func() (bool, error) {
+		var n int
+		err := v.db.NewSelect().Table("oauth_access_tokens").ColumnExpr("count(*)").
+			Where("id = ? AND user_id = ? AND site_id = ? AND revoked_at IS NULL", pr.TokenID, pr.UserID, pr.SiteID).Scan(ctx, &n)
+		return n == 1, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)
 	}
-	if n != 1 {
+	if !live {
 		return nil, invalidToken{"The access token has been revoked."}
 	}
 	return pr, nil
