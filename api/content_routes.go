@@ -23,10 +23,13 @@ func (r routes) content() {
 			filters:  map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
 			sorts:    map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
 	}
+	// Reads of drafted content are the hot path: identical concurrent ones
+	// share a run (shared_reads.go).
+	shared := &sharedReads{}
 	for typ, h := range kinds {
-		r.app.Get("/"+typ, r.authed(h.list)...)
+		r.app.Get("/"+typ, r.authed(shared.wrap(h.list))...)
 		r.app.Post("/"+typ, r.authed(h.create)...)
-		r.app.Get("/"+typ+"/:id", r.authed(h.get)...)
+		r.app.Get("/"+typ+"/:id", r.authed(shared.wrap(h.get))...)
 		r.app.Patch("/"+typ+"/:id", r.authed(h.update)...)
 		r.app.Delete("/"+typ+"/:id", r.authed(h.remove)...)
 	}

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/coalesce"
+)
+
+// sharedReads lets concurrent identical GETs share one run of their handler:
+// same site, same path, same query. Only a run that starts after a request
+// arrived answers it (package coalesce), so a read never shows the content
+// as it was before something the reader could know had happened (a publish
+// that returned, a draft saved). It is not a cache: nothing outlives the
+// requests waiting for it.
+//
+// Only handlers whose response depends on nothing but the site, the path
+// and the query may be wrapped: not the user, not other headers.
+type sharedReads struct {
+	group coalesce.Group[*sharedResponse]
+}
+
+// sharedResponse is what a run wrote, for the requests that shared it.
+type sharedResponse struct {
+	status      int
+	contentType string
+	etag        string
+	body        []byte
+}
+
+func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		key := oauth.PrincipalOf(c).SiteID.String() + " " + c.OriginalURL()
+		res, err, ran := s.group.Do(key, func() (*sharedResponse, error) {
+			if err := h(c); err != nil {
+				return nil, err
+			}
+			r := c.Response()
+			return &sharedResponse{
+				status:      r.StatusCode(),
+				contentType: string(r.Header.ContentType()),
+				etag:        string(r.Header.Peek(fiber.HeaderETag)),
+				body:        append([]byte(nil), r.Body()...),
+			}, nil
+		})
+		if ran || err != nil {
+			// The runner's response is already written; an error is rendered
+			// for each request by the error handler.
+			return err
+		}
+		c.Status(res.status)
+		c.Set(fiber.HeaderContentType, res.contentType)
+		if res.etag != "" {
+			c.Set(fiber.HeaderETag, res.etag)
+		}
+		return c.Send(res.body)
+	}
+}
