@@ -18,6 +18,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -33,6 +34,30 @@ type contentHandler struct {
 	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
+	// loads batches the reads of GET /<kind>/:id: concurrent requests for
+	// different records of a site share one query (package coalesce).
+	loads *coalesce.Batcher[uuid.UUID, *drafts.View]
+}
+
+// withLoads gives h its batched reader.
+func (h contentHandler) withLoads() contentHandler {
+	h.loads = &coalesce.Batcher[uuid.UUID, *drafts.View]{Fetch: func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]*drafts.View, error) {
+		site, withDraft, _ := strings.Cut(scope, " ")
+		siteID, err := uuid.Parse(site)
+		if err != nil {
+			return nil, fmt.Errorf("batched load: bad scope %q: %w", scope, err)
+		}
+		return h.engine.LoadMany(ctx, h.db, h.kind, siteID, ids, withDraft == "draft")
+	}}
+	return h
+}
+
+// loadScope names the batch a read joins: one site, live or drafted.
+func loadScope(siteID uuid.UUID, withDraft bool) string {
+	if withDraft {
+		return siteID.String() + " draft"
+	}
+	return siteID.String() + " live"
 }
 
 // roAttributes are set by the server; sending one is 422.
@@ -196,9 +221,12 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := oauth.PrincipalOf(c).SiteID
-	v, err := h.engine.Load(c.UserContext(), h.db, h.kind, siteID, id, q.Include["draft"])
+	v, err := h.loads.Get(c.UserContext(), loadScope(siteID, q.Include["draft"]), id)
 	if err != nil {
-		return h.mapError(err)
+		return err
+	}
+	if v == nil {
+		return h.mapError(drafts.ErrNotFound)
 	}
 	return h.respondView(c, fiber.StatusOK, q, siteID, v, q.Include["draft"])
 }

@@ -27,6 +27,8 @@ func (r routes) content() {
 	// share a run (shared_reads.go).
 	shared := &sharedReads{}
 	for typ, h := range kinds {
+		h = h.withLoads()
+		kinds[typ] = h
 		r.app.Get("/"+typ, r.authed(shared.wrap(h.list))...)
 		r.app.Post("/"+typ, r.authed(h.create)...)
 		r.app.Get("/"+typ+"/:id", r.authed(shared.wrap(h.get))...)

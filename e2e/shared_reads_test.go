@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,14 +84,29 @@ func TestSharedReadsNeverPredateAReturnedWrite(t *testing.T) {
 	e.mustPublish(draft)
 	live, drafted := "/pages/"+id, "/pages/"+id+"?include=draft"
 
+	// Neighbours: reads of other pages join the same batched queries.
+	var neighbours []string
+	for i := range 6 {
+		nid, nd := e.page(fmt.Sprintf("Neighbour %d", i), fmt.Sprintf("n%d", i), "")
+		e.mustPublish(nd)
+		neighbours = append(neighbours, "/pages/"+nid, "/pages/"+nid+"?include=draft")
+	}
+
 	stop := make(chan struct{})
-	// Load on exactly the paths checked below, so checks share runs with it.
+	// Load on exactly the paths checked below, so checks share runs with it,
+	// and on the neighbours, so they share batches; every answer must be
+	// the record asked for.
 	var waits []func() (int64, error)
-	for _, p := range []string{live, drafted} {
-		waits = append(waits, hammer(6, stop, func() error {
+	for _, p := range append([]string{live, drafted}, neighbours...) {
+		want := strings.TrimPrefix(strings.TrimSuffix(p, "?include=draft"), "/pages/")
+		waits = append(waits, hammer(2, stop, func() error {
 			st, b, err := s.rawGet(e.token, p)
 			if err != nil || st != 200 {
 				return fmt.Errorf("GET %s under load = %d %v %s", p, st, err, b)
+			}
+			var d struct{ Data struct{ ID string } }
+			if json.Unmarshal(b, &d) != nil || d.Data.ID != want {
+				return fmt.Errorf("GET %s under load answered another record: %s", p, b)
 			}
 			return nil
 		}))

@@ -142,23 +142,45 @@ func loadRows(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []
 // Load reads one item of a site with its draft. Without withDraft, an item
 // that was never published is ErrNotFound (live reads never see it).
 func (e *Engine) Load(ctx context.Context, db bun.IDB, k *Kind, siteID, id uuid.UUID, withDraft bool) (*View, error) {
-	rows, err := loadRows(ctx, db, k, siteID, []uuid.UUID{id}, false)
+	views, err := e.LoadMany(ctx, db, k, siteID, []uuid.UUID{id}, withDraft)
 	if err != nil {
 		return nil, err
 	}
-	row, ok := rows[id]
-	if !ok || (!withDraft && !row.Live()) {
-		return nil, ErrNotFound
+	if v := views[id]; v != nil {
+		return v, nil
 	}
-	v := &View{Kind: k, Row: row}
-	if withDraft {
-		drafts, err := draftsOfItems(ctx, db, k.Type, []uuid.UUID{id}, false)
-		if err != nil {
-			return nil, err
+	return nil, ErrNotFound
+}
+
+// LoadMany reads items of a site with their drafts, keyed by id, in two
+// queries at most whatever their number. Items Load would report missing
+// are left out.
+func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []uuid.UUID, withDraft bool) (map[uuid.UUID]*View, error) {
+	rows, err := loadRows(ctx, db, k, siteID, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]*View, len(rows))
+	for id, row := range rows {
+		if withDraft || row.Live() {
+			out[id] = &View{Kind: k, Row: row}
 		}
-		v.Draft = drafts[id]
 	}
-	return v, nil
+	if !withDraft || len(out) == 0 {
+		return out, nil
+	}
+	found := make([]uuid.UUID, 0, len(out))
+	for id := range out {
+		found = append(found, id)
+	}
+	ds, err := draftsOfItems(ctx, db, k.Type, found, false)
+	if err != nil {
+		return nil, err
+	}
+	for id, v := range out {
+		v.Draft = ds[id]
+	}
+	return out, nil
 }
 
 // draftsOfItems returns the pending drafts of items, keyed by item id.
