@@ -8,7 +8,7 @@ import (
 )
 
 // sharedReads lets concurrent identical GETs share one run of their handler:
-// same site, same path, same query. Only a run that starts after a request
+// same method, site, path and query. Only a run that starts after a request
 // arrived answers it (package coalesce), so a read never shows the content
 // as it was before something the reader could know had happened (a publish
 // that returned, a draft saved). It is not a cache: nothing outlives the
@@ -30,7 +30,9 @@ type sharedResponse struct {
 
 func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		key := oauth.PrincipalOf(c).SiteID.String() + " " + c.OriginalURL()
+		// The method too: Fiber serves HEAD through GET routes, and a HEAD
+		// run's response must not answer a GET.
+		key := c.Method() + " " + oauth.PrincipalOf(c).SiteID.String() + " " + c.OriginalURL()
 		res, err, ran := s.group.Do(key, func() (*sharedResponse, error) {
 			if err := h(c); err != nil {
 				return nil, err
