@@ -210,13 +210,19 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	return respondIncluded(c, fiber.StatusOK, doc, len(q.Include) > 0)
 }
 
-// get serves GET /<kind>/:id (with include=draft, the drafted view).
-func (h contentHandler) get(c *fiber.Ctx) error {
+// target reads what every /<kind>/:id route starts with: the query and the id.
+func (h contentHandler) target(c *fiber.Ctx) (*Query, uuid.UUID, error) {
 	q, err := parseQuery(c, h.spec(false))
 	if err != nil {
-		return err
+		return nil, uuid.Nil, err
 	}
 	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	return q, id, err
+}
+
+// get serves GET /<kind>/:id (with include=draft, the drafted view).
+func (h contentHandler) get(c *fiber.Ctx) error {
+	q, id, err := h.target(c)
 	if err != nil {
 		return err
 	}
@@ -389,11 +395,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 
 // update serves PATCH /<kind>/:id: the change is drafted; live data stays.
 func (h contentHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, h.spec(false))
-	if err != nil {
-		return err
-	}
-	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	q, id, err := h.target(c)
 	if err != nil {
 		return err
 	}
@@ -428,11 +430,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 // children (200 with the drafted view, trashed-at set). A record never
 // published is removed outright with its create (204).
 func (h contentHandler) remove(c *fiber.Ctx) error {
-	q, err := parseQuery(c, h.spec(false))
-	if err != nil {
-		return err
-	}
-	id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+	q, id, err := h.target(c)
 	if err != nil {
 		return err
 	}
