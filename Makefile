@@ -5,7 +5,7 @@ GO ?= go
 TEST_FLAGS ?= -count=1 -timeout 45m
 PKGS ?= ./...
 
-.PHONY: dev test build tools vet FORCE
+.PHONY: dev test build tools deps vet FORCE
 
 DEVSTACK = .dev/bin/devstack
 
@@ -24,6 +24,10 @@ build:
 
 tools: $(DEVSTACK) ## build (or find cached) Temporal CLI and MinIO binaries
 	$(DEVSTACK) tools
+
+# dev, test and tools run the same check first; this runs only the check.
+deps: $(DEVSTACK) ## install missing system packages (libvips, vips tools, gcc, PostgreSQL if none) as root or with sudo
+	$(DEVSTACK) deps
 
 FORCE:
 

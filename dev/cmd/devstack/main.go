@@ -3,6 +3,11 @@
 //	devstack up                 everything: databases, Temporal (+UI), MinIO, seed data, API, worker (make dev)
 //	devstack exec -- CMD ARGS   the services only, on free ports, for the length of CMD (make test)
 //	devstack tools              build (once, cached) the Temporal CLI and MinIO binaries
+//	devstack deps               install (as root or with sudo, on Debian/Ubuntu) the system packages the stack needs
+//
+// Every command first checks the system packages (libvips, a C compiler, the
+// vips tools, PostgreSQL when none is reachable), so a missing one is found
+// in seconds, before any multi-minute build.
 //
 // Both stop everything they started on Ctrl-C or SIGTERM.
 package main
@@ -30,7 +35,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools"))
+		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools | devstack deps"))
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -41,6 +46,14 @@ func main() {
 		fail(err)
 	}
 	switch os.Args[1] {
+	case "up", "exec", "tools", "deps":
+		if err := (dev.SystemCheck{}).Ensure(ctx, dev.SystemRequirements()); err != nil {
+			fail(err)
+		}
+	}
+	switch os.Args[1] {
+	case "deps":
+		fmt.Fprintln(os.Stderr, "devstack: system packages present")
 	case "up":
 		err = up(ctx, root)
 	case "tools":
@@ -65,7 +78,7 @@ func main() {
 			os.Exit(code)
 		}
 	default:
-		err = fmt.Errorf("unknown command %q (want up or exec)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want up, exec, tools or deps)", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
