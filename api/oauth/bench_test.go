@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -54,8 +55,10 @@ func newBenchServer(b *testing.B) *benchServer {
 	}
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
 	b.Cleanup(func() { _ = app.Shutdown() })
+	jar, _ := cookiejar.New(nil) // the login is bound to the browser's cookie
 	s := &benchServer{URL: base, RedirectURI: base + "/bench-callback", http: &http.Client{
 		Timeout:       30 * time.Second,
+		Jar:           jar,
 		Transport:     &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}, // keep-alive
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -131,7 +134,13 @@ func (s *benchServer) code(b *testing.B, challenge string) string {
 	if status != http.StatusFound || err != nil || login.Path != "/oauth/login" {
 		b.Fatalf("authorize = %d to %q: %s", status, loc, body)
 	}
-	status, loc, body = s.post(b, "/oauth/login", url.Values{"id": {login.Query().Get("id")},
+	id := login.Query().Get("id")
+	status, _, body = s.getURL(b, s.URL+"/oauth/login?id="+url.QueryEscape(id))
+	token := formTokenOnPage.FindSubmatch(body)
+	if status != http.StatusOK || token == nil {
+		b.Fatalf("login form = %d %s", status, body)
+	}
+	status, loc, body = s.post(b, "/oauth/login", url.Values{"id": {id}, "token": {string(token[1])},
 		"username": {"editor@demo.test"}, "password": {password}})
 	for i := 0; i < 3 && status == http.StatusFound; i++ {
 		if strings.HasPrefix(loc, s.RedirectURI) {

@@ -55,6 +55,13 @@ func (c *client) ResponseTypes() []oidc.ResponseType {
 func (c *client) GrantTypes() []oidc.GrantType {
 	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, grantPassword}
 }
+
+// defaultScopes are granted to an authorization request that asks for no
+// scope: DefaultScope, for every client.
+func (c *client) defaultScopes() oidc.SpaceDelimitedArray {
+	return oidc.SpaceDelimitedArray{DefaultScope}
+}
+
 func (c *client) LoginURL(id string) string            { return c.loginURL(id) }
 func (c *client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *client) IDTokenLifetime() time.Duration       { return time.Hour }

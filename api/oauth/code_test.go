@@ -11,30 +11,15 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// authorize walks the browser part of the code flow: /oauth/authorize, the
-// login form, the login POST. It returns the final response of the login
-// (a redirect toward the client, or the out-of-band code page).
+// authorize walks the browser part of the code flow in the server's own
+// browser: /oauth/authorize, the login form, the login POST. It returns the
+// final response of the login (a redirect toward the client, or the
+// out-of-band code page).
 func (s *server) authorize(t *testing.T, authURL, username, pass string) *http.Response {
 	t.Helper()
-	r, err := s.http.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	if r.StatusCode != http.StatusFound {
-		t.Fatalf("authorize = %d %s", r.StatusCode, body(t, r))
-	}
-	login, err := url.Parse(r.Header.Get("Location"))
-	if err != nil || login.Path != "/oauth/login" {
-		t.Fatalf("authorize redirected to %q, want the login form", r.Header.Get("Location"))
-	}
-	id := login.Query().Get("id")
-	form := s.get(t, "/oauth/login?id="+url.QueryEscape(id), "")
-	page := string(body(t, form))
-	if form.StatusCode != 200 || !strings.Contains(page, `<label for="password">`) || !strings.Contains(page, `autocomplete="current-password"`) {
-		t.Fatalf("login form = %d %s", form.StatusCode, page)
-	}
-	return s.form(t, "/oauth/login", url.Values{"id": {id}, "username": {username}, "password": {pass}})
+	id := s.startAuthorize(t, s.http, authURL)
+	token := s.loginForm(t, s.http, id)
+	return s.postLogin(t, s.http, url.Values{"id": {id}, "token": {token}, "username": {username}, "password": {pass}})
 }
 
 // followToCode follows the redirects after login to the client's redirect URI

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"strings"
@@ -61,8 +62,7 @@ func newServer(t *testing.T, opts ...option) *server {
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
 	t.Cleanup(func() { _ = app.Shutdown() })
 
-	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback",
-		http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback", http: newBrowser()}
 	hash, _ := auth.HashPassword(password)
 	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
 		t.Fatal(err)
@@ -83,6 +83,15 @@ func newServer(t *testing.T, opts ...option) *server {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// newBrowser is an HTTP client with a cookie jar of its own that does not
+// follow redirects: one browser. The server's own client is one; a test
+// that needs a second party makes another.
+func newBrowser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Timeout: 30 * time.Second, Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // form posts a form to path with optional headers.

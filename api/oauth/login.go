@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/pressroom/pressroom/auth"
 )
@@ -31,6 +32,7 @@ code{display:block;font-size:1.1rem;padding:1rem;background:#f3f3f3;word-break:b
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 <form method="post" action="/oauth/login">
 <input type="hidden" name="id" value="{{.ID}}">
+<input type="hidden" name="token" value="{{.Token}}">
 <label for="username">E-mail address</label>
 <input id="username" name="username" type="email" autocomplete="username" required value="{{.Username}}">
 <label for="password">Password</label>
@@ -51,7 +53,7 @@ code{display:block;font-size:1.1rem;padding:1rem;background:#f3f3f3;word-break:b
 `))
 
 type pageData struct {
-	Title, ClientName, ID, Username, Error, Code string
+	Title, ClientName, ID, Token, Username, Error, Code string
 }
 
 func render(c *fiber.Ctx, status int, name string, d pageData) error {
@@ -66,22 +68,30 @@ func render(c *fiber.Ctx, status int, name string, d pageData) error {
 	return c.Status(status).Send(buf.Bytes())
 }
 
-// loginForm shows the form for an authorization request op created.
+// loginForm shows the form for an authorization request this browser started.
 func (p *Provider) loginForm(c *fiber.Ctx) error {
-	req, cl, err := p.pendingRequest(c, c.Query("id"))
+	req, cl, nonce, err := p.pendingRequest(c, c.Query("id"))
 	if err != nil {
-		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+		return loginProblem(c, err)
 	}
-	return render(c, http.StatusOK, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: req.GetID()})
+	id := req.GetID()
+	return render(c, http.StatusOK, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id)})
 }
 
 // login checks the credentials, completes the request, and hands over the
-// code: by redirect to the client, or shown on a page for the out-of-band URI.
+// code, once: by redirect to the client, or shown on a page for the
+// out-of-band URI. This is the only place a code is issued (op's callback is
+// not served), and only to the browser the request is bound to.
 func (p *Provider) login(c *fiber.Ctx) error {
 	id := c.FormValue("id")
-	req, cl, err := p.pendingRequest(c, id)
+	req, cl, nonce, err := p.pendingRequest(c, id)
 	if err != nil {
-		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+		return loginProblem(c, err)
+	}
+	// Before the password is looked at: a forged post costs no attempt.
+	if !validFormToken(nonce, id, c.FormValue("token")) {
+		return render(c, http.StatusForbidden, "problem", pageData{Title: "Sign-in problem",
+			Error: "The sign-in form was not sent from this sign-in page; start again from the application."})
 	}
 	username := c.FormValue("username")
 	u, err := p.checkLogin(c.UserContext(), username, c.FormValue("password"), c.IP())
@@ -97,46 +107,80 @@ func (p *Provider) login(c *fiber.Ctx) error {
 		if te.status == http.StatusTooManyRequests {
 			msg = "Too many failed attempts. " + te.Description + "."
 		}
-		return render(c, te.status, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Username: username, Error: msg})
+		return render(c, te.status, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id),
+			Username: username, Error: msg})
 	}
-	if err := p.store.completeAuthRequest(c.UserContext(), req.row.ID, u); err != nil {
+	ctx := c.UserContext()
+	if err := p.store.completeAuthRequest(ctx, req.row.ID, hashToken(nonce), u); err != nil {
 		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
 	}
+	code, err := auth.RandomSecret(32)
+	if err != nil {
+		return err
+	}
+	if err := p.store.SaveAuthCode(ctx, id, code); err != nil {
+		if errors.Is(err, errCodeIssued) {
+			return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})
+		}
+		return err
+	}
 	if req.row.RedirectURI == OOBRedirectURI {
-		code, err := auth.RandomSecret(32)
-		if err != nil {
-			return err
-		}
-		if err := p.store.SaveAuthCode(c.UserContext(), id, code); err != nil {
-			return err
-		}
 		return render(c, http.StatusOK, "code", pageData{Title: "Authorization code", ClientName: cl.row.Name, Code: code})
 	}
-	return c.Redirect(p.callbackURL(c.UserContext(), id), http.StatusFound)
+	to, err := op.AuthResponseURL(req.row.RedirectURI, req.GetResponseType(), req.GetResponseMode(),
+		&op.CodeResponseType{Code: code, State: req.row.State}, p.op.Encoder())
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Redirect(to, http.StatusFound)
 }
 
-// pendingRequest loads an authorization request still waiting for a login.
-func (p *Provider) pendingRequest(c *fiber.Ctx, id string) (*authRequest, *client, error) {
+// loginError is why a sign-in page cannot be shown or used, in words for
+// the person at the browser.
+type loginError struct {
+	status int
+	msg    string
+}
+
+func (e *loginError) Error() string { return e.msg }
+
+func loginProblem(c *fiber.Ctx, err error) error {
+	var le *loginError
+	if !errors.As(err, &le) {
+		return err
+	}
+	return render(c, le.status, "problem", pageData{Title: "Sign-in problem", Error: le.msg})
+}
+
+// pendingRequest loads an authorization request still waiting for a login,
+// started by this browser; it returns the browser's binding nonce too.
+func (p *Provider) pendingRequest(c *fiber.Ctx, id string) (*authRequest, *client, string, error) {
 	if _, err := uuid.Parse(id); err != nil {
-		return nil, nil, errors.New("the sign-in link is incomplete; start again from the application")
+		return nil, nil, "", &loginError{http.StatusBadRequest, "the sign-in link is incomplete; start again from the application"}
 	}
 	r, err := p.store.AuthRequestByID(c.UserContext(), id)
 	if err != nil {
-		return nil, nil, errors.New("the sign-in link has expired; start again from the application")
+		return nil, nil, "", &loginError{http.StatusBadRequest, "the sign-in link has expired; start again from the application"}
 	}
 	req := r.(*authRequest)
+	nonce := p.browserNonce(c)
+	if !boundTo(req, nonce) {
+		return nil, nil, "", &loginError{http.StatusForbidden, "this sign-in was started in another browser, or took too long; " +
+			"start again from the application in this browser"}
+	}
 	if req.Done() {
-		return nil, nil, errors.New("this sign-in was already completed; start again from the application")
+		return nil, nil, "", &loginError{http.StatusBadRequest, "this sign-in was already completed; start again from the application"}
 	}
 	oc, err := p.store.GetClientByClientID(c.UserContext(), req.row.ClientID)
 	if err != nil {
-		return nil, nil, errors.New("the application is no longer registered")
+		return nil, nil, "", &loginError{http.StatusBadRequest, "the application is no longer registered"}
 	}
 	cl := oc.(*client)
 	if !cl.row.Confidential && req.row.CodeChallenge == "" {
-		return nil, nil, errors.New("this application must use PKCE (code_challenge); it cannot sign in without it")
+		return nil, nil, "", &loginError{http.StatusBadRequest, "this application must use PKCE (code_challenge); it cannot sign in without it"}
 	}
-	return req, cl, nil
+	return req, cl, nonce, nil
 }
 
 func itoa(d time.Duration) string { return strconv.Itoa(int(d.Seconds() + 0.999)) }

@@ -1,12 +1,16 @@
 // Package oauth is Pressroom's OAuth 2.0 / OpenID provider, built on
 // zitadel/oidc's op package with every piece of state in Postgres.
 //
-// op serves discovery, the JWKS, /oauth/authorize (with the login form
-// here), introspection and revocation. The token endpoint is Pressroom's own,
-// beside the provider (token.go): it adds the password grant op lacks,
-// rotates refresh tokens with reuse detection, and answers in exactly the
-// shape the API specification gives. It signs access tokens with op's
-// CreateJWT and the same keys the JWKS publishes.
+// op serves the JWKS, introspection and revocation, and builds discovery.
+// The token endpoint is Pressroom's own, beside the provider (token.go): it
+// adds the password grant op lacks, rotates refresh tokens with reuse
+// detection, and answers in exactly the shape the API specification gives.
+// It signs access tokens with op's CreateJWT and the same keys the JWKS
+// publishes. /oauth/authorize and the login form are Pressroom's too
+// (authorize.go, login.go), with op's validators: they bind each request to
+// the browser that started it and issue its code once. Only the routes Mount
+// lists are served; the rest of op (its token endpoint, callback, userinfo,
+// end-session and device endpoints) is not reachable.
 package oauth
 
 import (
@@ -21,6 +25,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/uptrace/bun"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
@@ -67,9 +72,9 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	store := &Store{db: db, keys: keys, settings: s,
 		loginURL: func(id string) string { return loginPath + "?id=" + id }}
 
-	// op encrypts authorization codes with this key before they are hashed
-	// into the database; nothing needs to decrypt them later, so a per-process
-	// random key is enough and nothing secret sits in configuration.
+	// op needs a crypto key; nothing Pressroom serves uses it (codes are
+	// random, see login.go), so a per-process random key is enough and
+	// nothing secret sits in configuration.
 	var cfg op.Config
 	if _, err := rand.Read(cfg.CryptoKey[:]); err != nil {
 		return nil, err
@@ -100,14 +105,10 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	return p, nil
 }
 
-// Mount adds the provider's routes to app. The token endpoints and the
-// login form are Pressroom's; everything else under /oauth and
-// /.well-known is op's handler.
+// Mount adds the provider's routes to app: exactly the endpoints and
+// methods Pressroom uses. Any other method on these paths is 405 with Allow;
+// any other path under /oauth is the app's 404.
 func (p *Provider) Mount(app *fiber.App) {
-	app.Post("/oauth/token", p.tokenEndpoint(false))
-	app.Post("/oauth/token.json", p.tokenEndpoint(true))
-	app.Get(loginPath, p.loginForm)
-	app.Post(loginPath, p.login)
 	// op gets a context of its own: the adaptor would otherwise hand it the
 	// fasthttp request context, which fasthttp recycles after the handler
 	// returns, racing with database/sql goroutines still watching it.
@@ -116,17 +117,56 @@ func (p *Provider) Mount(app *fiber.App) {
 		defer cancel()
 		p.op.ServeHTTP(w, r.WithContext(ctx))
 	}))
-	app.All("/.well-known/openid-configuration", opHandler)
-	app.All("/oauth/*", opHandler)
+	get := func(h fiber.Handler) route { return route{fiber.MethodGet, h} }
+	head := func(h fiber.Handler) route { return route{fiber.MethodHead, h} }
+	post := func(h fiber.Handler) route { return route{fiber.MethodPost, h} }
+	serve(app, "/.well-known/openid-configuration", get(p.discovery), head(p.discovery))
+	serve(app, "/oauth/keys", get(opHandler), head(opHandler))
+	serve(app, "/oauth/token", post(p.tokenEndpoint(false)))
+	serve(app, "/oauth/token.json", post(p.tokenEndpoint(true)))
+	serve(app, "/oauth/introspect", post(opHandler))
+	serve(app, "/oauth/revoke", post(opHandler))
+	serve(app, "/"+authorizeEnd, get(p.authorize))
+	serve(app, loginPath, get(p.loginForm), post(p.login))
+}
+
+// route is one method of a path and its handler.
+type route struct {
+	method string
+	h      fiber.Handler
+}
+
+// serve registers routes on path, and for every other method a 405 whose
+// Allow header names them (RFC 9110 §15.5.6).
+func serve(app *fiber.App, path string, routes ...route) {
+	allow := make([]string, len(routes))
+	for i, r := range routes {
+		app.Add(r.method, path, r.h)
+		allow[i] = r.method
+	}
+	allowed := strings.Join(allow, ", ")
+	app.All(path, func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderAllow, allowed)
+		return fiber.ErrMethodNotAllowed
+	})
+}
+
+// discovery is op's discovery document, less what Pressroom does not
+// serve: it names only routed endpoints and the grants and response types
+// Pressroom's endpoints implement.
+func (p *Provider) discovery(c *fiber.Ctx) error {
+	ctx := op.ContextWithIssuer(c.UserContext(), p.settings.Issuer)
+	d := op.CreateDiscoveryConfig(ctx, p.op, p.store)
+	d.UserinfoEndpoint, d.EndSessionEndpoint, d.DeviceAuthorizationEndpoint, d.CheckSessionIframe = "", "", "", ""
+	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
+	d.ResponseModesSupported = []string{string(oidc.ResponseModeQuery)}
+	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, grantPassword}
+	d.RequestParameterSupported = false
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*") // public, as op serves it
+	return c.JSON(d)
 }
 
 // Keys exposes the signing keys (rotation is an operator action).
 func (p *Provider) Keys() *Keys { return p.store.keys }
-
-// callbackURL is op's authorize callback, which turns a completed request
-// into a code and redirects to the client.
-func (p *Provider) callbackURL(ctx context.Context, id string) string {
-	return op.AuthCallbackURL(p.op)(op.ContextWithIssuer(ctx, p.settings.Issuer), id)
-}
 
 var _ http.Handler = (*op.Provider)(nil)

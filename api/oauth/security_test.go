@@ -593,16 +593,7 @@ func secLoginPage(t *testing.T, s *server, user, pass string) *http.Response {
 	t.Helper()
 	authURL := s.URL + "/oauth/authorize?" + url.Values{"client_id": {s.ConfID}, "redirect_uri": {s.RedirectURI},
 		"response_type": {"code"}, "scope": {"openid"}, "state": {"x"}}.Encode()
-	r, err := s.http.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
-	loc, err := url.Parse(r.Header.Get("Location"))
-	if r.StatusCode != http.StatusFound || err != nil || loc.Path != "/oauth/login" {
-		t.Fatalf("authorize = %d to %q", r.StatusCode, r.Header.Get("Location"))
-	}
-	return s.form(t, "/oauth/login", url.Values{"id": {loc.Query().Get("id")}, "username": {user}, "password": {pass}})
+	return s.authorize(t, authURL, user, pass)
 }
 
 func TestPasswordThrottlePerAddress(t *testing.T) {

@@ -56,6 +56,7 @@ type authRequestRow struct {
 	SiteID              *uuid.UUID `bun:"site_id,type:uuid"`
 	AuthTime            *time.Time `bun:"auth_time"`
 	CodeHash            *string    `bun:"code_hash"`
+	BrowserHash         string     `bun:"browser_hash,notnull"` // hashToken of the binding cookie's nonce
 	CreatedAt           time.Time  `bun:"created_at,notnull"`
 	ExpiresAt           time.Time  `bun:"expires_at,notnull"`
 }
@@ -153,13 +154,25 @@ func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge {
 // exchange (RFC 6749 recommends codes live at most 10 minutes).
 const authRequestLifetime = 10 * time.Minute
 
-func (s *Store) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+// CreateAuthRequest is op's way to store a request; Pressroom's
+// /oauth/authorize stores them itself with createAuthRequest, bound to the
+// browser, and op never gets to create an unbound one.
+func (s *Store) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
+	return nil, oidc.ErrServerError().WithDescription("authorization requests are created by /oauth/authorize")
+}
+
+// createAuthRequest stores a validated authorization request, bound to the
+// browser whose nonce hashes to browserHash.
+func (s *Store) createAuthRequest(ctx context.Context, r *oidc.AuthRequest, browserHash string) (*authRequest, error) {
+	if browserHash == "" {
+		return nil, errors.New("save auth request: no browser binding")
+	}
 	now := time.Now().UTC()
 	row := &authRequestRow{
 		ID: uuid.New(), ClientID: r.ClientID, RedirectURI: r.RedirectURI, State: r.State, Nonce: r.Nonce,
 		Scopes: nonNil(r.Scopes), ResponseType: string(r.ResponseType),
 		CodeChallenge: r.CodeChallenge, CodeChallengeMethod: string(r.CodeChallengeMethod),
-		CreatedAt: now, ExpiresAt: now.Add(authRequestLifetime),
+		BrowserHash: browserHash, CreatedAt: now, ExpiresAt: now.Add(authRequestLifetime),
 	}
 	if row.CodeChallenge != "" && row.CodeChallengeMethod == "" {
 		row.CodeChallengeMethod = string(oidc.CodeChallengeMethodPlain)
@@ -190,10 +203,26 @@ func (s *Store) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequ
 	return &authRequest{row}, nil
 }
 
+// errCodeIssued: a request gets one code, ever; a second attempt (a replayed
+// login, a second callback) must not replace the code already handed out.
+var errCodeIssued = errors.New("a code was already issued for this sign-in; start again from the application")
+
+// SaveAuthCode records the code of a completed request. It never overwrites
+// a code: the first one issued is the only one.
 func (s *Store) SaveAuthCode(ctx context.Context, id, code string) error {
-	_, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).Set("code_hash = ?", hashToken(code)).
-		Where("id = ?", id).Exec(ctx)
-	return err
+	uid, err := uuid.Parse(id)
+	if err != nil {
+		return errCodeIssued
+	}
+	res, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).Set("code_hash = ?", hashToken(code)).
+		Where("id = ? AND code_hash IS NULL AND user_id IS NOT NULL AND expires_at > now()", uid).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("save auth code: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errCodeIssued
+	}
+	return nil
 }
 
 func (s *Store) DeleteAuthRequest(ctx context.Context, id string) error {
@@ -201,11 +230,12 @@ func (s *Store) DeleteAuthRequest(ctx context.Context, id string) error {
 	return err
 }
 
-// completeAuthRequest records that user logged in for the request.
-func (s *Store) completeAuthRequest(ctx context.Context, id uuid.UUID, u *models.User) error {
+// completeAuthRequest records that user logged in for the request, in the
+// browser whose binding nonce hashes to browserHash.
+func (s *Store) completeAuthRequest(ctx context.Context, id uuid.UUID, browserHash string, u *models.User) error {
 	res, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).
 		Set("user_id = ?, site_id = ?, auth_time = now()", u.ID, u.SiteID).
-		Where("id = ? AND expires_at > now() AND user_id IS NULL", id).Exec(ctx)
+		Where("id = ? AND expires_at > now() AND user_id IS NULL AND browser_hash = ? AND browser_hash <> ''", id, browserHash).Exec(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE oauth_auth_requests DROP COLUMN browser_hash;
