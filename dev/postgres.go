@@ -179,7 +179,10 @@ func CreateDatabase(ctx context.Context, conn *pgx.Conn, name, template string) 
 	}
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database
+		// 42P04: it exists. 23505: another process created it at the same
+		// moment (two test binaries starting against one server), which
+		// Postgres reports as a unique violation on pg_database.
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P04" || pgErr.Code == "23505") {
 			return nil
 		}
 		return fmt.Errorf("create database %s: %w", name, err)
