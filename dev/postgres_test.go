@@ -467,3 +467,38 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestCreateDatabaseConcurrently: test processes starting together against
+// one server create the same database at the same moment; every one of them
+// must find it there, none may fail.
+func TestCreateDatabaseConcurrently(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, dev.DefaultLocalPostgres)
+	if err != nil {
+		t.Skipf("no server at %s: %v", dev.DefaultLocalPostgres, err)
+	}
+	defer admin.Close(context.Background())
+	name := fmt.Sprintf("pressroom_race_%d", time.Now().UnixNano())
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name) })
+	const n = 8
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		if conns[i], err = pgx.Connect(ctx, dev.DefaultLocalPostgres); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close(context.Background())
+	}
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for _, c := range conns {
+		go func() { <-start; errs <- dev.CreateDatabase(ctx, c, name, "") }()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("CreateDatabase: %v", err)
+		}
+	}
+}
