@@ -22,6 +22,8 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/pressroom/pressroom/auth"
 )
 
 // Settings configures the provider.
@@ -38,7 +40,20 @@ type Settings struct {
 	// KeyRotation is how long a signing key signs before the next one.
 	KeyRotation time.Duration
 	Throttle    ThrottleSettings
+	// HashMemory bounds the bytes of argon2id checks in progress at once;
+	// a check waits at most HashWait for its share (then 503).
+	HashMemory int64
+	HashWait   time.Duration
+	// ClientSecretKey is the HMAC key client secrets are stored under.
+	ClientSecretKey []byte
 }
+
+// DefaultHashMemory (4 argon2id checks of 64 MiB) and DefaultHashWait
+// apply when Settings leave them zero.
+const (
+	DefaultHashMemory = 256 << 20
+	DefaultHashWait   = 3 * time.Second
+)
 
 // Provider is the OAuth provider mounted into the API.
 type Provider struct {
@@ -63,9 +78,20 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if s.Throttle == (ThrottleSettings{}) {
 		s.Throttle = DefaultThrottle
 	}
+	if s.Throttle.ClientMaxPerAddress == 0 {
+		s.Throttle.ClientMaxPerAddress = DefaultThrottle.ClientMaxPerAddress
+	}
+	if s.HashMemory == 0 {
+		s.HashMemory = DefaultHashMemory
+	}
+	if s.HashWait == 0 {
+		s.HashWait = DefaultHashWait
+	}
 	keys := NewKeys(db, s.KeyRotation, s.AccessTokenTTL+time.Hour)
+	thr := &throttle{db: db, s: s.Throttle}
 	store := &Store{db: db, keys: keys, settings: s,
-		loginURL: func(id string) string { return loginPath + "?id=" + id }}
+		loginURL: func(id string) string { return loginPath + "?id=" + id },
+		hashes:   auth.NewHashLimiter(s.HashMemory, s.HashWait), throttle: thr}
 
 	// op encrypts authorization codes with this key before they are hashed
 	// into the database; nothing needs to decrypt them later, so a per-process
@@ -94,8 +120,7 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	p := &Provider{settings: s, store: store, op: provider, log: log,
-		throttle: &throttle{db: db, s: s.Throttle}}
+	p := &Provider{settings: s, store: store, op: provider, log: log, throttle: thr}
 	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience}
 	return p, nil
 }
@@ -111,11 +136,16 @@ func (p *Provider) Mount(app *fiber.App) {
 	// op gets a context of its own: the adaptor would otherwise hand it the
 	// fasthttp request context, which fasthttp recycles after the handler
 	// returns, racing with database/sql goroutines still watching it.
-	opHandler := adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	opHTTP := adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		p.op.ServeHTTP(w, r.WithContext(ctx))
+		ctx, st := withClientAuth(ctx, r.Context().Value(clientAddrValue))
+		p.op.ServeHTTP(&clientAuthWriter{ResponseWriter: w, st: st}, r.WithContext(ctx))
 	}))
+	opHandler := func(c *fiber.Ctx) error {
+		c.Context().SetUserValue(clientAddrValue, c.IP()) // the proxy-aware address, for the client-auth throttle
+		return opHTTP(c)
+	}
 	app.All("/.well-known/openid-configuration", opHandler)
 	app.All("/oauth/*", opHandler)
 }
