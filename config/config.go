@@ -145,7 +145,7 @@ var Variables = []Variable{
 	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
 	{"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", "20", "failed OAuth client authentications (token, introspection, revocation) per client address within the login window before they lock for the lockout time"},
 	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
-	{"PRESSROOM_HASH_WAIT", "3s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
+	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
 	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret)"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},

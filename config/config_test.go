@@ -53,7 +53,7 @@ var defaults = Config{
 		LoginLockout:                15 * time.Minute,
 		ClientMaxFailuresPerAddress: 20,
 		HashMemory:                  256 << 20,
-		HashWait:                    3 * time.Second,
+		HashWait:                    5 * time.Second,
 		ClientSecretKey:             "pressroom-dev-client-secret-key",
 	},
 }

@@ -52,7 +52,7 @@ type Settings struct {
 // apply when Settings leave them zero.
 const (
 	DefaultHashMemory = 256 << 20
-	DefaultHashWait   = 3 * time.Second
+	DefaultHashWait   = 5 * time.Second
 )
 
 // Provider is the OAuth provider mounted into the API.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,6 +45,28 @@ var DefaultThrottle = ThrottleSettings{MaxPerUser: 5, MaxPerAddress: 20, Window:
 type throttle struct {
 	db bun.IDB
 	s  ThrottleSettings
+
+	mu    sync.Mutex
+	freed chan struct{} // closed (and replaced) when an attempt here ends
+}
+
+// ended wakes the attempts of this process waiting for a place.
+func (t *throttle) ended() {
+	t.mu.Lock()
+	if t.freed != nil {
+		close(t.freed)
+		t.freed = nil
+	}
+	t.mu.Unlock()
+}
+
+func (t *throttle) whenFreed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed == nil {
+		t.freed = make(chan struct{})
+	}
+	return t.freed
 }
 
 // userKey is the throttle key of a sign-in: the user it resolves to, so
@@ -65,8 +88,10 @@ func addrKey(ip string) string { return "addr:" + ip }
 // hashing wait plus one check.
 const attemptTTL = time.Minute
 
-// attemptPoll is how often an attempt with no free place looks again.
-const attemptPoll = 20 * time.Millisecond
+// attemptPoll is how often an attempt with no free place looks again
+// when no attempt of this process ends first (places freed by other
+// replicas are only seen this way).
+const attemptPoll = 100 * time.Millisecond
 
 // reservation is a place held under some keys by one attempt in progress.
 type reservation struct {
@@ -95,6 +120,7 @@ func (t *throttle) Attempt(ctx context.Context, user, ip string, maxWait time.Du
 	r := &reservation{id: uuid.New(), keys: []limitedKey{{user, t.s.MaxPerUser}, {addrKey(ip), t.s.MaxPerAddress}}}
 	deadline := time.Now().Add(maxWait)
 	for {
+		freed := t.whenFreed() // before looking, so no end is missed
 		wait, ok, err := t.reserve(ctx, r)
 		if err != nil || wait > 0 || ok {
 			return r, wait, err
@@ -105,6 +131,7 @@ func (t *throttle) Attempt(ctx context.Context, user, ip string, maxWait time.Du
 		select {
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
+		case <-freed:
 		case <-time.After(attemptPoll + rand.N(attemptPoll)):
 		}
 	}
@@ -174,6 +201,7 @@ func lockID(key string) int64 {
 // Fail turns r's places into failures, locking any key that reaches its
 // limit.
 func (t *throttle) Fail(ctx context.Context, r *reservation) error {
+	defer t.ended()
 	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := release(ctx, tx, r); err != nil {
 			return err
@@ -190,6 +218,7 @@ func (t *throttle) Fail(ctx context.Context, r *reservation) error {
 // Succeed gives r's places back and clears the user's failures; the
 // address's stay (a success must not reset a spray of guesses from it).
 func (t *throttle) Succeed(ctx context.Context, r *reservation) error {
+	defer t.ended()
 	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := release(ctx, tx, r); err != nil {
 			return err
@@ -202,6 +231,7 @@ func (t *throttle) Succeed(ctx context.Context, r *reservation) error {
 // Cancel gives r's places back without counting anything: the password was
 // not checked.
 func (t *throttle) Cancel(ctx context.Context, r *reservation) error {
+	defer t.ended()
 	return release(ctx, t.db, r)
 }
 
