@@ -137,7 +137,7 @@ var Variables = []Variable{
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
 	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
 	{"PRESSROOM_REFRESH_TOKEN_TTL", "720h", "lifetime of refresh tokens (30 days)"},
-	{"PRESSROOM_REFRESH_GRACE", "10s", "a spent refresh token retried within this time gets the same response instead of revoking the chain"},
+	{"PRESSROOM_REFRESH_GRACE", "10s", "a spent refresh token retried within this time, while its successor is unused, gets the same response instead of revoking the chain"},
 	{"PRESSROOM_SIGNING_KEY_ROTATION", "720h", "how long a token signing key signs before a new one takes over"},
 	{"PRESSROOM_LOGIN_MAX_FAILURES", "5", "failed password attempts per username within the window before sign-in locks"},
 	{"PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", "20", "failed password attempts per client address within the window before sign-in locks"},
