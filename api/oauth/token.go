@@ -253,12 +253,12 @@ func (p *Provider) checkLogin(ctx context.Context, username, password, ip string
 	}
 	err = p.store.hashes.CheckPassword(ctx, hash, password)
 	switch {
-	case errors.Is(err, auth.ErrBusy) || ctx.Err() != nil: // not checked: nothing to count
+	case errors.Is(err, auth.ErrBusy) || isContextError(err): // not checked: nothing to count
 		if cerr := p.throttle.Cancel(bg, res); cerr != nil {
 			return nil, cerr
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if isContextError(err) {
+			return nil, err
 		}
 		return nil, p.store.busy().tokenError()
 	case err != nil || u == nil:
