@@ -130,11 +130,15 @@ func oauthSettings(c config.Config) oauth.Settings {
 		RefreshGrace:    c.OAuth.RefreshGrace,
 		KeyRotation:     c.OAuth.KeyRotation,
 		Throttle: oauth.ThrottleSettings{
-			MaxPerUser:    c.OAuth.LoginMaxFailures,
-			MaxPerAddress: c.OAuth.LoginMaxFailuresPerAddress,
-			Window:        c.OAuth.LoginWindow,
-			LockFor:       c.OAuth.LoginLockout,
+			MaxPerUser:          c.OAuth.LoginMaxFailures,
+			MaxPerAddress:       c.OAuth.LoginMaxFailuresPerAddress,
+			Window:              c.OAuth.LoginWindow,
+			LockFor:             c.OAuth.LoginLockout,
+			ClientMaxPerAddress: c.OAuth.ClientMaxFailuresPerAddress,
 		},
+		HashMemory:      c.OAuth.HashMemory,
+		HashWait:        c.OAuth.HashWait,
+		ClientSecretKey: []byte(c.OAuth.ClientSecretKey),
 	}
 }
 

@@ -77,6 +77,15 @@ type OAuth struct {
 	LoginMaxFailuresPerAddress int
 	LoginWindow                time.Duration
 	LoginLockout               time.Duration
+	// ClientMaxFailuresPerAddress failed client authentications from one
+	// address within LoginWindow lock client authentication for LoginLockout.
+	ClientMaxFailuresPerAddress int
+	// HashMemory bounds the bytes that concurrent argon2id checks may hold
+	// at once; a check waits at most HashWait for its share, then 503.
+	HashMemory int64
+	HashWait   time.Duration
+	// ClientSecretKey is the HMAC key client secrets are stored under.
+	ClientSecretKey string
 }
 
 // Storage holds the S3-compatible object storage settings.
@@ -128,12 +137,16 @@ var Variables = []Variable{
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
 	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
 	{"PRESSROOM_REFRESH_TOKEN_TTL", "720h", "lifetime of refresh tokens (30 days)"},
-	{"PRESSROOM_REFRESH_GRACE", "10s", "a spent refresh token retried within this time gets the same response instead of revoking the chain"},
+	{"PRESSROOM_REFRESH_GRACE", "10s", "a spent refresh token retried within this time, while its successor is unused, gets the same response instead of revoking the chain"},
 	{"PRESSROOM_SIGNING_KEY_ROTATION", "720h", "how long a token signing key signs before a new one takes over"},
 	{"PRESSROOM_LOGIN_MAX_FAILURES", "5", "failed password attempts per username within the window before sign-in locks"},
 	{"PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", "20", "failed password attempts per client address within the window before sign-in locks"},
 	{"PRESSROOM_LOGIN_WINDOW", "15m", "window in which failed attempts are counted"},
 	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
+	{"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", "20", "failed OAuth client authentications (token, introspection, revocation) per client address within the login window before they lock for the lockout time"},
+	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
+	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
+	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret)"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
@@ -171,14 +184,18 @@ func FromEnv(getenv Getenv) (Config, error) {
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
 		OAuth: OAuth{
-			AccessTokenTTL:             r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
-			RefreshTokenTTL:            r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),
-			RefreshGrace:               r.duration("PRESSROOM_REFRESH_GRACE"),
-			KeyRotation:                r.duration("PRESSROOM_SIGNING_KEY_ROTATION"),
-			LoginMaxFailures:           int(r.int("PRESSROOM_LOGIN_MAX_FAILURES", 1, 1000)),
-			LoginMaxFailuresPerAddress: int(r.int("PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
-			LoginWindow:                r.duration("PRESSROOM_LOGIN_WINDOW"),
-			LoginLockout:               r.duration("PRESSROOM_LOGIN_LOCKOUT"),
+			AccessTokenTTL:              r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
+			RefreshTokenTTL:             r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),
+			RefreshGrace:                r.duration("PRESSROOM_REFRESH_GRACE"),
+			KeyRotation:                 r.duration("PRESSROOM_SIGNING_KEY_ROTATION"),
+			LoginMaxFailures:            int(r.int("PRESSROOM_LOGIN_MAX_FAILURES", 1, 1000)),
+			LoginMaxFailuresPerAddress:  int(r.int("PRESSROOM_LOGIN_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
+			LoginWindow:                 r.duration("PRESSROOM_LOGIN_WINDOW"),
+			LoginLockout:                r.duration("PRESSROOM_LOGIN_LOCKOUT"),
+			ClientMaxFailuresPerAddress: int(r.int("PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
+			HashMemory:                  r.int("PRESSROOM_HASH_MEMORY", 64<<20, 1<<40),
+			HashWait:                    r.duration("PRESSROOM_HASH_WAIT"),
+			ClientSecretKey:             r.str("PRESSROOM_CLIENT_SECRET_KEY"),
 		},
 	}
 	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {

@@ -41,8 +41,9 @@ type SeedResult struct {
 // Seed makes the demo sites, their editors and a fresh confidential OAuth
 // client. It can run on every start: existing sites are kept, editors get
 // the configured password again, and the client is replaced so its new
-// secret can be printed (only a hash of it is stored).
-func Seed(ctx context.Context, db *bun.DB, sites []SeedSite) (SeedResult, error) {
+// secret can be printed (only an HMAC of it under clientSecretKey, the
+// API's PRESSROOM_CLIENT_SECRET_KEY, is stored).
+func Seed(ctx context.Context, db *bun.DB, clientSecretKey []byte, sites []SeedSite) (SeedResult, error) {
 	var res SeedResult
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, s := range sites {
@@ -73,7 +74,7 @@ func Seed(ctx context.Context, db *bun.DB, sites []SeedSite) (SeedResult, error)
 		if _, err := tx.NewDelete().Model((*models.OAuthClient)(nil)).Where("name = ?", DemoClientName).Exec(ctx); err != nil {
 			return fmt.Errorf("replace demo client: %w", err)
 		}
-		id, secret, err := models.NewOAuthClient(ctx, tx, DemoClientName, true, []string{"http://127.0.0.1:8080/oauth/callback"})
+		id, secret, err := models.NewOAuthClient(ctx, tx, clientSecretKey, DemoClientName, true, []string{"http://127.0.0.1:8080/oauth/callback"})
 		res = SeedResult{ClientID: id, ClientSecret: secret}
 		return err
 	})

@@ -39,8 +39,9 @@ func CreateOAuthClient(ctx context.Context, db bun.IDB, c *OAuthClient) error {
 
 // NewOAuthClient creates a client with a fresh random id and, when
 // confidential, a random secret; it returns both, the secret in clear text
-// for the one time it is shown.
-func NewOAuthClient(ctx context.Context, db bun.IDB, name string, confidential bool, redirectURIs []string) (id, secret string, err error) {
+// for the one time it is shown. The secret is stored as an HMAC under
+// secretKey (the server's PRESSROOM_CLIENT_SECRET_KEY).
+func NewOAuthClient(ctx context.Context, db bun.IDB, secretKey []byte, name string, confidential bool, redirectURIs []string) (id, secret string, err error) {
 	id, err = auth.RandomSecret(16)
 	if err != nil {
 		return "", "", err
@@ -50,10 +51,7 @@ func NewOAuthClient(ctx context.Context, db bun.IDB, name string, confidential b
 		if secret, err = auth.RandomSecret(32); err != nil {
 			return "", "", err
 		}
-		hash, err := auth.HashPassword(secret)
-		if err != nil {
-			return "", "", err
-		}
+		hash := auth.HashClientSecret(secretKey, secret)
 		c.SecretHash = &hash
 	}
 	if err := CreateOAuthClient(ctx, db, c); err != nil {

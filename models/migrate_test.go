@@ -82,8 +82,10 @@ func TestEveryTableWithSiteDataCarriesSiteID(t *testing.T) {
 	t.Parallel()
 	db := testsupport.NewDatabase(t)
 	// Tables that are not site data: the tenants themselves and global OAuth
-	// state (clients, signing keys, sign-in throttling by name and address).
-	global := map[string]bool{"sites": true, "oauth_clients": true, "oauth_signing_keys": true, "oauth_login_failures": true}
+	// state (clients, signing keys, sign-in throttling by user and address and
+	// its attempts in progress).
+	global := map[string]bool{"sites": true, "oauth_clients": true, "oauth_signing_keys": true, "oauth_login_failures": true,
+		"oauth_login_attempts": true}
 	for _, table := range tables(t, db) {
 		if global[table] {
 			continue

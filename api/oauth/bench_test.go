@@ -73,7 +73,7 @@ func newBenchServer(b *testing.B) *benchServer {
 	if _, err := models.CreateUser(ctx, db, site.ID, "editor@demo.test", "Ed", hash); err != nil {
 		b.Fatal(err)
 	}
-	if s.PublicID, _, err = models.NewOAuthClient(ctx, db, "Browser app", false, []string{s.RedirectURI}); err != nil {
+	if s.PublicID, _, err = models.NewOAuthClient(ctx, db, []byte(cfg.OAuth.ClientSecretKey), "Browser app", false, []string{s.RedirectURI}); err != nil {
 		b.Fatal(err)
 	}
 	return s

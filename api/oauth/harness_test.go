@@ -76,10 +76,10 @@ func newServer(t *testing.T, opts ...option) *server {
 	if s.OtherEditor, err = models.CreateUser(ctx, db, s.Other.ID, "editor@other.test", "Olga", hash); err != nil {
 		t.Fatal(err)
 	}
-	if s.ConfID, s.ConfSecret, err = models.NewOAuthClient(ctx, db, "Desktop app", true, []string{s.RedirectURI}); err != nil {
+	if s.ConfID, s.ConfSecret, err = models.NewOAuthClient(ctx, db, []byte(cfg.OAuth.ClientSecretKey), "Desktop app", true, []string{s.RedirectURI}); err != nil {
 		t.Fatal(err)
 	}
-	if s.PublicID, _, err = models.NewOAuthClient(ctx, db, "Browser app", false, []string{s.RedirectURI}); err != nil {
+	if s.PublicID, _, err = models.NewOAuthClient(ctx, db, []byte(cfg.OAuth.ClientSecretKey), "Browser app", false, []string{s.RedirectURI}); err != nil {
 		t.Fatal(err)
 	}
 	return s

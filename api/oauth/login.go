@@ -106,6 +106,8 @@ func (p *Provider) login(c *fiber.Ctx) error {
 		msg := "The e-mail address or password is wrong."
 		if te.status == http.StatusTooManyRequests {
 			msg = "Too many failed attempts. " + te.Description + "."
+		} else if te.status == http.StatusServiceUnavailable {
+			msg = "The server is busy. Please try again in a few seconds."
 		}
 		return render(c, te.status, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id),
 			Username: username, Error: msg})

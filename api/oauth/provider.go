@@ -27,6 +27,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/pressroom/pressroom/auth"
 )
 
 // Settings configures the provider.
@@ -43,7 +45,20 @@ type Settings struct {
 	// KeyRotation is how long a signing key signs before the next one.
 	KeyRotation time.Duration
 	Throttle    ThrottleSettings
+	// HashMemory bounds the bytes of argon2id checks in progress at once;
+	// a check waits at most HashWait for its share (then 503).
+	HashMemory int64
+	HashWait   time.Duration
+	// ClientSecretKey is the HMAC key client secrets are stored under.
+	ClientSecretKey []byte
 }
+
+// DefaultHashMemory (4 argon2id checks of 64 MiB) and DefaultHashWait
+// apply when Settings leave them zero.
+const (
+	DefaultHashMemory = 256 << 20
+	DefaultHashWait   = 5 * time.Second
+)
 
 // Provider is the OAuth provider mounted into the API.
 type Provider struct {
@@ -68,9 +83,20 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if s.Throttle == (ThrottleSettings{}) {
 		s.Throttle = DefaultThrottle
 	}
+	if s.Throttle.ClientMaxPerAddress == 0 {
+		s.Throttle.ClientMaxPerAddress = DefaultThrottle.ClientMaxPerAddress
+	}
+	if s.HashMemory == 0 {
+		s.HashMemory = DefaultHashMemory
+	}
+	if s.HashWait == 0 {
+		s.HashWait = DefaultHashWait
+	}
 	keys := NewKeys(db, s.KeyRotation, s.AccessTokenTTL+time.Hour)
+	thr := &throttle{db: db, s: s.Throttle}
 	store := &Store{db: db, keys: keys, settings: s,
-		loginURL: func(id string) string { return loginPath + "?id=" + id }}
+		loginURL: func(id string) string { return loginPath + "?id=" + id },
+		hashes:   auth.NewHashLimiter(s.HashMemory, s.HashWait), throttle: thr}
 
 	// op needs a crypto key; nothing Pressroom serves uses it (codes are
 	// random, see login.go), so a per-process random key is enough and
@@ -99,8 +125,7 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	p := &Provider{settings: s, store: store, op: provider, log: log,
-		throttle: &throttle{db: db, s: s.Throttle}}
+	p := &Provider{settings: s, store: store, op: provider, log: log, throttle: thr}
 	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience}
 	return p, nil
 }
@@ -112,11 +137,16 @@ func (p *Provider) Mount(app *fiber.App) {
 	// op gets a context of its own: the adaptor would otherwise hand it the
 	// fasthttp request context, which fasthttp recycles after the handler
 	// returns, racing with database/sql goroutines still watching it.
-	opHandler := adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	opHTTP := adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		p.op.ServeHTTP(w, r.WithContext(ctx))
+		ctx, st := withClientAuth(ctx, r.Context().Value(clientAddrValue))
+		p.op.ServeHTTP(&clientAuthWriter{ResponseWriter: w, st: st}, r.WithContext(ctx))
 	}))
+	opHandler := func(c *fiber.Ctx) error {
+		c.Context().SetUserValue(clientAddrValue, c.IP()) // the proxy-aware address, for the client-auth throttle
+		return opHTTP(c)
+	}
 	get := func(h fiber.Handler) route { return route{fiber.MethodGet, h} }
 	head := func(h fiber.Handler) route { return route{fiber.MethodHead, h} }
 	post := func(h fiber.Handler) route { return route{fiber.MethodPost, h} }

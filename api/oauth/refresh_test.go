@@ -106,3 +106,29 @@ func TestSpentRefreshTokenWorksOnlyForItsClient(t *testing.T) {
 		t.Fatalf("refresh by another client = %d %s", r.StatusCode, b)
 	}
 }
+
+// The grace only covers a client that lost the response: once the
+// successor has been refreshed, presenting the spent token again is reuse,
+// even within the grace period.
+func TestRefreshGraceEndsWhenTheSuccessorIsUsed(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = time.Minute })
+	first := passwordToken(t, s)
+	st, b := s.refresh(t, first.RefreshToken)
+	second := decodeToken(t, st, b)
+	st, b = s.refresh(t, second.RefreshToken)
+	third := decodeToken(t, st, b)
+
+	status, b := s.refresh(t, first.RefreshToken)
+	var e struct{ Error string }
+	_ = json.Unmarshal(b, &e)
+	if status != 400 || e.Error != "invalid_grant" {
+		t.Fatalf("the spent token after its successor was used = %d %s, want 400 invalid_grant", status, b)
+	}
+	if status, b := s.refresh(t, third.RefreshToken); status != 400 {
+		t.Errorf("the chain's newest refresh token still works after reuse: %d %s", status, b)
+	}
+	if r := s.get(t, "/users/me", third.AccessToken); r.StatusCode != 401 {
+		t.Errorf("the chain's newest access token still works after reuse: %d", r.StatusCode)
+	}
+}

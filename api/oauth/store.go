@@ -24,6 +24,8 @@ type Store struct {
 	keys     *Keys
 	settings Settings
 	loginURL func(authRequestID string) string
+	hashes   *auth.HashLimiter // every argon2id check a request causes runs under it
+	throttle *throttle
 }
 
 var (
@@ -357,26 +359,7 @@ func (s *Store) GetClientByClientID(ctx context.Context, id string) (op.Client, 
 // client has no secret and cannot authenticate this way.
 func (s *Store) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
 	_, err := s.authenticateClient(ctx, id, secret, true)
-	return err
-}
-
-func (s *Store) authenticateClient(ctx context.Context, id, secret string, secretRequired bool) (*models.OAuthClient, error) {
-	row := new(models.OAuthClient)
-	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
-		// Burn the same time as a real check, so client ids cannot be probed by timing.
-		_ = auth.CheckPassword(dummyHash, secret)
-		return nil, errInvalidClient
-	}
-	if !row.Confidential {
-		if secretRequired || secret != "" {
-			return nil, errInvalidClient
-		}
-		return row, nil
-	}
-	if row.SecretHash == nil || auth.CheckPassword(*row.SecretHash, secret) != nil {
-		return nil, errInvalidClient
-	}
-	return row, nil
+	return opClientError(ctx, err)
 }
 
 var (

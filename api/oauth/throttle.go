@@ -3,10 +3,17 @@ package oauth
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // dummyHash is checked when a login names no known user, so that an unknown
@@ -14,58 +21,238 @@ import (
 // by timing. Nobody's password: it is a hash of a random phrase.
 const dummyHash = "$argon2id$v=19$m=65536,t=1,p=2$QfPRr98zmPX8vrqR8DCXJw$v0PVsTkLLKm/WHJcgNP7eJ4WYacMGIoqQjpFvKPSSck"
 
-// ThrottleSettings bounds failed password attempts. Counting happens in
-// Postgres, so the limits hold across every API replica.
+// ThrottleSettings bounds failed password attempts and failed client
+// authentications. Counting happens in Postgres, so the limits hold across
+// every API replica.
 type ThrottleSettings struct {
-	// MaxPerUser failures for one username within Window lock that username.
+	// MaxPerUser failures for one user within Window lock that user.
 	MaxPerUser int
 	// MaxPerAddress failures from one client address within Window lock it.
 	MaxPerAddress int
 	Window        time.Duration
 	LockFor       time.Duration
+	// ClientMaxPerAddress failed client authentications from one address
+	// within Window lock client authentication from it for LockFor.
+	ClientMaxPerAddress int
 }
 
-// DefaultThrottle: 5 failures per username or 20 per address in 15 minutes
-// lock sign-in for 15 minutes.
-var DefaultThrottle = ThrottleSettings{MaxPerUser: 5, MaxPerAddress: 20, Window: 15 * time.Minute, LockFor: 15 * time.Minute}
+// DefaultThrottle: 5 failures per user or 20 per address in 15 minutes lock
+// sign-in for 15 minutes; 20 failed client authentications per address lock
+// client authentication.
+var DefaultThrottle = ThrottleSettings{MaxPerUser: 5, MaxPerAddress: 20, Window: 15 * time.Minute, LockFor: 15 * time.Minute,
+	ClientMaxPerAddress: 20}
 
 type throttle struct {
 	db bun.IDB
 	s  ThrottleSettings
+
+	mu    sync.Mutex
+	freed chan struct{} // closed (and replaced) when an attempt here ends
 }
 
-func userKey(username string) string { return "user:" + strings.ToLower(strings.TrimSpace(username)) }
-func addrKey(ip string) string       { return "addr:" + ip }
-
-// Attempt counts a sign-in attempt for the username and the address before
-// the password is checked, and returns how long sign-in stays locked (0:
-// go ahead). Counting first, in one atomic statement per key, means
-// parallel guesses cannot all slip in before the first failure is
-// recorded: every attempt in flight holds a place in the count. Succeed
-// gives the places back.
-func (t *throttle) Attempt(ctx context.Context, username, ip string) (time.Duration, error) {
-	// The username first: a locked username refuses the attempt before the
-	// address is counted, and a locked address gives the username its place
-	// back, so a refused attempt (no password checked) counts nowhere.
-	wait, err := t.take(ctx, userKey(username), t.s.MaxPerUser)
-	if err != nil || wait > 0 {
-		return wait, err
+// ended wakes the attempts of this process waiting for a place.
+func (t *throttle) ended() {
+	t.mu.Lock()
+	if t.freed != nil {
+		close(t.freed)
+		t.freed = nil
 	}
-	wait, err = t.take(ctx, addrKey(ip), t.s.MaxPerAddress)
-	if err != nil || wait > 0 {
-		if gerr := t.giveBack(ctx, userKey(username)); gerr != nil {
-			return 0, gerr
+	t.mu.Unlock()
+}
+
+func (t *throttle) whenFreed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed == nil {
+		t.freed = make(chan struct{})
+	}
+	return t.freed
+}
+
+// userKey is the throttle key of a sign-in: the user it resolves to, so
+// that every spelling the lookup accepts (case, Unicode folding by
+// Postgres's lower(), which is not Go's) shares one budget, and two users
+// whose names only Go would fold together (İ and i) do not. A name that
+// resolves to nobody has no account to protect; it is keyed by its
+// spelling, so probing it behaves like probing a real one.
+func userKey(u *models.User, username string) string {
+	if u != nil {
+		return "user:" + u.ID.String()
+	}
+	return "name:" + strings.ToLower(strings.TrimSpace(username))
+}
+func addrKey(ip string) string { return "addr:" + ip }
+
+// attemptTTL bounds how long a place taken by an attempt stays taken if
+// its process dies before giving it back. A live attempt takes at most the
+// hashing wait plus one check.
+const attemptTTL = time.Minute
+
+// attemptPoll is how often an attempt with no free place looks again
+// when no attempt of this process ends first (places freed by other
+// replicas are only seen this way).
+const attemptPoll = 100 * time.Millisecond
+
+// reservation is a place held under some keys by one attempt in progress.
+type reservation struct {
+	id   uuid.UUID
+	keys []limitedKey
+}
+
+type limitedKey struct {
+	key   string
+	limit int
+}
+
+// errAttemptBusy: every place under some key stays taken until the wait ends.
+var errAttemptBusy = fmt.Errorf("sign-in attempts in progress fill the failure budget")
+
+// Attempt reserves a place for one sign-in attempt under the user and the
+// address before the password is checked. Only failures count against the
+// limits, but a place is held by every attempt in progress: an attempt goes
+// ahead only while failures plus attempts in progress stay under each
+// limit, so parallel guesses cannot outnumber the failures still allowed.
+// When no place is free it waits (up to maxWait) for attempts in progress
+// to end; a success frees its place, a failure turns it into a failure.
+// It returns how long sign-in stays locked (>0: refused, nothing held), or
+// errAttemptBusy when no place came free in time.
+func (t *throttle) Attempt(ctx context.Context, user, ip string, maxWait time.Duration) (*reservation, time.Duration, error) {
+	r := &reservation{id: uuid.New(), keys: []limitedKey{{user, t.s.MaxPerUser}, {addrKey(ip), t.s.MaxPerAddress}}}
+	deadline := time.Now().Add(maxWait)
+	for {
+		freed := t.whenFreed() // before looking, so no end is missed
+		wait, ok, err := t.reserve(ctx, r)
+		if err != nil || wait > 0 || ok {
+			return r, wait, err
+		}
+		if time.Now().After(deadline) {
+			return nil, 0, errAttemptBusy
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-freed:
+		case <-time.After(attemptPoll + rand.N(attemptPoll)):
 		}
 	}
-	return wait, err
 }
 
-// take counts one attempt under key, locking it when the count exceeds
-// limit, and returns how long the key stays locked.
-func (t *throttle) take(ctx context.Context, key string, limit int) (time.Duration, error) {
-	var until *time.Time
-	err := t.db.NewRaw(`
-INSERT INTO oauth_login_failures AS f (key, failures, window_start) VALUES (?0, 1, now())
+// reserve takes r's places in one transaction, under advisory locks on its
+// keys (so two attempts cannot both take the last place). ok is false when
+// some key has no free place.
+func (t *throttle) reserve(ctx context.Context, r *reservation) (wait time.Duration, ok bool, err error) {
+	err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		locks := make([]int64, len(r.keys))
+		for i, k := range r.keys {
+			locks[i] = lockID(k.key)
+		}
+		slices.Sort(locks) // one order everywhere: no deadlock between attempts
+		for _, l := range locks {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", l); err != nil {
+				return fmt.Errorf("lock sign-in throttle: %w", err)
+			}
+		}
+		ok = true
+		for _, k := range r.keys {
+			var until *time.Time
+			var failures, pending int
+			// One statement, one snapshot: a finished attempt is either
+			// still in progress or already a failure here, never neither.
+			if err := tx.NewRaw(`
+SELECT
+  (SELECT locked_until FROM oauth_login_failures WHERE key = ?0 AND locked_until > now()),
+  COALESCE((SELECT failures FROM oauth_login_failures WHERE key = ?0 AND locked_until IS NULL
+            AND window_start >= now() - make_interval(secs => ?1)), 0),
+  (SELECT count(*) FROM oauth_login_attempts WHERE key = ?0 AND expires_at > now())`,
+				k.key, t.s.Window.Seconds()).Scan(ctx, &until, &failures, &pending); err != nil {
+				return fmt.Errorf("read sign-in throttle: %w", err)
+			}
+			if until != nil {
+				wait = max(time.Until(*until), time.Second)
+				return nil
+			}
+			if failures+pending >= k.limit {
+				ok = false
+			}
+		}
+		if !ok {
+			return nil
+		}
+		for _, k := range r.keys {
+			if _, err := tx.NewRaw(`DELETE FROM oauth_login_attempts WHERE key = ? AND expires_at <= now()`, k.key).Exec(ctx); err != nil {
+				return fmt.Errorf("expire sign-in attempts: %w", err)
+			}
+			if _, err := tx.NewRaw(`INSERT INTO oauth_login_attempts (id, key, expires_at) VALUES (?, ?, now() + make_interval(secs => ?))`,
+				r.id, k.key, attemptTTL.Seconds()).Exec(ctx); err != nil {
+				return fmt.Errorf("reserve sign-in attempt: %w", err)
+			}
+		}
+		return nil
+	})
+	return wait, ok, err
+}
+
+func lockID(key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("pressroom sign-in throttle\x00" + key))
+	return int64(h.Sum64())
+}
+
+// Fail turns r's places into failures, locking any key that reaches its
+// limit.
+func (t *throttle) Fail(ctx context.Context, r *reservation) error {
+	defer t.ended()
+	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := release(ctx, tx, r); err != nil {
+			return err
+		}
+		for _, k := range r.keys {
+			if err := t.fail(ctx, tx, k.key, k.limit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Succeed gives r's places back and clears the user's failures; the
+// address's stay (a success must not reset a spray of guesses from it).
+func (t *throttle) Succeed(ctx context.Context, r *reservation) error {
+	defer t.ended()
+	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := release(ctx, tx, r); err != nil {
+			return err
+		}
+		_, err := tx.NewDelete().Table("oauth_login_failures").Where("key = ?", r.keys[0].key).Exec(ctx)
+		return err
+	})
+}
+
+// Cancel gives r's places back without counting anything: the password was
+// not checked.
+func (t *throttle) Cancel(ctx context.Context, r *reservation) error {
+	defer t.ended()
+	return release(ctx, t.db, r)
+}
+
+func release(ctx context.Context, db bun.IDB, r *reservation) error {
+	if _, err := db.NewRaw(`DELETE FROM oauth_login_attempts WHERE id = ?`, r.id).Exec(ctx); err != nil {
+		return fmt.Errorf("release sign-in attempt: %w", err)
+	}
+	return nil
+}
+
+// failed counts one failure under key (client authentication, which holds
+// no places: a wrong guess at a 256-bit secret gains nothing, so the count
+// only bounds the work an address causes).
+func (t *throttle) failed(ctx context.Context, key string, limit int) error {
+	return t.fail(ctx, t.db, key, limit)
+}
+
+func (t *throttle) fail(ctx context.Context, db bun.IDB, key string, limit int) error {
+	_, err := db.NewRaw(`
+INSERT INTO oauth_login_failures AS f (key, failures, window_start, locked_until)
+VALUES (?0, 1, now(), CASE WHEN 1 >= ?2 THEN now() + make_interval(secs => ?3) END)
 ON CONFLICT (key) DO UPDATE SET
   failures = CASE
     WHEN f.locked_until > now() THEN f.failures
@@ -77,35 +264,25 @@ ON CONFLICT (key) DO UPDATE SET
     ELSE f.window_start END,
   locked_until = CASE
     WHEN f.locked_until > now() THEN f.locked_until
-    WHEN f.locked_until IS NOT NULL OR f.window_start < now() - make_interval(secs => ?1) THEN NULL
-    WHEN f.failures + 1 > ?2 THEN now() + make_interval(secs => ?3)
-    ELSE NULL END
-RETURNING locked_until`, key, t.s.Window.Seconds(), limit, t.s.LockFor.Seconds()).Scan(ctx, &until)
+    WHEN f.locked_until IS NOT NULL OR f.window_start < now() - make_interval(secs => ?1) THEN
+      CASE WHEN 1 >= ?2 THEN now() + make_interval(secs => ?3) END
+    WHEN f.failures + 1 >= ?2 THEN now() + make_interval(secs => ?3)
+    ELSE NULL END`, key, t.s.Window.Seconds(), limit, t.s.LockFor.Seconds()).Exec(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("count sign-in attempt: %w", err)
+		return fmt.Errorf("count failed attempt: %w", err)
+	}
+	return nil
+}
+
+// locked returns how long key stays locked (0: not locked).
+func (t *throttle) locked(ctx context.Context, key string) (time.Duration, error) {
+	var until *time.Time
+	if err := t.db.NewRaw(`SELECT max(locked_until) FROM oauth_login_failures WHERE key = ? AND locked_until > now()`, key).
+		Scan(ctx, &until); err != nil {
+		return 0, fmt.Errorf("read throttle: %w", err)
 	}
 	if until == nil {
 		return 0, nil
 	}
-	return max(time.Until(*until), 0), nil
-}
-
-// Succeed clears the username's count and gives the address back the place
-// this attempt took (a successful sign-in is not a guess; but it must not
-// reset a spray of guesses from the same address either).
-func (t *throttle) Succeed(ctx context.Context, username, ip string) error {
-	if _, err := t.db.NewDelete().Table("oauth_login_failures").Where("key = ?", userKey(username)).Exec(ctx); err != nil {
-		return err
-	}
-	return t.giveBack(ctx, addrKey(ip))
-}
-
-// giveBack returns the place one attempt took under key, unless it is locked.
-func (t *throttle) giveBack(ctx context.Context, key string) error {
-	_, err := t.db.NewRaw(`UPDATE oauth_login_failures SET failures = GREATEST(failures - 1, 0)
-WHERE key = ? AND locked_until IS NULL`, key).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("release sign-in attempt: %w", err)
-	}
-	return nil
+	return max(time.Until(*until), time.Second), nil
 }

@@ -123,7 +123,7 @@ func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error
 	if err != nil {
 		return nil, err
 	}
-	ctx := c.UserContext()
+	ctx, _ := withClientAuth(c.UserContext(), c.IP())
 	switch gt := form.Get("grant_type"); {
 	case gt == "password":
 		return p.passwordGrant(ctx, c.IP(), creds, form)
@@ -191,8 +191,12 @@ func (p *Provider) client(ctx context.Context, cr credentials, allowAnonymous bo
 		cr.id = FirstPartyClientID
 	}
 	row, err := p.store.authenticateClient(ctx, cr.id, cr.secret, false)
-	if errors.Is(err, errInvalidClient) {
+	var re *retryError
+	switch {
+	case errors.Is(err, errInvalidClient):
 		return nil, invalidClient(cr.basic)
+	case errors.As(err, &re):
+		return nil, re.tokenError()
 	}
 	return row, err
 }
@@ -217,25 +221,53 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 
 // checkLogin verifies a username and password under the failure throttle.
 // The login form uses it too.
+//
+// The user is looked up first, so the throttle counts per user, not per
+// spelling of the name (see userKey). The throttle reserves a place before
+// the password is checked and turns it into a failure only if the check
+// fails: correct passwords never count against anyone, and parallel
+// guesses cannot outnumber the failures still allowed.
 func (p *Provider) checkLogin(ctx context.Context, username, password, ip string) (*models.User, error) {
-	if wait, err := p.throttle.Attempt(ctx, username, ip); err != nil {
-		return nil, err
-	} else if wait > 0 {
-		return nil, &tokenError{status: 429, Code: "slow_down", retryAfter: wait,
-			Description: fmt.Sprintf("too many failed sign-in attempts; try again in %d seconds", int(wait.Seconds()+0.999))}
-	}
 	u, err := models.UserByEmail(ctx, p.store.db, username)
 	if err != nil && !models.IsNoRows(err) {
 		return nil, err
 	}
-	hash := dummyHash // an unknown user costs the same time as a wrong password
+	if err != nil {
+		u = nil
+	}
+	res, wait, err := p.throttle.Attempt(ctx, userKey(u, username), ip, p.store.hashes.Wait())
+	switch {
+	case errors.Is(err, errAttemptBusy):
+		return nil, p.store.busy().tokenError()
+	case err != nil:
+		return nil, err
+	case wait > 0:
+		return nil, &tokenError{status: 429, Code: "slow_down", retryAfter: wait,
+			Description: fmt.Sprintf("too many failed sign-in attempts; try again in %d seconds", int(wait.Seconds()+0.999))}
+	}
+	// The throttle's bookkeeping must finish even if the client goes away.
+	bg := context.WithoutCancel(ctx)
+	hash := dummyHash // an unknown user costs the same work as a wrong password, under the same bound
 	if u != nil {
 		hash = u.PasswordHash
 	}
-	if auth.CheckPassword(hash, password) != nil || u == nil {
-		return nil, invalidGrant("the username or password is wrong") // already counted by Attempt
+	err = p.store.hashes.CheckPassword(ctx, hash, password)
+	switch {
+	case errors.Is(err, auth.ErrBusy) || isContextError(err): // not checked: nothing to count
+		if cerr := p.throttle.Cancel(bg, res); cerr != nil {
+			return nil, cerr
+		}
+		if isContextError(err) {
+			return nil, err
+		}
+		return nil, p.store.busy().tokenError()
+	case err != nil || u == nil:
+		if ferr := p.throttle.Fail(bg, res); ferr != nil {
+			return nil, ferr
+		}
+		return nil, invalidGrant("the username or password is wrong")
 	}
-	if err := p.throttle.Succeed(ctx, username, ip); err != nil {
+	if err := p.throttle.Succeed(bg, res); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -316,7 +348,9 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 			return invalidGrant("the refresh token has expired")
 		case row.SpentAt != nil:
 			if now.Sub(*row.SpentAt) <= p.settings.RefreshGrace && row.GraceResponse != nil {
-				// A retry by a client that lost the response: the same answer.
+				// A retry by a client that lost the response: the same answer,
+				// as long as the successor is unused (issue drops the
+				// response when the successor is refreshed).
 				var err error
 				resp, err = openGrace(presented, row.GraceResponse)
 				return err
@@ -381,6 +415,13 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, cl *models.OAuthClient
 		}
 		if _, err := db.NewUpdate().Model(prev.row).Set("spent_at = now(), grace_response = ?", sealed).WherePK().Exec(ctx); err != nil {
 			return nil, fmt.Errorf("spend refresh token: %w", err)
+		}
+		// The grace is for a client that lost the response; one that has
+		// used its successor did not lose it. From now on the tokens spent
+		// before prev are plain reuse.
+		if _, err := db.NewUpdate().Model((*refreshRow)(nil)).Set("grace_response = NULL").
+			Where("chain_id = ? AND id <> ? AND grace_response IS NOT NULL", chain, prev.row.ID).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("end refresh grace: %w", err)
 		}
 	}
 	return resp, nil

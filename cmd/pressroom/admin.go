@@ -158,7 +158,7 @@ func clientCreate(ctx context.Context, env *environment, args []string) error {
 		return usageError{"client create: -name is required"}
 	}
 	return withDB(ctx, env, func(db *bun.DB) error {
-		id, secret, err := models.NewOAuthClient(ctx, db, name, !public, uris)
+		id, secret, err := models.NewOAuthClient(ctx, db, []byte(env.cfg.OAuth.ClientSecretKey), name, !public, uris)
 		if err != nil {
 			return err
 		}

@@ -193,7 +193,7 @@ func TestAdminCommands(t *testing.T) {
 		if *stored.SecretHash == secret[1] || strings.Contains(*stored.SecretHash, secret[1]) {
 			t.Errorf("the clear secret is stored")
 		}
-		if err := auth.CheckPassword(*stored.SecretHash, secret[1]); err != nil {
+		if err := auth.CheckClientSecret([]byte(testsupport.Defaults().OAuth.ClientSecretKey), *stored.SecretHash, secret[1]); err != nil {
 			t.Errorf("the stored secret_hash does not verify the printed secret: %v", err)
 		}
 		if len(stored.RedirectURIs) != 1 || stored.RedirectURIs[0] != "https://app.example.test/cb" {

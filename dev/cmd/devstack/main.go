@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/models"
 )
@@ -156,7 +157,12 @@ func up(ctx context.Context, root string) error {
 	}
 	var seed dev.SeedResult
 	if err == nil {
-		seed, err = dev.Seed(ctx, db, dev.DemoSites(os.Getenv))
+		// The API reads the same environment, so the seeded secret is
+		// stored under the key it checks with.
+		var cfg config.Config
+		if cfg, err = config.FromEnv(os.Getenv); err == nil {
+			seed, err = dev.Seed(ctx, db, []byte(cfg.OAuth.ClientSecretKey), dev.DemoSites(os.Getenv))
+		}
 	}
 	db.Close()
 	if err != nil {
