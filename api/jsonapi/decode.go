@@ -216,8 +216,10 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) {
-		t = nil // decodes itself (json.RawMessage): any members
+	if t == nil || t.Kind() == reflect.Interface || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		// Any members (any, json.RawMessage): skip the value in one scan.
+		var skip json.RawMessage
+		return dec.Decode(&skip) == nil
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -227,9 +229,9 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 	case json.Delim('{'):
 		var members map[string]reflect.Type
 		var elem reflect.Type
-		if t != nil && t.Kind() == reflect.Struct {
+		if t.Kind() == reflect.Struct {
 			members = memberTypes(t)
-		} else if t != nil && t.Kind() == reflect.Map {
+		} else if t.Kind() == reflect.Map {
 			elem = t.Elem()
 		}
 		for dec.More() {
@@ -252,7 +254,7 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 		}
 	case json.Delim('['):
 		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
