@@ -18,6 +18,7 @@ dev: $(DEVSTACK) ## Postgres (found or private), Temporal + UI, MinIO, seed data
 
 test: $(DEVSTACK) ## every test, services started once per run
 	$(DEVSTACK) exec -- $(GO) test $(TEST_FLAGS) $(PKGS)
+	GO=$(GO) dev/fuzz.sh $(FUZZTIME_TEST)
 
 build:
 	$(GO) build -o bin/pressroom ./cmd/pressroom
@@ -30,6 +31,15 @@ deps: $(DEVSTACK) ## install missing system packages (libvips, vips tools, gcc, 
 	$(DEVSTACK) deps
 
 FORCE:
+
+# Fuzz targets (listed in dev/fuzz.sh): `make fuzz` runs each for FUZZTIME,
+# `make test` for FUZZTIME_TEST. No services needed.
+FUZZTIME ?= 2m
+FUZZTIME_TEST ?= 10s
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each
+	GO=$(GO) dev/fuzz.sh $(FUZZTIME)
 
 vet:
 	$(GO) vet ./...

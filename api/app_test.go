@@ -182,6 +182,10 @@ func TestBadDocumentsGet400WithPointer(t *testing.T) {
 		{"data not an object", `{"data":[1]}`, "invalid_member", "/data"},
 		{"unknown attribute", `{"data":{"type":"widgets","attributes":{"colour":"red"}}}`, "unknown_member", "/data/attributes/colour"},
 		{"attributes not an object", `{"data":{"type":"widgets","attributes":[]}}`, "invalid_member", "/data/attributes"},
+		{"attribute in another case", `{"data":{"type":"widgets","attributes":{"Title":"x"}}}`, "unknown_member", "/data/attributes/Title"},
+		{"unknown top-level member", `{"data":{"type":"widgets"},"extra":1}`, "unknown_member", "/extra"},
+		{"unknown member of data", `{"data":{"type":"widgets","lid":"1"}}`, "unknown_member", "/data/lid"},
+		{"pointer escapes / and ~", `{"data":{"type":"widgets","attributes":{"a/b~c":1}}}`, "unknown_member", "/data/attributes/a~1b~0c"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -73,6 +75,9 @@ func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return BadRequest("malformed_document", "The request body is empty; a JSON:API document with a data member is required.").AtPointer("")
 	}
+	if bad := unknownMember(body, reflect.TypeFor[RequestDocument[A]](), ""); bad != nil {
+		return bad
+	}
 	if err := strictUnmarshal(body, doc); err != nil {
 		return decodeError(err, "")
 	}
@@ -92,6 +97,9 @@ func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
 	var sent map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &sent); err != nil {
 		return BadRequest("invalid_member", "data.attributes must be a JSON object.").AtPointer("/data/attributes")
+	}
+	if bad := unknownMember(raw, reflect.TypeFor[A](), "/data/attributes"); bad != nil {
+		return bad
 	}
 	doc.Data.Sent = make(map[string]bool, len(sent))
 	for name := range sent {
@@ -133,13 +141,18 @@ func decodeError(err error, prefix string) *Error {
 		return BadRequest("malformed_document", "The body has data after the JSON document.").AtPointer("")
 	case errors.As(err, &typ):
 		pointer := prefix
-		if typ.Field != "" {
-			pointer += "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		for name := range strings.SplitSeq(typ.Field, ".") {
+			if name != "" {
+				pointer += "/" + escapePointer(name)
+			}
 		}
 		return BadRequest("invalid_member", fmt.Sprintf("%s must be a JSON %s, not %s.", pointer, jsonKind(typ.Type.Kind().String()), typ.Value)).AtPointer(pointer)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		pointer := prefix + "/" + name
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		if unquoted, err := strconv.Unquote(name); err == nil {
+			name = unquoted
+		}
+		pointer := prefix + "/" + escapePointer(name)
 		if prefix == "" {
 			pointer = "" // the standard decoder does not say where in the document
 		}
@@ -162,4 +175,128 @@ func jsonKind(goKind string) string {
 	default:
 		return "number"
 	}
+}
+
+// escapePointer escapes a member name as one JSON Pointer reference token
+// (RFC 6901 §3: "~" as "~0", "/" as "~1").
+func escapePointer(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}
+
+// unknownMember walks body as a value of type t and returns a 400 pointing
+// at the first object member t does not declare under exactly that name
+// (at any depth), or nil. encoding/json would match names case-insensitively
+// ("Title" filling title while Sent says "Title" was sent) and does not say
+// where an unknown member is. A body that is not JSON gives nil: the
+// decoder explains that.
+func unknownMember(body []byte, t reflect.Type, prefix string) *Error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number out of float64's range is still JSON
+	var bad *string
+	if !walkMembers(dec, t, prefix, 0, &bad) || bad == nil {
+		return nil
+	}
+	name := (*bad)[strings.LastIndexByte(*bad, '/')+1:]
+	name = strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~")
+	return BadRequest("unknown_member", fmt.Sprintf("The member %q is not recognised here.", name)).AtPointer(*bad)
+}
+
+// maxDepth is encoding/json's own nesting limit.
+const maxDepth = 10000
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// walkMembers reads one value from dec as t (nil: anything) would decode it,
+// setting *bad to the pointer of the first undeclared member. It returns
+// false if the value is not JSON or nests too deep.
+func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **string) bool {
+	if depth > maxDepth {
+		return false
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() == reflect.Interface || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		// Any members (any, json.RawMessage): skip the value in one scan.
+		var skip json.RawMessage
+		return dec.Decode(&skip) == nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	switch tok {
+	case json.Delim('{'):
+		var members map[string]reflect.Type
+		var elem reflect.Type
+		if t.Kind() == reflect.Struct {
+			members = memberTypes(t)
+		} else if t.Kind() == reflect.Map {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return false
+			}
+			name, _ := k.(string)
+			ptr := at + "/" + escapePointer(name)
+			next := elem
+			if members != nil {
+				var ok bool
+				if next, ok = members[name]; !ok && *bad == nil {
+					*bad = &ptr
+				}
+			}
+			if !walkMembers(dec, next, ptr, depth+1, bad) {
+				return false
+			}
+		}
+	case json.Delim('['):
+		var elem reflect.Type
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if !walkMembers(dec, elem, at+"/"+strconv.Itoa(i), depth+1, bad) {
+				return false
+			}
+		}
+	default:
+		return true
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err == nil
+}
+
+// memberTypes maps the member names a struct decodes (embedded structs'
+// included) to their types.
+func memberTypes(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for n, mt := range memberTypes(ft) {
+					if _, ok := out[n]; !ok {
+						out[n] = mt
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() || name == "-" && tag == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = ft
+	}
+	return out
 }

@@ -100,26 +100,7 @@ func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 }
 
 func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error) {
-	if len(c.Body()) > maxTokenRequest {
-		return nil, invalidRequest("the request body is too large")
-	}
-	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, invalidRequest("send the request as application/x-www-form-urlencoded")
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return nil, invalidRequest("the form must be UTF-8")
-	}
-	form, err := url.ParseQuery(string(c.Body()))
-	if err != nil {
-		return nil, invalidRequest("the form body is malformed")
-	}
-	for name, values := range form {
-		if len(values) > 1 { // RFC 6749 §3.2: parameters must not repeat
-			return nil, invalidRequest("the parameter " + name + " is repeated")
-		}
-	}
-	creds, err := clientCredentials(c.Get(fiber.HeaderAuthorization), form)
+	form, creds, err := parseTokenRequest(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAuthorization), c.Body())
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +119,36 @@ func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error
 	default:
 		return nil, &tokenError{status: 400, Code: "unsupported_grant_type", Description: "grant_type must be password, authorization_code or refresh_token"}
 	}
+}
+
+// parseTokenRequest reads a token request's form and client credentials
+// from its Content-Type, Authorization header and body; errors are
+// *tokenError. It touches nothing else, so it can be fuzzed on its own.
+func parseTokenRequest(contentType, authorization string, body []byte) (url.Values, credentials, error) {
+	if len(body) > maxTokenRequest {
+		return nil, credentials{}, invalidRequest("the request body is too large")
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, credentials{}, invalidRequest("send the request as application/x-www-form-urlencoded")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, credentials{}, invalidRequest("the form must be UTF-8")
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, credentials{}, invalidRequest("the form body is malformed")
+	}
+	for name, values := range form {
+		if len(values) > 1 { // RFC 6749 §3.2: parameters must not repeat
+			return nil, credentials{}, invalidRequest("the parameter " + name + " is repeated")
+		}
+	}
+	creds, err := clientCredentials(authorization, form)
+	if err != nil {
+		return nil, credentials{}, err
+	}
+	return form, creds, nil
 }
 
 // credentials are the client id and secret a request carries.
