@@ -317,7 +317,7 @@ func (h contentHandler) decodeWrite(c *fiber.Ctx, id string) (drafts.Change, *in
 			return nil, nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
 		}
 		if _, err := uuid.Parse(ident.ID); err != nil {
-			return nil, nil, jsonapi.Unprocessable("not_found", fmt.Sprintf("No %s with that id.", f.RefType)).AtPointer(ptr + "/data/id")
+			return nil, nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))
 		}
 		change[f.Column] = ident.ID
 	}
@@ -534,7 +534,7 @@ func textLen(state drafts.Row, col, attr string, min, max int) error {
 // checkRef checks that a referenced record (id, or nil when optional)
 // belongs to the site; drafted records count (a page may be created under a
 // page created in the same session). Another site's record is reported as
-// missing.
+// missing: 404 at the identifier (unknownRelated).
 func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, rel, what string, required bool) error {
 	if id == nil {
 		if required {
@@ -544,7 +544,7 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	}
 	s := str(id)
 	if _, err := uuid.Parse(s); err != nil {
-		return relErr("not_found", rel, "No "+what+" with that id.")
+		return unknownRelated(rel, what)
 	}
 	var found struct {
 		Exists  bool `bun:"e"`
@@ -556,7 +556,8 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	case err != nil:
 		return err
 	case !found.Exists:
-		return relErr("not_found", rel, "No "+what+" with that id.")
+		return unknownRelated(rel, what) // 404; existing but not allowed is 422
+
 	case found.Deleted:
 		// Publishing the deletion would take this record with it, unversioned.
 		return relErr("drafted_for_deletion", rel, "That "+what+" is drafted for deletion; revert its delete draft first, or point elsewhere.")

@@ -89,3 +89,161 @@ func TestAssetTypesNeedsABearerToken(t *testing.T) {
 		}
 	}
 }
+
+// toManyOf fails unless the resource's relationship name is links-only or
+// an array (never null), and returns the ids of its linkage.
+func toManyOf(t *testing.T, r resource, name string) (ids []string, present bool) {
+	t.Helper()
+	rel, ok := r.Relationships[name]
+	if !ok {
+		t.Fatalf("%s %s has no %s relationship", r.Type, r.ID, name)
+	}
+	if rel.Links.Self == "" || rel.Links.Related == "" {
+		t.Errorf("%s %s: %s lacks links.self or links.related", r.Type, r.ID, name)
+	}
+	if rel.Data == nil {
+		return nil, false
+	}
+	var idents []struct{ Type, ID string }
+	if err := json.Unmarshal(rel.Data, &idents); err != nil || idents == nil {
+		t.Fatalf("%s %s: %s.data = %s, want an array", r.Type, r.ID, name, rel.Data)
+	}
+	for _, i := range idents {
+		ids = append(ids, i.ID)
+	}
+	return ids, true
+}
+
+func resources(t *testing.T, d *doc) []resource {
+	t.Helper()
+	var rs []resource
+	if err := json.Unmarshal(d.Data, &rs); err != nil {
+		t.Fatalf("data is not an array of resources: %s", d.Raw)
+	}
+	return rs
+}
+
+func includedOf(t *testing.T, d *doc) []resource {
+	t.Helper()
+	var body struct{ Included []resource }
+	if err := json.Unmarshal(d.Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Included
+}
+
+// TestToManyLinkageIsNeverNull: drafts (in GET /drafts, in included of a
+// drafted read, alone) and revisions (in GET /revisions, in a 202) render
+// their to-many relationships as arrays or links only, never "data": null
+// (issue 11 item 2); call's ValidateJSONAPI checks the same for every
+// response of every e2e test.
+func TestToManyLinkageIsNeverNull(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	id, draft := e.page("About", "about", "")
+	draftRels := []string{"publication-dependencies", "reversion-dependencies", "hyperlinks"}
+
+	list := e.do(http.MethodGet, "/drafts", nil)
+	if list.Status != 200 || strings.Contains(string(list.Raw), `"data":null`) {
+		t.Fatalf("GET /drafts = %d %s", list.Status, list.Raw)
+	}
+	for _, r := range resources(t, list) {
+		for _, name := range draftRels {
+			toManyOf(t, r, name)
+		}
+	}
+	read := e.do(http.MethodGet, "/pages/"+id+"?include=draft", nil)
+	inc := includedOf(t, read)
+	if len(inc) != 1 || inc[0].ID != draft || strings.Contains(string(read.Raw), `"data":null,"links"`) {
+		t.Fatalf("GET /pages/:id?include=draft = %s", read.Raw)
+	}
+	for _, name := range draftRels {
+		toManyOf(t, inc[0], name)
+	}
+	// GET /drafts/:id computes the linkage: arrays, [] when empty.
+	one := e.do(http.MethodGet, "/drafts/"+draft, nil).resource(t)
+	for _, name := range draftRels {
+		if ids, present := toManyOf(t, one, name); !present || len(ids) != 0 {
+			t.Errorf("GET /drafts/:id %s = %v (present %v), want []", name, ids, present)
+		}
+	}
+
+	e.mustPublish(draft)
+	revs := e.do(http.MethodGet, "/revisions", nil)
+	for _, r := range resources(t, revs) {
+		toManyOf(t, r, "versions")
+		if ids, present := toManyOf(t, r, "drafts"); !present || len(ids) != 1 {
+			t.Errorf("revision drafts = %v", ids)
+		}
+	}
+	if strings.Contains(string(revs.Raw), `"data":null`) {
+		t.Errorf("GET /revisions has null linkage: %s", revs.Raw)
+	}
+}
+
+// TestReferenceToAMissingRecordIs404: a create or update naming a record the
+// caller's site does not have (no such id, not a UUID, or another site's)
+// answers 404 with source.pointer at the identifier's id (issue 11 item 3;
+// themes, layouts, theme assets and the site's theme are covered in
+// themes_test.go, revisions in TestRevisionErrors). A record that exists but
+// may not be referenced stays 422.
+func TestReferenceToAMissingRecordIs404(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	o := s.editor(t, "editor@other.test")
+	theirPage, _ := o.page("Theirs", "theirs", "")
+	theirContent, _ := o.create("contents", map[string]any{"title": "Theirs"}, map[string]any{"page": ref("pages", theirPage)})
+	page, pageDraft := e.page("Mine", "mine", "")
+	content, contentDraft := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", page)})
+	block, blockDraft := e.create("content-blocks", map[string]any{"var-name": "intro"}, map[string]any{"content": ref("contents", content)})
+	e.mustPublish(pageDraft, contentDraft, blockDraft)
+	const none = "00000000-0000-4000-8000-000000000000"
+
+	body := func(typ, id string, attrs map[string]any, rel, relType, relID string) map[string]any {
+		data := map[string]any{"type": typ, "attributes": attrs, "relationships": map[string]any{rel: ref(relType, relID)}}
+		if id != "" {
+			data["id"] = id
+		}
+		return map[string]any{"data": data}
+	}
+	cases := []struct {
+		name, method, path string
+		body               map[string]any
+		pointer            string
+	}{
+		{"page under no page", "POST", "/pages", body("pages", "", map[string]any{"title": "X", "slug": "x"}, "parent", "pages", none), "/data/relationships/parent/data/id"},
+		{"page under another site's page", "POST", "/pages", body("pages", "", map[string]any{"title": "X", "slug": "x"}, "parent", "pages", theirPage), "/data/relationships/parent/data/id"},
+		{"page under a non-UUID", "POST", "/pages", body("pages", "", map[string]any{"title": "X", "slug": "x"}, "parent", "pages", "nope"), "/data/relationships/parent/data/id"},
+		{"page with no layout", "POST", "/pages", body("pages", "", map[string]any{"title": "X", "slug": "x"}, "layout", "layouts", none), "/data/relationships/layout/data/id"},
+		{"page moved under no page", "PATCH", "/pages/" + page, body("pages", page, map[string]any{}, "parent", "pages", none), "/data/relationships/parent/data/id"},
+		{"page given another site's layout", "PATCH", "/pages/" + page, body("pages", page, map[string]any{}, "layout", "layouts", theirPage), "/data/relationships/layout/data/id"},
+		{"content on no page", "POST", "/contents", body("contents", "", map[string]any{"title": "X"}, "page", "pages", none), "/data/relationships/page/data/id"},
+		{"content on another site's page", "POST", "/contents", body("contents", "", map[string]any{"title": "X"}, "page", "pages", theirPage), "/data/relationships/page/data/id"},
+		{"content moved to no page", "PATCH", "/contents/" + content, body("contents", content, map[string]any{}, "page", "pages", none), "/data/relationships/page/data/id"},
+		{"block in no content", "POST", "/content-blocks", body("content-blocks", "", map[string]any{"var-name": "x"}, "content", "contents", none), "/data/relationships/content/data/id"},
+		{"block in another site's content", "POST", "/content-blocks", body("content-blocks", "", map[string]any{"var-name": "x"}, "content", "contents", theirContent), "/data/relationships/content/data/id"},
+		{"block moved to another site's content", "PATCH", "/content-blocks/" + block, body("content-blocks", block, map[string]any{}, "content", "contents", theirContent), "/data/relationships/content/data/id"},
+		{"block with no asset", "PATCH", "/content-blocks/" + block, body("content-blocks", block, map[string]any{}, "asset", "assets", none), "/data/relationships/asset/data/id"},
+	}
+	for _, tc := range cases {
+		d := e.do(tc.method, tc.path, tc.body)
+		if d.Status != 404 || len(d.Errors) != 1 || d.Errors[0].Code != "not_found" || d.Errors[0].Source.Pointer != tc.pointer {
+			t.Errorf("%s: %s %s = %d %s, want 404 not_found at %s", tc.name, tc.method, tc.path, d.Status, d.Raw, tc.pointer)
+		}
+	}
+	// Nothing was drafted by the refused writes.
+	if d := e.do(http.MethodGet, "/drafts", nil); !strings.Contains(string(d.Raw), `"total":0`) {
+		t.Errorf("drafts after refused writes: %s", d.Raw)
+	}
+
+	// A page that exists but is drafted for deletion may not be a parent: 422.
+	if d := e.do(http.MethodDelete, "/pages/"+page, nil); d.Status != 200 {
+		t.Fatalf("DELETE /pages/:id = %d %s", d.Status, d.Raw)
+	}
+	d := e.do(http.MethodPost, "/pages", body("pages", "", map[string]any{"title": "X", "slug": "x"}, "parent", "pages", page))
+	if d.Status != 422 || len(d.Errors) != 1 || d.Errors[0].Code != "drafted_for_deletion" || d.Errors[0].Source.Pointer != "/data/relationships/parent/data" {
+		t.Errorf("page under a page drafted for deletion = %d %s, want 422 drafted_for_deletion", d.Status, d.Raw)
+	}
+}
