@@ -34,6 +34,9 @@ type contentHandler struct {
 	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
+	// related are the read-only to-many relationships other records make
+	// up (content_related.go).
+	related []relatedMany
 	// loads batches the reads of GET /<kind>/:id: concurrent requests for
 	// different records of a site share one query (package coalesce).
 	loads *coalesce.Batcher[uuid.UUID, *drafts.View]
@@ -142,12 +145,18 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 		draftID = &s
 	}
 	rels["draft"] = h.links.relationship(h.path(id), "draft", jsonapi.ToOne("drafts", draftID))
+	for _, r := range h.related {
+		rels[r.name] = h.links.relationship(h.path(id), r.name, nil) // linkage only when included
+	}
 	f, _ := v.Row["version"].(float64)
 	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f))
 }
 
 func (h contentHandler) spec(collection bool) QuerySpec {
 	s := QuerySpec{Includes: []string{"draft"}, Fields: []string{h.kind.Type, "drafts"}}
+	for _, r := range h.related {
+		s.Includes, s.Fields = append(s.Includes, r.name), append(s.Fields, r.typ)
+	}
 	if collection {
 		s.Collection, s.Filters, s.Sorts, s.DefaultSort = true, h.filters, h.sorts, "created_at, id"
 	}
@@ -201,8 +210,14 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	}
 	data := make([]*jsonapi.Resource, len(views))
 	for i, v := range views {
-		data[i] = q.Sparse(h.resource(v, withDraft, paths))
+		data[i] = h.resource(v, withDraft, paths)
 	}
+	more, err := h.includeRelated(c.UserContext(), q, siteID, views, data, withDraft)
+	if err != nil {
+		return err
+	}
+	included = append(included, more...)
+	data = sparseAll(q, data)
 	doc := jsonapi.Document{Data: data, Links: h.links.collection("/"+h.kind.Type, q, total), Meta: map[string]any{"total": total}}
 	if len(q.Include) > 0 {
 		doc.Included = included
@@ -246,16 +261,18 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 		}
 	}
 	r := h.resource(v, drafted, paths)
-	doc := jsonapi.Document{Data: q.Sparse(r)}
-	if q.Include["draft"] {
-		doc.Included = []*jsonapi.Resource{}
-		if v.Draft != nil {
-			doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
-		}
+	more, err := h.includeRelated(c.UserContext(), q, siteID, []*drafts.View{v}, []*jsonapi.Resource{r}, drafted)
+	if err != nil {
+		return err
 	}
+	doc := jsonapi.Document{Data: q.Sparse(r), Included: []*jsonapi.Resource{}}
+	if q.Include["draft"] && v.Draft != nil {
+		doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
+	}
+	doc.Included = append(doc.Included, more...)
 	f, _ := v.Row["version"].(float64)
 	setETag(c, r.ID, int(f))
-	return respondIncluded(c, status, doc, q.Include["draft"])
+	return respondIncluded(c, status, doc, len(q.Include) > 0)
 }
 
 // decodeWrite reads a create or update document into column changes.

@@ -247,3 +247,145 @@ func TestReferenceToAMissingRecordIs404(t *testing.T) {
 		t.Errorf("page under a page drafted for deletion = %d %s, want 422 drafted_for_deletion", d.Status, d.Raw)
 	}
 }
+
+// ids lists the ids of resources (or identifiers) in data.
+func idsOf(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	var xs []struct{ Type, ID string }
+	if err := json.Unmarshal(raw, &xs); err != nil || xs == nil {
+		t.Fatalf("not an array: %s", raw)
+	}
+	out := []string{}
+	for _, x := range xs {
+		out = append(out, x.ID)
+	}
+	return out
+}
+
+func typesOf(rs []resource) map[string]int {
+	out := map[string]int{}
+	for _, r := range rs {
+		out[r.Type]++
+	}
+	return out
+}
+
+// TestContentBlocksAndHyperlinksRelationships: contents have a read-only
+// content-blocks relationship and content blocks a read-only hyperlinks
+// one (DESIGN.md §3; issue 11 item 4), with related and relationship
+// endpoints, include, live and drafted (include=draft) views, paging, and
+// another site's records as 404.
+func TestContentBlocksAndHyperlinksRelationships(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	o := s.editor(t, "editor@other.test")
+	about, aboutDraft := e.page("About", "about", "")
+	home, homeDraft := e.create("pages", map[string]any{"title": "Home", "slug": "", "page-type": "home"}, nil)
+	content, contentDraft := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", home)})
+	block := func(name string, pos int, body string) (string, string) {
+		return e.create("content-blocks", map[string]any{"var-name": name, "position": pos, "data-type": "html", "body": body},
+			map[string]any{"content": ref("contents", content)})
+	}
+	b1, b1Draft := block("first", 1, `<a href="/about">about</a>`)
+	b2, b2Draft := block("second", 2, `<p>no links</p>`)
+	e.mustPublish(aboutDraft, homeDraft, contentDraft, b1Draft, b2Draft)
+	// Drafted: a new block, and the second moved first and linking /about.
+	b3, b3Draft := block("third", 3, `<a href="/about#x">more</a>`)
+	upd := e.do(http.MethodPatch, "/content-blocks/"+b2, map[string]any{"data": map[string]any{"type": "content-blocks", "id": b2,
+		"attributes": map[string]any{"position": 0, "body": `<a href="/about">moved</a>`}}})
+	if upd.Status != 200 {
+		t.Fatalf("PATCH block = %d %s", upd.Status, upd.Raw)
+	}
+	b2Draft = draftOf(t, upd.resource(t))
+
+	// Without include: links only, pointing at the endpoints.
+	c := e.do(http.MethodGet, "/contents/"+content, nil).resource(t)
+	if _, present := toManyOf(t, c, "content-blocks"); present {
+		t.Errorf("content-blocks linkage without include: %s", c.Relationships["content-blocks"].Data)
+	}
+	if l := c.Relationships["content-blocks"].Links; l.Self != s.URL+"/contents/"+content+"/relationships/content-blocks" || l.Related != s.URL+"/contents/"+content+"/content-blocks" {
+		t.Errorf("content-blocks links = %+v", l)
+	}
+	blk := e.do(http.MethodGet, "/content-blocks/"+b1, nil).resource(t)
+	if l := blk.Relationships["hyperlinks"].Links; l.Self != s.URL+"/content-blocks/"+b1+"/relationships/hyperlinks" || l.Related != s.URL+"/content-blocks/"+b1+"/hyperlinks" {
+		t.Errorf("hyperlinks links = %+v", l)
+	}
+
+	// Live: the published blocks in position order.
+	d := e.do(http.MethodGet, "/contents/"+content+"?include=content-blocks", nil)
+	if ids, _ := toManyOf(t, d.resource(t), "content-blocks"); strings.Join(ids, ",") != b1+","+b2 {
+		t.Errorf("live content-blocks = %v, want [%s %s]", ids, b1, b2)
+	}
+	if got := typesOf(includedOf(t, d)); got["content-blocks"] != 2 || len(got) != 1 {
+		t.Errorf("included = %v: %s", got, d.Raw)
+	}
+	for _, path := range []string{"/contents/" + content + "/content-blocks", "/contents/" + content + "/relationships/content-blocks"} {
+		d := e.do(http.MethodGet, path, nil)
+		if d.Status != 200 || strings.Join(idsOf(t, d.Data), ",") != b1+","+b2 || !strings.Contains(string(d.Raw), `"total":2`) {
+			t.Errorf("GET %s = %d %s", path, d.Status, d.Raw)
+		}
+	}
+	d = e.do(http.MethodGet, "/contents/"+content+"/relationships/content-blocks?page[size]=1&page[number]=2", nil)
+	if ids := idsOf(t, d.Data); len(ids) != 1 || ids[0] != b2 || !strings.Contains(string(d.Raw), `"first":`) {
+		t.Errorf("second page of one = %s", d.Raw)
+	}
+	list := e.do(http.MethodGet, "/contents?include=content-blocks", nil)
+	if rs := resources(t, list); len(rs) != 1 || len(includedOf(t, list)) != 2 {
+		t.Errorf("GET /contents?include=content-blocks = %s", list.Raw)
+	} else if ids, _ := toManyOf(t, rs[0], "content-blocks"); len(ids) != 2 {
+		t.Errorf("listed content's blocks = %v", ids)
+	}
+
+	// Drafted: the new block too, in drafted order; the endpoints include
+	// the drafts the drafted state comes from.
+	d = e.do(http.MethodGet, "/contents/"+content+"?include=content-blocks,draft", nil)
+	if ids, _ := toManyOf(t, d.resource(t), "content-blocks"); strings.Join(ids, ",") != b2+","+b1+","+b3 {
+		t.Errorf("drafted content-blocks = %v, want [%s %s %s]", ids, b2, b1, b3)
+	}
+	d = e.do(http.MethodGet, "/contents/"+content+"/content-blocks?include=draft", nil)
+	inc := includedOf(t, d)
+	if strings.Join(idsOf(t, d.Data), ",") != b2+","+b1+","+b3 || len(inc) != 2 || typesOf(inc)["drafts"] != 2 {
+		t.Errorf("drafted related blocks = %s", d.Raw)
+	}
+	if rs := resources(t, d); len(rs) == 3 && rs[0].Attributes["position"] != float64(0) {
+		t.Errorf("drafted block position = %v, want 0", rs[0].Attributes["position"])
+	}
+
+	// Hyperlinks: the live body's, or the drafted body's.
+	d = e.do(http.MethodGet, "/content-blocks/"+b1+"?include=hyperlinks", nil)
+	if ids, _ := toManyOf(t, d.resource(t), "hyperlinks"); len(ids) != 1 || !strings.Contains(string(d.Raw), `"linked-to":{"data":{"type":"pages","id":"`+about+`"}}`) {
+		t.Errorf("hyperlinks of the live block = %s", d.Raw)
+	}
+	if d := e.do(http.MethodGet, "/content-blocks/"+b2+"/hyperlinks", nil); d.Status != 200 || len(idsOf(t, d.Data)) != 0 {
+		t.Errorf("live hyperlinks of the second block = %s", d.Raw)
+	}
+	d = e.do(http.MethodGet, "/content-blocks/"+b2+"/hyperlinks?include=draft", nil)
+	if inc := includedOf(t, d); len(idsOf(t, d.Data)) != 1 || len(inc) != 1 || inc[0].ID != b2Draft {
+		t.Errorf("drafted hyperlinks of the second block = %s", d.Raw)
+	}
+	if d := e.do(http.MethodGet, "/content-blocks/"+b2+"/relationships/hyperlinks", nil); d.Status != 200 || len(idsOf(t, d.Data)) != 0 {
+		t.Errorf("live hyperlink linkage of the second block = %s", d.Raw)
+	}
+	if d := e.do(http.MethodGet, "/content-blocks/"+b3+"/hyperlinks", nil); d.Status != 404 {
+		t.Errorf("hyperlinks of an unpublished block, live = %d, want 404", d.Status)
+	}
+	d = e.do(http.MethodGet, "/content-blocks/"+b3+"/relationships/hyperlinks?include=draft", nil)
+	if inc := includedOf(t, d); len(idsOf(t, d.Data)) != 1 || len(inc) != 1 || inc[0].ID != b3Draft {
+		t.Errorf("drafted hyperlink linkage of the new block = %s", d.Raw)
+	}
+
+	// Another site's records are not found; include is checked.
+	for _, path := range []string{"/contents/" + content + "/content-blocks", "/contents/" + content + "/relationships/content-blocks",
+		"/content-blocks/" + b1 + "/hyperlinks", "/content-blocks/" + b1 + "/relationships/hyperlinks?include=draft"} {
+		if d := o.do(http.MethodGet, path, nil); d.Status != 404 {
+			t.Errorf("another site's GET %s = %d %s", path, d.Status, d.Raw)
+		}
+	}
+	if d := e.do(http.MethodGet, "/pages/"+home+"?include=content-blocks", nil); d.Status != 400 || d.Errors[0].Source.Parameter != "include" {
+		t.Errorf("include=content-blocks on a page = %d %s", d.Status, d.Raw)
+	}
+	if d := e.do(http.MethodGet, "/contents/"+content+"/content-blocks?page[size]=101", nil); d.Status != 400 {
+		t.Errorf("page[size]=101 = %d", d.Status)
+	}
+}
