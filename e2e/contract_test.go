@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -387,5 +389,34 @@ func TestContentBlocksAndHyperlinksRelationships(t *testing.T) {
 	}
 	if d := e.do(http.MethodGet, "/contents/"+content+"/content-blocks?page[size]=101", nil); d.Status != 400 {
 		t.Errorf("page[size]=101 = %d", d.Status)
+	}
+}
+
+// TestIncludedContentBlocksArePaged: include lists at most 100 blocks per
+// content; links.next on the relationship pages on through its
+// relationship endpoint.
+func TestIncludedContentBlocksArePaged(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	page, _ := e.page("Long", "long", "")
+	content, _ := e.create("contents", map[string]any{"title": "Many"}, map[string]any{"page": ref("pages", page)})
+	for i := range 101 {
+		e.create("content-blocks", map[string]any{"var-name": fmt.Sprintf("b%03d", i), "position": i}, map[string]any{"content": ref("contents", content)})
+	}
+	d := e.do(http.MethodGet, "/contents/"+content+"?include=content-blocks,draft", nil)
+	r := d.resource(t)
+	ids, _ := toManyOf(t, r, "content-blocks")
+	var raw struct {
+		Relationships map[string]struct{ Links struct{ Next string } }
+	}
+	_ = json.Unmarshal(d.Data, &raw)
+	nextURL := raw.Relationships["content-blocks"].Links.Next
+	if len(ids) != 100 || typesOf(includedOf(t, d))["content-blocks"] != 100 || nextURL == "" {
+		t.Fatalf("included blocks = %d, next %q", len(ids), nextURL)
+	}
+	next := e.do(http.MethodGet, strings.TrimPrefix(nextURL, s.URL), nil)
+	if rest := idsOf(t, next.Data); next.Status != 200 || len(rest) != 1 || slices.Contains(ids, rest[0]) || !strings.Contains(string(next.Raw), `"total":101`) {
+		t.Errorf("GET links.next = %d %s", next.Status, next.Raw)
 	}
 }
