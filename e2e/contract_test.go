@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // rawRequest sends a request with the given headers and returns the
@@ -51,6 +53,7 @@ func TestAssetTypesNeedsABearerToken(t *testing.T) {
 		if strings.Contains(string(body), "asset_image") {
 			t.Errorf("the 401 leaks the table: %s", body)
 		}
+		testsupport.ValidateJSONAPI(t, body) // a JSON:API error document, as everywhere
 	}
 	// With a token: the plain-JSON table, not for shared caches.
 	token := s.token(t, "editor@demo.test")
