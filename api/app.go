@@ -65,7 +65,6 @@ func New(d Deps) (*fiber.App, error) {
 
 	app.Get("/healthz", healthz)
 	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout))
-	app.Get("/asset-types", assetTypes(d.AssetTypes))
 
 	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
 	if err != nil {
@@ -81,6 +80,9 @@ func New(d Deps) (*fiber.App, error) {
 	// Attached per route, not as a group: a group with middleware in Fiber
 	// catches every later path, and unknown routes must stay 404.
 	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, h} }
+	// Plain JSON, but behind the token like every endpoint of the spec but
+	// /oauth/token (DESIGN.md §2).
+	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
 	app.Get("/users/me", authed(users.me)...)
 	app.Get("/users/:id", authed(users.get)...)
 	app.Get("/site", authed(site.get)...)
@@ -166,10 +168,12 @@ func dependencyChecks(d Deps) []Check {
 	}
 }
 
-// assetTypes serves GET /asset-types: plain JSON, the table as it is.
+// assetTypes serves GET /asset-types: plain JSON, the table as it is. The
+// answer needs a token, so shared caches must not keep it (they would hand
+// it to callers without one): private.
 func assetTypes(t models.AssetTypes) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+		c.Set(fiber.HeaderCacheControl, "private, max-age=300")
 		return c.JSON(t)
 	}
 }

@@ -286,9 +286,11 @@ func TestRequestIDs(t *testing.T) {
 
 func TestAssetTypesIsPlainJSONOfTheSpecShape(t *testing.T) {
 	t.Parallel()
-	app := offlineApp(t)
+	// GET /asset-types needs a bearer token like every endpoint of the spec
+	// but /oauth/token (TestAssetTypesNeedsAToken).
+	app, token, _ := editorApp(t)
 	// Plain JSON: no JSON:API negotiation, so an HTML-only Accept still works.
-	r := do(t, app, http.MethodGet, "/asset-types", "", map[string]string{"Accept": "text/html"})
+	r := do(t, app, http.MethodGet, "/asset-types", "", map[string]string{"Accept": "text/html", "Authorization": "Bearer " + token})
 	if r.status != 200 {
 		t.Fatalf("status = %d; %s", r.status, r.body)
 	}
@@ -335,6 +337,32 @@ func TestAssetTypesIsPlainJSONOfTheSpecShape(t *testing.T) {
 		if !strings.HasPrefix(cts[0], "image/") {
 			t.Errorf("%s content types %v", name, cts)
 		}
+	}
+}
+
+// TestAssetTypesNeedsAToken: without a bearer token (or with a bad one)
+// GET /asset-types is 401 with WWW-Authenticate: Bearer, like every other
+// endpoint; the public ones stay public.
+func TestAssetTypesNeedsAToken(t *testing.T) {
+	t.Parallel()
+	app := offlineApp(t)
+	for _, h := range []map[string]string{{}, {"Accept": "text/html"}, {"Authorization": "Basic Zm9vOmJhcg=="}} {
+		r := do(t, app, http.MethodGet, "/asset-types", "", h)
+		if r.status != 401 {
+			t.Fatalf("GET /asset-types with %v = %d, want 401; %s", h, r.status, r.body)
+		}
+		if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+			t.Errorf("WWW-Authenticate = %q, want a Bearer challenge", got)
+		}
+		if e := errorOf(t, r); e.Code != "invalid_token" {
+			t.Errorf("code = %q", e.Code)
+		}
+		if strings.Contains(string(r.body), "asset_image") {
+			t.Errorf("the 401 leaks the table: %s", r.body)
+		}
+	}
+	if r := do(t, app, http.MethodGet, "/healthz", "", nil); r.status != 200 {
+		t.Errorf("GET /healthz without a token = %d, want 200 (public)", r.status)
 	}
 }
 

@@ -34,6 +34,9 @@ type contentHandler struct {
 	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
+	// related are the read-only to-many relationships other records make
+	// up (content_related.go).
+	related []relatedMany
 	// loads batches the reads of GET /<kind>/:id: concurrent requests for
 	// different records of a site share one query (package coalesce).
 	loads *coalesce.Batcher[uuid.UUID, *drafts.View]
@@ -142,12 +145,18 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 		draftID = &s
 	}
 	rels["draft"] = h.links.relationship(h.path(id), "draft", jsonapi.ToOne("drafts", draftID))
+	for _, r := range h.related {
+		rels[r.name] = h.links.relationship(h.path(id), r.name, nil) // linkage only when included
+	}
 	f, _ := v.Row["version"].(float64)
 	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f))
 }
 
 func (h contentHandler) spec(collection bool) QuerySpec {
 	s := QuerySpec{Includes: []string{"draft"}, Fields: []string{h.kind.Type, "drafts"}}
+	for _, r := range h.related {
+		s.Includes, s.Fields = append(s.Includes, r.name), append(s.Fields, r.typ)
+	}
 	if collection {
 		s.Collection, s.Filters, s.Sorts, s.DefaultSort = true, h.filters, h.sorts, "created_at, id"
 	}
@@ -201,8 +210,14 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	}
 	data := make([]*jsonapi.Resource, len(views))
 	for i, v := range views {
-		data[i] = q.Sparse(h.resource(v, withDraft, paths))
+		data[i] = h.resource(v, withDraft, paths)
 	}
+	more, err := h.includeRelated(c.UserContext(), q, siteID, views, data, withDraft)
+	if err != nil {
+		return err
+	}
+	included = append(included, more...)
+	data = sparseAll(q, data)
 	doc := jsonapi.Document{Data: data, Links: h.links.collection("/"+h.kind.Type, q, total), Meta: map[string]any{"total": total}}
 	if len(q.Include) > 0 {
 		doc.Included = included
@@ -246,16 +261,18 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 		}
 	}
 	r := h.resource(v, drafted, paths)
-	doc := jsonapi.Document{Data: q.Sparse(r)}
-	if q.Include["draft"] {
-		doc.Included = []*jsonapi.Resource{}
-		if v.Draft != nil {
-			doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
-		}
+	more, err := h.includeRelated(c.UserContext(), q, siteID, []*drafts.View{v}, []*jsonapi.Resource{r}, drafted)
+	if err != nil {
+		return err
 	}
+	doc := jsonapi.Document{Data: q.Sparse(r), Included: []*jsonapi.Resource{}}
+	if q.Include["draft"] && v.Draft != nil {
+		doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
+	}
+	doc.Included = append(doc.Included, more...)
 	f, _ := v.Row["version"].(float64)
 	setETag(c, r.ID, int(f))
-	return respondIncluded(c, status, doc, q.Include["draft"])
+	return respondIncluded(c, status, doc, len(q.Include) > 0)
 }
 
 // decodeWrite reads a create or update document into column changes.
@@ -317,7 +334,7 @@ func (h contentHandler) decodeWrite(c *fiber.Ctx, id string) (drafts.Change, *in
 			return nil, nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
 		}
 		if _, err := uuid.Parse(ident.ID); err != nil {
-			return nil, nil, jsonapi.Unprocessable("not_found", fmt.Sprintf("No %s with that id.", f.RefType)).AtPointer(ptr + "/data/id")
+			return nil, nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))
 		}
 		change[f.Column] = ident.ID
 	}
@@ -534,7 +551,7 @@ func textLen(state drafts.Row, col, attr string, min, max int) error {
 // checkRef checks that a referenced record (id, or nil when optional)
 // belongs to the site; drafted records count (a page may be created under a
 // page created in the same session). Another site's record is reported as
-// missing.
+// missing: 404 at the identifier (unknownRelated).
 func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, rel, what string, required bool) error {
 	if id == nil {
 		if required {
@@ -544,7 +561,7 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	}
 	s := str(id)
 	if _, err := uuid.Parse(s); err != nil {
-		return relErr("not_found", rel, "No "+what+" with that id.")
+		return unknownRelated(rel, what)
 	}
 	var found struct {
 		Exists  bool `bun:"e"`
@@ -556,7 +573,8 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	case err != nil:
 		return err
 	case !found.Exists:
-		return relErr("not_found", rel, "No "+what+" with that id.")
+		return unknownRelated(rel, what) // 404; existing but not allowed is 422
+
 	case found.Deleted:
 		// Publishing the deletion would take this record with it, unversioned.
 		return relErr("drafted_for_deletion", rel, "That "+what+" is drafted for deletion; revert its delete draft first, or point elsewhere.")

@@ -23,6 +23,14 @@ func (r routes) content() {
 			filters:  map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
 			sorts:    map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
 	}
+	// The read-only to-many relationships (content_related.go): blocks get
+	// theirs before contents copy the blocks' handler to render them.
+	blocks := kinds["content-blocks"]
+	blocks.related = []relatedMany{hyperlinksOfBlocks(d.DB, r.links)}
+	kinds["content-blocks"] = blocks
+	contents := kinds["contents"]
+	contents.related = []relatedMany{blocksOfContents(blocks)}
+	kinds["contents"] = contents
 	// Reads of drafted content are the hot path: identical concurrent ones
 	// share a run (shared_reads.go).
 	shared := &sharedReads{}
@@ -34,6 +42,10 @@ func (r routes) content() {
 		r.app.Get("/"+typ+"/:id", r.authed(shared.wrap(h.get))...)
 		r.app.Patch("/"+typ+"/:id", r.authed(h.update)...)
 		r.app.Delete("/"+typ+"/:id", r.authed(h.remove)...)
+		for _, rel := range h.related {
+			r.app.Get("/"+typ+"/:id/"+rel.name, r.authed(shared.wrap(h.relatedEndpoint(rel, false)))...)
+			r.app.Get("/"+typ+"/:id/relationships/"+rel.name, r.authed(shared.wrap(h.relatedEndpoint(rel, true)))...)
+		}
 	}
 	dh := draftsHandler{db: d.DB, engine: engine, links: r.links, content: kinds}
 	r.app.Get("/drafts", r.authed(dh.list)...)

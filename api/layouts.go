@@ -289,6 +289,16 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if theme.sent && !theme.null {
+		// A theme the site does not have is 404 (themes are never deleted,
+		// so this holds for the transaction below); naming another of its
+		// themes is the 422 below.
+		if _, err := findTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); isNotFound(err) {
+			return unknownRelated("theme", "theme")
+		} else if err != nil {
+			return err
+		}
+	}
 	return patchRow(c, h.db, rowPatch[models.Layout]{
 		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, layoutColumns),
 		find:    findLayout,

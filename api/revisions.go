@@ -146,9 +146,12 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	want := map[uuid.UUID]*int{}
 	for i, ident := range idents {
 		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
+		if ident.Type != "drafts" {
+			return jsonapi.Unprocessable("invalid_relationship_type", `relationships.drafts.data members must be of type "drafts".`).AtPointer(ptr + "/type")
+		}
 		id, err := uuid.Parse(ident.ID)
-		if ident.Type != "drafts" || err != nil {
-			return jsonapi.Unprocessable("not_found", "No draft with that id.").AtPointer(ptr)
+		if err != nil {
+			return unknownRelated("drafts", "draft").AtPointer(ptr + "/id")
 		}
 		if _, dup := want[id]; dup {
 			continue
@@ -180,7 +183,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 			ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
 			switch {
 			case d == nil:
-				return jsonapi.Unprocessable("not_found", "No draft with that id (reverted or already published?).").AtPointer(ptr)
+				return jsonapi.NotFound("No draft with that id (reverted or already published?).").AtPointer(ptr + "/id")
 			case d.RevisionID != nil:
 				return jsonapi.Conflict("draft_in_flight", fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)).AtPointer(ptr)
 			case want[id] != nil && *want[id] != d.Version:

@@ -165,7 +165,7 @@ func (h siteHandler) patch(c *fiber.Ctx) error {
 		if theme.null {
 			return noUnpublish("/data/relationships/theme/data")
 		}
-		change.theme, change.themePointer = &theme.id, "/data/relationships/theme/data"
+		change.theme, change.themePointer = &theme.id, "/data/relationships/theme/data/id"
 	}
 	s, err := h.update(c, siteID, bodyVersion, change)
 	if err != nil {

@@ -515,7 +515,7 @@ type toOne struct {
 
 // readToOne reads the to-one relationship name, whose members must be of
 // type typ. An id that is not a UUID cannot name a record: it is answered
-// like any unknown id, with a 422 at the relationship's data.
+// like any unknown id, with a 404 at the identifier's id.
 func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what string) (toOne, error) {
 	r, ok := rels[name]
 	if !ok {
@@ -540,9 +540,13 @@ func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what stri
 }
 
 // unknownRelated is the answer for a relationship naming a record that is
-// not the caller's site's (missing, or another site's: the two look alike).
+// not the caller's site's (missing, not a UUID, or another site's: they
+// look alike): 404, as JSON:API 1.1 asks, pointing at the identifier's id
+// (/data/relationships/<name>/data/id; callers naming a member of a to-many
+// linkage or a relationship endpoint's body re-point it). A record that
+// exists but may not be referenced is a 422 instead.
 func unknownRelated(name, what string) *jsonapi.Error {
-	return jsonapi.Unprocessable("unknown_related", "No "+what+" with that id.").AtPointer("/data/relationships/" + name + "/data")
+	return jsonapi.NotFound("No " + what + " with that id.").AtPointer("/data/relationships/" + name + "/data/id")
 }
 
 // requiredToOne answers 422 when a required relationship is missing or null.

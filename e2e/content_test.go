@@ -242,10 +242,12 @@ func TestRevisionErrors(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	other := s.editor(t, "editor@other.test")
 	_, draft := e.page("A", "a", "")
-	if d := other.publish(draft); d.Status != 422 {
+	// A draft the caller's site does not have is 404 at the identifier's id
+	// (JSON:API 1.1; issue 11 item 3).
+	if d := other.publish(draft); d.Status != 404 || d.Errors[0].Source.Pointer != "/data/relationships/drafts/data/0/id" {
 		t.Errorf("publishing another site's draft = %d %s", d.Status, d.Raw)
 	}
-	if d := e.publish("00000000-0000-4000-8000-000000000000"); d.Status != 422 || d.Errors[0].Source.Pointer != "/data/relationships/drafts/data/0" {
+	if d := e.publish("00000000-0000-4000-8000-000000000000"); d.Status != 404 || d.Errors[0].Source.Pointer != "/data/relationships/drafts/data/0/id" {
 		t.Errorf("unknown draft = %d %s", d.Status, d.Raw)
 	}
 	// Idempotency: a retried POST with the same key returns the same revision.

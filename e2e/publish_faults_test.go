@@ -64,6 +64,11 @@ func (s *system) pfCall(token, method, path string, body any, headers ...string)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
+	if err == nil && len(raw) > 0 {
+		// Every e2e response is checked like call's (no *testing.T here:
+		// a goroutine may send it, so the failure travels in Err).
+		err = testsupport.CheckJSONAPI(raw)
+	}
 	return pfResult{Status: resp.StatusCode, Header: resp.Header, Raw: raw, Err: err, Took: time.Since(began)}
 }
 
@@ -106,6 +111,7 @@ type pfDocument struct {
 func (r pfResult) doc(t *testing.T) pfDocument {
 	t.Helper()
 	var d pfDocument
+	testsupport.ValidateJSONAPI(t, r.Raw)
 	if err := json.Unmarshal(r.Raw, &d); err != nil {
 		t.Fatalf("not a document: %v: %s", err, r)
 	}
@@ -203,9 +209,9 @@ func TestRevisionsRaceForADraft(t *testing.T) {
 					t.Errorf("round %d: the winning revision ended %v", round, rev.Attributes)
 				}
 			case r.Status == 409 && r.code() == "draft_in_flight":
-			case r.Status == 422 && r.code() == "not_found":
+			case r.Status == 404 && r.code() == "not_found": // published by the other one: gone
 			default:
-				t.Errorf("round %d: POST /revisions = %s; want 201, or 409 draft_in_flight, or 422 not_found", round, r)
+				t.Errorf("round %d: POST /revisions = %s; want 201, or 409 draft_in_flight, or 404 not_found", round, r)
 			}
 			tally[fmt.Sprintf("%d %s", r.Status, r.code())]++
 		}
@@ -260,7 +266,7 @@ func TestRevisionsRaceForADependency(t *testing.T) {
 					t.Errorf("round %d: revision %d ended %v", round, i, rev.Attributes)
 				}
 			case r.Status == 409 && r.code() == "draft_in_flight",
-				r.Status == 422 && (r.code() == "not_found" || r.code() == "publish_failed"):
+				r.Status == 404 && r.code() == "not_found", r.Status == 422 && r.code() == "publish_failed":
 			default:
 				t.Errorf("round %d: POST /revisions (%d) = %s", round, i, r)
 			}

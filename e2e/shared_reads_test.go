@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // Identical concurrent reads share one handler run (api/shared_reads.go)
@@ -50,7 +52,8 @@ func hammer(n int, stop <-chan struct{}, get func() error) (wait func() (int64, 
 	}
 }
 
-// rawGet is a lean GET for load (no schema validation): status and body.
+// rawGet is a GET for load, without a *testing.T: status and body, and an
+// error when the body is not a valid response document (CheckJSONAPI).
 func (s *system) rawGet(token, path string) (int, []byte, error) {
 	req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
 	req.Header.Set("Accept", "application/vnd.api+json")
@@ -61,6 +64,9 @@ func (s *system) rawGet(token, path string) (int, []byte, error) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil && len(b) > 0 {
+		err = testsupport.CheckJSONAPI(b)
+	}
 	return resp.StatusCode, b, err
 }
 
@@ -69,6 +75,7 @@ func titleOf(t *testing.T, b []byte) string {
 	var d struct {
 		Data struct{ Attributes struct{ Title string } }
 	}
+	testsupport.ValidateJSONAPI(t, b)
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("not a document: %s", b)
 	}
@@ -178,16 +185,16 @@ func TestRevocationTakesEffectAtOnceUnderLoad(t *testing.T) {
 	})
 	// Let the load overlap a few shared lookups first.
 	for i := 0; i < 10; i++ {
-		if st, _, _ := s.rawGet(e.token, "/pages/"+id); st != 200 {
-			t.Fatalf("before revoking: %d", st)
+		if st, _, err := s.rawGet(e.token, "/pages/"+id); err != nil || st != 200 {
+			t.Fatalf("before revoking: %d %v", st, err)
 		}
 	}
 	if _, err := s.DB.ExecContext(context.Background(), "UPDATE oauth_access_tokens SET revoked_at = now()"); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		if st, b, _ := s.rawGet(e.token, "/pages/"+id); st != 401 {
-			t.Fatalf("request %d after the revocation committed = %d %s, want 401", i, st, b)
+		if st, b, err := s.rawGet(e.token, "/pages/"+id); err != nil || st != 401 {
+			t.Fatalf("request %d after the revocation committed = %d %v %s, want 401", i, st, err, b)
 		}
 	}
 	close(stop)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // Themes, layouts, theme assets and publishing (docs/themes.md). Helpers
@@ -298,11 +300,11 @@ func TestThemeValidation(t *testing.T) {
 		{"published-at is read-only", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T", "published-at": "2026-01-01T00:00:00.000Z"}}, 422, "/data/attributes/published-at"},
 		{"created-at is read-only", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T", "created-at": nil}}, 422, "/data/attributes/created-at"},
 		{"unknown source", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"},
-			"relationships": map[string]any{"source": thmRel("themes", "00000000-0000-4000-8000-000000000000")}}, 422, "/data/relationships/source/data"},
+			"relationships": map[string]any{"source": thmRel("themes", "00000000-0000-4000-8000-000000000000")}}, 404, "/data/relationships/source/data/id"},
 		{"source not a uuid", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"},
-			"relationships": map[string]any{"source": thmRel("themes", "nope")}}, 422, "/data/relationships/source/data"},
+			"relationships": map[string]any{"source": thmRel("themes", "nope")}}, 404, "/data/relationships/source/data/id"},
 		{"another site's source", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"},
-			"relationships": map[string]any{"source": thmRel("themes", theirs.ID)}}, 422, "/data/relationships/source/data"},
+			"relationships": map[string]any{"source": thmRel("themes", theirs.ID)}}, 404, "/data/relationships/source/data/id"},
 		{"source of the wrong type", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"},
 			"relationships": map[string]any{"source": thmRel("layouts", mine.ID)}}, 422, "/data/relationships/source/data/type"},
 		{"user is read-only", map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"},
@@ -484,8 +486,8 @@ func TestLayoutValidation(t *testing.T) {
 		{"created-at is read-only", with("created-at", "2026-01-01T00:00:00.000Z"), themeRel, 422, "/data/attributes/created-at"},
 		{"no theme", valid(), nil, 422, "/data/relationships/theme"},
 		{"theme null", valid(), map[string]any{"theme": map[string]any{"data": nil}}, 422, "/data/relationships/theme/data"},
-		{"unknown theme", valid(), map[string]any{"theme": thmRel("themes", "00000000-0000-4000-8000-000000000000")}, 422, "/data/relationships/theme/data"},
-		{"another site's theme", valid(), map[string]any{"theme": thmRel("themes", theirs.ID)}, 422, "/data/relationships/theme/data"},
+		{"unknown theme", valid(), map[string]any{"theme": thmRel("themes", "00000000-0000-4000-8000-000000000000")}, 404, "/data/relationships/theme/data/id"},
+		{"another site's theme", valid(), map[string]any{"theme": thmRel("themes", theirs.ID)}, 404, "/data/relationships/theme/data/id"},
 		{"theme of the wrong type", valid(), map[string]any{"theme": thmRel("assets", th.ID)}, 422, "/data/relationships/theme/data/type"},
 		{"unknown relationship", valid(), map[string]any{"theme": thmRel("themes", th.ID), "pages": map[string]any{"data": []any{}}}, 400, "/data/relationships/pages"},
 	}
@@ -514,6 +516,8 @@ func TestLayoutValidation(t *testing.T) {
 		{"null unique", map[string]any{"attributes": map[string]any{"unique": nil}}, 422, "/data/attributes/unique"},
 		{"pages-count is read-only", map[string]any{"attributes": map[string]any{"pages-count": 0}}, 422, "/data/attributes/pages-count"},
 		{"move to another theme", map[string]any{"relationships": map[string]any{"theme": thmRel("themes", otherTheme.ID)}}, 422, "/data/relationships/theme/data"},
+		{"move to a theme the site does not have", map[string]any{"relationships": map[string]any{"theme": thmRel("themes", "00000000-0000-4000-8000-000000000000")}}, 404, "/data/relationships/theme/data/id"},
+		{"move to another site's theme", map[string]any{"relationships": map[string]any{"theme": thmRel("themes", theirs.ID)}}, 404, "/data/relationships/theme/data/id"},
 		{"theme null", map[string]any{"relationships": map[string]any{"theme": map[string]any{"data": nil}}}, 422, "/data/relationships/theme/data"},
 		{"another id", map[string]any{"id": sibling.ID, "attributes": map[string]any{"title": "x"}}, 409, "/data/id"},
 		{"wrong type", map[string]any{"type": "themes", "attributes": map[string]any{"title": "x"}}, 409, "/data/type"},
@@ -645,12 +649,12 @@ func TestPublishingAThemeSwitchesTheLayouts(t *testing.T) {
 		status  int
 		pointer string
 	}{
-		{"another site's theme", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": thmRel("themes", theirs.ID)}), 422, "/data/relationships/theme/data"},
-		{"unknown theme", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": thmRel("themes", "00000000-0000-4000-8000-000000000000")}), 422, "/data/relationships/theme/data"},
+		{"another site's theme", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": thmRel("themes", theirs.ID)}), 404, "/data/relationships/theme/data/id"},
+		{"unknown theme", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": thmRel("themes", "00000000-0000-4000-8000-000000000000")}), 404, "/data/relationships/theme/data/id"},
 		{"null theme", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": map[string]any{"data": nil}}), 422, "/data/relationships/theme/data"},
 		{"wrong type", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"theme": thmRel("layouts", a1.ID)}), 422, "/data/relationships/theme/data/type"},
 		{"unknown relationship", http.MethodPatch, "/site", thmData("sites", nil, map[string]any{"owner": thmRel("users", a1.ID)}), 400, "/data/relationships/owner"},
-		{"relationship link: another site's theme", http.MethodPatch, "/site/relationships/theme", thmRel("themes", theirs.ID), 422, "/data/id"},
+		{"relationship link: another site's theme", http.MethodPatch, "/site/relationships/theme", thmRel("themes", theirs.ID), 404, "/data/id"},
 		{"relationship link: null", http.MethodPatch, "/site/relationships/theme", map[string]any{"data": nil}, 422, "/data"},
 		{"relationship link: wrong type", http.MethodPatch, "/site/relationships/theme", thmRel("layouts", a1.ID), 409, "/data/type"},
 	}
@@ -758,9 +762,9 @@ func TestThemeAssets(t *testing.T) {
 		{"no theme", map[string]any{"path": "x.png"}, map[string]any{"asset": thmRel("assets", assetID)}, 422, "/data/relationships/theme"},
 		{"no asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID)}, 422, "/data/relationships/asset"},
 		{"null asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": map[string]any{"data": nil}}, 422, "/data/relationships/asset/data"},
-		{"another site's asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("assets", theirAsset)}, 422, "/data/relationships/asset/data"},
-		{"another site's theme", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", theirs.ID), "asset": thmRel("assets", assetID)}, 422, "/data/relationships/theme/data"},
-		{"unknown asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("assets", "00000000-0000-4000-8000-000000000000")}, 422, "/data/relationships/asset/data"},
+		{"another site's asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("assets", theirAsset)}, 404, "/data/relationships/asset/data/id"},
+		{"another site's theme", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", theirs.ID), "asset": thmRel("assets", assetID)}, 404, "/data/relationships/theme/data/id"},
+		{"unknown asset", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("assets", "00000000-0000-4000-8000-000000000000")}, 404, "/data/relationships/asset/data/id"},
 		{"asset of the wrong type", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("asset-images", assetID)}, 422, "/data/relationships/asset/data/type"},
 		{"unknown relationship", map[string]any{"path": "x.png"}, map[string]any{"theme": thmRel("themes", a.ID), "asset": thmRel("assets", assetID), "page": thmRel("pages", a.ID)}, 400, "/data/relationships/page"},
 	}
@@ -1125,6 +1129,7 @@ func TestThemeOptimisticConcurrency(t *testing.T) {
 	etag := cur.Header.Get("ETag")
 	var wg sync.WaitGroup
 	statuses := make([]int, 8)
+	invalid := make([]error, len(statuses))
 	for i := range statuses {
 		wg.Add(1)
 		go func(i int) {
@@ -1138,11 +1143,18 @@ func TestThemeOptimisticConcurrency(t *testing.T) {
 			resp, err := s.http.Do(req)
 			if err == nil {
 				statuses[i] = resp.StatusCode
+				b, _ := io.ReadAll(resp.Body)
+				invalid[i] = testsupport.CheckJSONAPI(b)
 				resp.Body.Close()
 			}
 		}(i)
 	}
 	wg.Wait()
+	for _, err := range invalid {
+		if err != nil {
+			t.Error(err)
+		}
+	}
 	won := 0
 	for _, st := range statuses {
 		switch st {

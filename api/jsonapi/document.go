@@ -35,12 +35,13 @@ type Identifier struct {
 	ID   string `json:"id"`
 }
 
-// Relationship is a relationship object. Data holds nil (rendered as null),
-// *Identifier, or []Identifier; the Linkage helpers make sure an empty
-// to-many relationship renders as [] rather than null.
+// Relationship is a relationship object. Data is linkage built by ToOne
+// (null or an identifier) or ToMany (an array, [] when empty); left nil it
+// is not rendered at all (links only), which is how a to-many relationship
+// whose linkage a response does not compute appears: never as null.
 type Relationship struct {
 	Links *Links          `json:"links,omitempty"`
-	Data  json.RawMessage `json:"data"`
+	Data  json.RawMessage `json:"data,omitempty"`
 }
 
 // Links holds link members; empty ones are left out.

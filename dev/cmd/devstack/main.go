@@ -196,7 +196,7 @@ func up(ctx context.Context, root string) error {
 	fmt.Printf(`
 Pressroom is running.
 
-  API            http://127.0.0.1:8080        (try: curl -s http://127.0.0.1:8080/asset-types)
+  API            http://127.0.0.1:8080        (try: curl -s http://127.0.0.1:8080/healthz; the README's tour signs in)
   Temporal UI    %s
   Temporal       %s
   MinIO API      %s

@@ -1,0 +1,257 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// relatedMany is a read-only to-many relationship of a draftable kind that
+// other records make up (DESIGN.md §3): a content's content-blocks, a
+// content block's hyperlinks. Its linkage is computed only when include
+// names it (links only otherwise); its related and relationship endpoints
+// page through it.
+type relatedMany struct {
+	name, typ string
+	// parentDraft: include=draft on the endpoints adds the parent's own
+	// draft (hyperlinks are not draftable; they come from the block's
+	// draft), not drafts of the listed records.
+	parentDraft bool
+	// load returns, for each parent, the records at [offset, offset+limit)
+	// in order, and their total: one bounded, site-scoped query (plus the
+	// records' own load) whatever the number of parents.
+	load func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error)
+}
+
+// relatedPage is one page of a parent's related records.
+type relatedPage struct {
+	total     int
+	resources []*jsonapi.Resource
+	drafts    []*drafts.Draft // pending drafts of the listed records (drafted reads)
+}
+
+// ranked is a row of a per-parent page query: n is its rank in its
+// parent's order, total the parent's count (rank 1 is always selected, so
+// the total is known even for a page past the end).
+type ranked struct {
+	ID     uuid.UUID `bun:"id"`
+	Parent uuid.UUID `bun:"parent"`
+	N      int       `bun:"n"`
+	Total  int       `bun:"total"`
+}
+
+// pageRows is the SQL that ranks the rows of inner (columns id, parent,
+// pos) per parent and keeps rank 1 plus ranks (?2, ?3].
+const pageRows = `, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
+  count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
+SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`
+
+// blocksOfContents is contents' content-blocks: live blocks of the content
+// (published; trashed ones never), or with drafted the blocks whose drafted
+// content is the content, ordered by drafted position — unpublished creates
+// and blocks drafted for deletion included, as GET /content-blocks?include=draft
+// shows them.
+func blocksOfContents(blocks contentHandler) relatedMany {
+	return relatedMany{name: "content-blocks", typ: "content-blocks",
+		load: func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error) {
+			q := `WITH b AS (SELECT b.id, b.content_id AS parent, b.position AS pos FROM content_blocks b
+  WHERE b.site_id = ?0 AND b.content_id IN (?1) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL)`
+			if drafted {
+				// The row's values, with a pending update's (or delete's)
+				// drafted ones laid over them, as drafts.View.Drafted does.
+				q = `WITH b AS (SELECT b.id,
+    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
+    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
+  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
+  WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
+    WHERE site_id = ?0 AND item_type = 'content-blocks' AND (drafted ->> 'content_id')::uuid IN (?1))))`
+			}
+			var rows []ranked
+			if err := blocks.db.NewRaw(q+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows); err != nil {
+				return nil, fmt.Errorf("content-blocks of contents: %w", err)
+			}
+			out, ids := pages(rows, parents, offset)
+			views, err := blocks.engine.LoadMany(ctx, blocks.db, drafts.ContentBlocks, siteID, ids, drafted)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				v := views[r.ID]
+				if r.N <= offset || v == nil {
+					continue
+				}
+				p := out[r.Parent]
+				p.resources = append(p.resources, blocks.resource(v, drafted, nil))
+				if v.Draft != nil {
+					p.drafts = append(p.drafts, v.Draft)
+				}
+			}
+			return out, nil
+		}}
+}
+
+// hyperlinksOfBlocks is content-blocks' hyperlinks: the links of the live
+// body, or with drafted those of the drafted body (recorded under the
+// block's create or update draft; a block without one, or drafted for
+// deletion, keeps its live body's).
+func hyperlinksOfBlocks(db *bun.DB, l links) relatedMany {
+	return relatedMany{name: "hyperlinks", typ: "hyperlinks", parentDraft: true,
+		load: func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error) {
+			q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
+  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
+			if drafted {
+				// One draft per item (UNIQUE (item_type, item_id)).
+				q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
+  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
+  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
+			}
+			var rows []ranked
+			if err := db.NewRaw(q+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows); err != nil {
+				return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
+			}
+			out, ids := pages(rows, parents, offset)
+			byID := map[uuid.UUID]drafts.Hyperlink{}
+			if len(ids) > 0 {
+				var hs []drafts.Hyperlink
+				if err := db.NewSelect().Model(&hs).Where("h.site_id = ? AND h.id IN (?)", siteID, bun.In(ids)).Scan(ctx); err != nil {
+					return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
+				}
+				for _, h := range hs {
+					byID[h.ID] = h
+				}
+			}
+			for _, r := range rows {
+				if h, ok := byID[r.ID]; ok && r.N > offset {
+					out[r.Parent].resources = append(out[r.Parent].resources, hyperlinkResource(l, h))
+				}
+			}
+			return out, nil
+		}}
+}
+
+// pages sets up one (possibly empty) page per parent from ranked rows, and
+// returns the ids on the pages (rows ranked past offset).
+func pages(rows []ranked, parents []uuid.UUID, offset int) (map[uuid.UUID]*relatedPage, []uuid.UUID) {
+	out := make(map[uuid.UUID]*relatedPage, len(parents))
+	for _, p := range parents {
+		out[p] = &relatedPage{}
+	}
+	var ids []uuid.UUID
+	for _, r := range rows {
+		if p := out[r.Parent]; p != nil {
+			p.total = r.Total
+			if r.N > offset {
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	return out, ids
+}
+
+// includeRelated fills the linkage of the related relationships that
+// include names into rs (resources of views, before sparse fieldsets), and
+// returns the related records to include: the first page (maxPageSize) of
+// each parent's; when there are more, the relationship's links.next points
+// at the next page of its relationship endpoint.
+func (h contentHandler) includeRelated(ctx context.Context, q *Query, siteID uuid.UUID, views []*drafts.View, rs []*jsonapi.Resource, drafted bool) ([]*jsonapi.Resource, error) {
+	var included []*jsonapi.Resource
+	for _, rel := range h.related {
+		if !q.Include[rel.name] || len(views) == 0 {
+			continue
+		}
+		parents := make([]uuid.UUID, len(views))
+		for i, v := range views {
+			parents[i] = v.Row.ID()
+		}
+		ps, err := rel.load(ctx, siteID, parents, drafted, 0, maxPageSize)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rs {
+			p := ps[parents[i]]
+			ids := make([]string, len(p.resources))
+			for j, x := range p.resources {
+				ids[j] = x.ID
+				included = append(included, q.Sparse(x))
+			}
+			link := r.Relationships[rel.name]
+			link.Data = jsonapi.ToMany(rel.typ, ids)
+			if p.total > len(ids) {
+				v := url.Values{"page[number]": {"2"}, "page[size]": {strconv.Itoa(maxPageSize)}}
+				if drafted {
+					v.Set("include", "draft")
+				}
+				link.Links.Next = link.Links.Self + "?" + v.Encode()
+			}
+		}
+	}
+	return included, nil
+}
+
+// relatedEndpoint serves GET /<kind>/:id/<name> (a page of the related
+// records) or, with linkage, GET /<kind>/:id/relationships/<name> (a page of
+// their identifiers). Both read the parent as GET /<kind>/:id does (404
+// unless live, or with include=draft drafted); include=draft gives the
+// drafted relationship and includes the pending drafts it comes from.
+func (h contentHandler) relatedEndpoint(rel relatedMany, linkage bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		q, err := parseQuery(c, QuerySpec{Collection: true, Includes: []string{"draft"}, Fields: []string{rel.typ, "drafts"}})
+		if err != nil {
+			return err
+		}
+		id, err := idParam(c, strings.TrimSuffix(h.kind.Type, "s"))
+		if err != nil {
+			return err
+		}
+		ctx, siteID, drafted := c.UserContext(), oauth.PrincipalOf(c).SiteID, q.Include["draft"]
+		v, err := h.loads.Get(ctx, loadScope(siteID, drafted), id)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return h.mapError(drafts.ErrNotFound)
+		}
+		ps, err := rel.load(ctx, siteID, []uuid.UUID{id}, drafted, q.Page.offset(), q.Page.size)
+		if err != nil {
+			return err
+		}
+		p := ps[id]
+		included := []*jsonapi.Resource{}
+		if drafted {
+			ds := p.drafts
+			if rel.parentDraft && v.Draft != nil {
+				ds = []*drafts.Draft{v.Draft}
+			}
+			for _, d := range ds {
+				included = append(included, q.Sparse(draftResource(h.links, d)))
+			}
+		}
+		path := h.path(id.String())
+		meta := map[string]any{"total": p.total}
+		if !linkage {
+			return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: sparseAll(q, p.resources), Included: included,
+				Links: h.links.collection(path+"/"+rel.name, q, int64(p.total)), Meta: meta}, drafted)
+		}
+		ids := make([]string, len(p.resources))
+		for i, r := range p.resources {
+			ids[i] = r.ID
+		}
+		l := h.links.collection(path+"/relationships/"+rel.name, q, int64(p.total))
+		l.Related = h.links.base + path + "/" + rel.name
+		doc := map[string]any{"links": l, "data": jsonapi.ToMany(rel.typ, ids), "meta": meta, "jsonapi": jsonapi.V11}
+		if drafted {
+			doc["included"] = included
+		}
+		return respondRaw(c, fiber.StatusOK, doc)
+	}
+}
