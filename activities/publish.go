@@ -68,9 +68,14 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 	return &PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
 }
 
+// recordHeartbeat is activity.RecordHeartbeat (a seam: tests count the calls,
+// which the SDK batches before they reach a listener).
+var recordHeartbeat = activity.RecordHeartbeat
+
 // heartbeat records a heartbeat every interval until the returned stop is
-// called (outside an activity, as in unit tests, it does nothing).
-func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+// called (outside an activity, as in unit tests, it does nothing). Each
+// heartbeat carries details, so a later attempt can read them.
+func heartbeat(ctx context.Context, every time.Duration, details ...any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -85,7 +90,7 @@ func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				recordHeartbeat(ctx, details...)
 			}
 		}
 	}()
