@@ -113,8 +113,14 @@ func TestReplacedFileIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, run := range map[string]func(e *testsuite.TestActivityEnvironment) error{
-		"inspect": func(e *testsuite.TestActivityEnvironment) error { _, err := e.ExecuteActivity(a.Inspect, u); return err },
-		"process": func(e *testsuite.TestActivityEnvironment) error { _, err := e.ExecuteActivity(a.Process, u); return err },
+		"inspect": func(e *testsuite.TestActivityEnvironment) error {
+			_, err := e.ExecuteActivity(a.Inspect, u)
+			return err
+		},
+		"process": func(e *testsuite.TestActivityEnvironment) error {
+			_, err := e.ExecuteActivity(a.Process, u)
+			return err
+		},
 	} {
 		err := run(activityEnv(a))
 		var app *temporal.ApplicationError
