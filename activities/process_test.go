@@ -211,3 +211,26 @@ func TestRepeatedDecodeTimeoutsAreRejected(t *testing.T) {
 		}
 	}
 }
+
+// A file storage does not show yet fails the attempt (Temporal retries it,
+// holding no slot in between) until WaitForObject after the first attempt;
+// then it is rejected. Nothing waits inside the activity.
+func TestInspectRetriesAMissingFileThenRejects(t *testing.T) {
+	a, u, _, st, mc := processFixture(t)
+	if err := mc.RemoveObject(context.Background(), st.UploadsBucket, u.Key, minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u.ETag = ""
+	a.WaitForObject = time.Hour
+	began := time.Now()
+	_, err := activityEnv(a).ExecuteActivity(a.Inspect, u)
+	var app *temporal.ApplicationError
+	if err == nil || (asApp(err, &app) && app.NonRetryable()) || time.Since(began) > 5*time.Second {
+		t.Fatalf("Inspect of a file not there yet = %v after %s, want a quick retryable failure", err, time.Since(began))
+	}
+	a.WaitForObject = 0
+	_, err = activityEnv(a).ExecuteActivity(a.Inspect, u)
+	if !asApp(err, &app) || app.Type() != RejectedType || !strings.Contains(app.Message(), "never arrived") {
+		t.Fatalf("Inspect after the wait = %v, want the rejection", err)
+	}
+}

@@ -182,7 +182,7 @@ func TestImageFloodDoesNotDelayPublishing(t *testing.T) {
 		name := "missing-" + string(rune('a'+i)) + ".png"
 		sig := s.signature(t, other, name, "image/png")
 		if d := s.notify(t, other, sig, name, 1000); d.Status != 422 {
-			t.Fatalf("notice without a file = %d %s", d.Status, d.Raw)
+			t.Errorf("notice without a file = %d, want 422", d.Status) // go on: measure what it costs
 		}
 	}
 	big := photoJPEG(t, 6000, 4000)
@@ -202,7 +202,7 @@ func TestImageFloodDoesNotDelayPublishing(t *testing.T) {
 		}
 	}
 	if accepted != s.Config.SiteUploadLimit {
-		t.Fatalf("site B got %d uploads processing, want its limit %d", accepted, s.Config.SiteUploadLimit)
+		t.Errorf("site B got %d uploads processing, want its limit %d", accepted, s.Config.SiteUploadLimit)
 	}
 
 	// Site A publishes meanwhile, and uploads.
@@ -231,11 +231,12 @@ func TestImageFloodDoesNotDelayPublishing(t *testing.T) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	p95 := took[(len(took)*95+99)/100-1]
 	t.Logf("site A publishes while site B floods: median %s, p95 %s", took[len(took)/2], p95)
-	// Unloaded, a publish takes well under a second; 3 s leaves room for a
-	// busy 2-core test machine, and is far below the minute a stalled
-	// queue cost.
-	if p95 > 3*time.Second {
-		t.Errorf("p95 of site A's POST /revisions = %s, want at most 3s", p95)
+	// Measured: p95 1.3 s on a busy 2-core machine (median 0.2 s). 5 s leaves
+	// room for a busier one and stays below PRESSROOM_PUBLISH_WAIT (10 s):
+	// with one shared queue, the same flood turned the first publish into a
+	// 202 after 10 s, and its publication took about a minute.
+	if p95 > 5*time.Second {
+		t.Errorf("p95 of site A's POST /revisions = %s, want at most 5s", p95)
 	}
 }
 
