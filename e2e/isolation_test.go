@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
+	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/activities"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -285,5 +288,49 @@ func TestCrashBeforeTheRevisionCommits(t *testing.T) {
 	rev := e.mustPublish(draft)
 	if rev.Attributes["status"] != "published" || rev.ID != slow {
 		t.Fatalf("revision after the crash = %v (%s, slow %s)", rev.Attributes, rev.ID, slow)
+	}
+}
+
+// Publish workflows keep the queue they were started on: one started on the
+// ingestion queue, as every publish was before the publishing queue
+// existed, still finishes; new ones run on the publishing queue.
+func TestPublishWorkflowsOnBothQueues(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ctx := context.Background()
+	e := s.editor(t, "editor@demo.test")
+	_, draft := e.page("Old queue", "old-queue", "")
+	// A revision committed the way the API did before, then its workflow
+	// started on the old queue.
+	id := uuid.New()
+	draftID := uuid.MustParse(draft)
+	rev := &drafts.Revision{ID: id, SiteID: s.Site.ID, Comments: "old", Status: drafts.Publishing, DraftIDs: []uuid.UUID{draftID},
+		CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+	if _, err := s.DB.NewInsert().Model(rev).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.NewUpdate().Model((*drafts.Draft)(nil)).Set("revision_id = ?", id).Where("id = ?", draftID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PublishRevisionID(id.String()), TaskQueue: s.Config.TaskQueue},
+		workflows.PublishRevision, id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var res activities.PublishResult
+	if err := run.Get(wait, &res); err != nil || res.Status != drafts.Published {
+		t.Fatalf("publish on the ingestion queue = %+v, %v", res, err)
+	}
+	// A new revision's workflow is on the publishing queue.
+	_, d2 := e.page("New queue", "new-queue", "")
+	r := e.mustPublish(d2)
+	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, workflows.PublishRevisionID(r.ID), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := desc.GetExecutionConfig().GetTaskQueue().GetName(); q != s.Config.PublishTaskQueue {
+		t.Fatalf("new publish ran on %q, want %q", q, s.Config.PublishTaskQueue)
 	}
 }
