@@ -28,13 +28,14 @@ func NewMemoryBudget(total int64) *MemoryBudget {
 }
 
 // Reserve waits until pixels' estimate fits, heartbeating meanwhile so the
-// wait does not look like a dead worker, and returns the release.
-func (m *MemoryBudget) Reserve(ctx context.Context, pixels int64) (release func(), err error) {
+// wait does not look like a dead worker, and returns the release. The
+// heartbeats carry details (the caller's progress, kept for its next attempt).
+func (m *MemoryBudget) Reserve(ctx context.Context, pixels int64, details ...any) (release func(), err error) {
 	if m == nil {
 		return func() {}, nil
 	}
 	n := min(max(pixels*BytesPerPixel, 1), m.total)
-	stop := heartbeat(ctx, 5*time.Second)
+	stop := heartbeat(ctx, 5*time.Second, details...)
 	err = m.sem.Acquire(ctx, n)
 	stop()
 	if err != nil {

@@ -20,6 +20,10 @@ type Publisher struct {
 	Engine *drafts.Engine
 }
 
+// NotCommitted is the status of a publish whose revision was never
+// committed: nothing was published and no draft was reserved.
+const NotCommitted = "not-committed"
+
 // PublishResult is what a publish produced.
 type PublishResult struct {
 	Status        string
@@ -39,6 +43,15 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 	// is noticed within the heartbeat timeout rather than the whole
 	// start-to-close timeout; the transaction it held rolls back.
 	stop := heartbeat(ctx, 5*time.Second)
+	committed, err := drafts.AwaitCommit(ctx, p.DB, id)
+	if err != nil || !committed {
+		stop()
+		if err != nil {
+			return nil, err // transient: retried
+		}
+		// POST /revisions rolled back after starting this workflow.
+		return &PublishResult{Status: NotCommitted}, nil
+	}
 	var rev *drafts.Revision
 	err = p.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -68,9 +81,14 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 	return &PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
 }
 
+// recordHeartbeat is activity.RecordHeartbeat (a seam: tests count the calls,
+// which the SDK batches before they reach a listener).
+var recordHeartbeat = activity.RecordHeartbeat
+
 // heartbeat records a heartbeat every interval until the returned stop is
-// called (outside an activity, as in unit tests, it does nothing).
-func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+// called (outside an activity, as in unit tests, it does nothing). Each
+// heartbeat carries details, so a later attempt can read them.
+func heartbeat(ctx context.Context, every time.Duration, details ...any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -85,7 +103,7 @@ func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				recordHeartbeat(ctx, details...)
 			}
 		}
 	}()

@@ -41,7 +41,8 @@ type Uploads struct {
 	Buckets    config.Storage
 	AssetTypes models.AssetTypes
 	Limits     images.Limits
-	// WaitForObject bounds how long Inspect waits for the file to arrive.
+	// WaitForObject bounds how long Inspect's retries wait for the file to
+	// become visible (the API already saw it when it took the notice).
 	WaitForObject time.Duration
 	// Memory bounds the image work held in memory at once (nil: unbounded).
 	Memory *MemoryBudget
@@ -61,6 +62,34 @@ type Upload struct {
 	FileName    string
 	ContentType string
 	FileSize    int64
+	// ETag is the version of the object the upload notice named (the API
+	// reads it when it takes the notice). Every read of the file is
+	// conditional on it, so bytes written to the key later never reach an
+	// asset. Empty in runs started before the API recorded it.
+	ETag string
+}
+
+// matching returns read options that only match the noticed version.
+func (u Upload) matching() minio.GetObjectOptions {
+	o := minio.GetObjectOptions{}
+	if u.ETag != "" {
+		_ = o.SetMatchETag(u.ETag) // never fails for a non-empty tag
+	}
+	return o
+}
+
+// changedMessage is the rejection of a file replaced after its notice.
+const changedMessage = "the file in storage changed after the upload notice; request a new upload signature and upload the file again"
+
+// storageRejection turns storage's answers a retry cannot change into rejections.
+func storageRejection(err error) error {
+	switch minio.ToErrorResponse(err).Code {
+	case "PreconditionFailed":
+		return reject(changedMessage)
+	case "NoSuchKey":
+		return reject("the uploaded file disappeared from storage before it was processed; upload it again")
+	}
+	return nil
 }
 
 // ClaimWait bounds how long Claim waits for the upload notice to commit.
@@ -96,44 +125,43 @@ func (a *Uploads) Claim(ctx context.Context, u Upload) (bool, error) {
 	}
 }
 
-// Inspect checks the object is there (waiting for it briefly), has the
-// declared size, and starts with the declared type's magic bytes.
+// Inspect checks the object is there, has the declared size, and starts
+// with the declared type's magic bytes. A file not visible yet fails the
+// attempt (retried with backoff by the workflow's retry policy, holding no
+// worker slot in between) until WaitForObject after the first attempt; then
+// the upload is rejected.
 func (a *Uploads) Inspect(ctx context.Context, u Upload) error {
 	kind, ok := a.AssetTypes.Lookup(u.ContentType)
 	if !ok {
 		return reject("%s files are not accepted", u.ContentType)
 	}
-	deadline := time.Now().Add(a.WaitForObject)
-	var info minio.ObjectInfo
-	for {
-		var err error
-		info, err = a.Storage.StatObject(ctx, a.Buckets.UploadsBucket, u.Key, minio.StatObjectOptions{})
-		if err == nil {
-			break
+	info, err := a.Storage.StatObject(ctx, a.Buckets.UploadsBucket, u.Key, u.matching())
+	switch {
+	case err != nil && minio.ToErrorResponse(err).Code == "PreconditionFailed":
+		return reject(changedMessage)
+	case err != nil && minio.ToErrorResponse(err).Code == "NoSuchKey":
+		if activity.IsActivity(ctx) && time.Since(activity.GetInfo(ctx).ScheduledTime) < a.WaitForObject {
+			return fmt.Errorf("the uploaded file %s is not in storage yet", u.Key) // retried
 		}
-		if minio.ToErrorResponse(err).Code != "NoSuchKey" {
-			return fmt.Errorf("look for the uploaded file: %w", err) // storage trouble: retried
-		}
-		if time.Now().After(deadline) {
-			return reject("the file never arrived in storage: upload it with the signature's form fields before notifying the service")
-		}
-		activity.RecordHeartbeat(ctx, "waiting for the file to arrive")
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return reject("the file never arrived in storage: upload it with the signature's form fields before notifying the service")
+	case err != nil:
+		return fmt.Errorf("look for the uploaded file: %w", err) // storage trouble: retried
 	}
 	if info.Size != u.FileSize {
 		return reject("the file is %d bytes, but file-size says %d", info.Size, u.FileSize)
 	}
-	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, rangeOpts(0, 15))
+	o := u.matching()
+	_ = o.SetRange(0, 15) // valid by construction
+	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, o)
 	if err != nil {
 		return fmt.Errorf("read the file's first bytes: %w", err)
 	}
 	defer obj.Close()
 	head, err := io.ReadAll(io.LimitReader(obj, 16))
 	if err != nil {
+		if r := storageRejection(err); r != nil {
+			return r
+		}
 		return fmt.Errorf("read the file's first bytes: %w", err)
 	}
 	for _, magic := range kind.Magic {
@@ -142,12 +170,6 @@ func (a *Uploads) Inspect(ctx context.Context, u Upload) error {
 		}
 	}
 	return reject("the file is not a %s image", strings.ToUpper(kind.Format))
-}
-
-func rangeOpts(start, end int64) minio.GetObjectOptions {
-	o := minio.GetObjectOptions{}
-	_ = o.SetRange(start, end) // valid by construction
-	return o
 }
 
 // Processed is what Process made: dimensions, properties and the stored
@@ -170,6 +192,10 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	if !ok {
 		return nil, reject("%s files are not accepted", u.ContentType)
 	}
+	progress, err := decodeProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.CreateTemp("", "pressroom-upload-*")
 	if err != nil {
 		return nil, fmt.Errorf("temporary file: %w", err)
@@ -177,7 +203,10 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, minio.GetObjectOptions{})
+	// Only the version the notice named is read; the bytes checked below
+	// are the bytes stored as the original (from this temporary file, not
+	// copied from the still-writable upload key).
+	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, u.matching())
 	if err != nil {
 		return nil, fmt.Errorf("download the upload: %w", err)
 	}
@@ -186,8 +215,8 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	n, err := io.Copy(io.MultiWriter(tmp, hash), io.LimitReader(obj, u.FileSize+1))
 	obj.Close()
 	if err != nil {
-		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
-			return nil, reject("the uploaded file disappeared from storage before it was processed; upload it again")
+		if r := storageRejection(err); r != nil {
+			return nil, r
 		}
 		return nil, fmt.Errorf("download the upload: %w", err)
 	}
@@ -204,13 +233,22 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	if hdr.Format != kind.Format {
 		return nil, reject("the file is not a %s image (it is %s)", strings.ToUpper(kind.Format), strings.ToUpper(hdr.Format))
 	}
-	release, err := a.Memory.Reserve(ctx, int64(hdr.Width)*int64(hdr.Height))
+	release, err := a.Memory.Reserve(ctx, int64(hdr.Width)*int64(hdr.Height), progress)
 	if err != nil {
 		return nil, err
 	}
-	activity.RecordHeartbeat(ctx, "decoding")
-	res, err := images.Process(tmp.Name(), a.Limits, func() { activity.RecordHeartbeat(ctx, "encoding variants") })
+	// libvips does not return to Go while it decodes: a goroutine keeps
+	// heartbeating meanwhile, recording that this attempt is decoding. If
+	// the attempt then times out, the next one finds that in its heartbeat
+	// details and counts it (decodeProgress).
+	progress.Phase = phaseDecoding
+	activity.RecordHeartbeat(ctx, progress)
+	stop := heartbeat(ctx, decodeHeartbeat, progress)
+	res, err := processImage(tmp.Name(), a.Limits, nil)
+	stop()
 	release()
+	progress.Phase = phaseStoring
+	activity.RecordHeartbeat(ctx, progress)
 	if err != nil {
 		return nil, asRejection(err)
 	}
@@ -222,10 +260,13 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 		OriginalKey: prefix + "original." + kind.Extensions[0], OriginalSize: n,
 		Variants: make(map[string]models.ImageVariant, len(res.Outputs)),
 	}
-	// The original is copied inside storage: its bytes need not pass through here again.
-	if _, err := a.Storage.CopyObject(ctx,
-		minio.CopyDestOptions{Bucket: a.Buckets.AssetsBucket, Object: out.OriginalKey, ReplaceMetadata: true, ContentType: kind.ContentTypes[0]},
-		minio.CopySrcOptions{Bucket: a.Buckets.UploadsBucket, Object: u.Key}); err != nil {
+	// The original is the checked temporary file itself, so the stored
+	// bytes are the ones fingerprinted, sized and decoded above.
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if _, err := a.Storage.PutObject(ctx, a.Buckets.AssetsBucket, out.OriginalKey, io.LimitReader(tmp, n), n,
+		minio.PutObjectOptions{ContentType: kind.ContentTypes[0]}); err != nil {
 		return nil, fmt.Errorf("store the original: %w", err)
 	}
 	for _, o := range res.Outputs {
@@ -243,9 +284,54 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 			return nil, fmt.Errorf("store variant %s: %w", name, err)
 		}
 		out.Variants[name] = models.ImageVariant{StorageKey: key, Width: o.Width, Height: o.Height, ContentType: o.ContentType, Size: int64(len(o.Data))}
-		activity.RecordHeartbeat(ctx, "stored "+name)
+		activity.RecordHeartbeat(ctx, progress)
 	}
 	return out, nil
+}
+
+// MaxDecodeTimeouts is how many attempts of Process may die while decoding
+// (timed out, or their worker stopped) before the upload is rejected.
+const MaxDecodeTimeouts = 3
+
+// decodeHeartbeat is how often Process heartbeats while libvips decodes.
+var decodeHeartbeat = 5 * time.Second
+
+// processImage is the decode-and-encode step (a seam for tests).
+var processImage = images.Process
+
+const (
+	phaseDecoding = "decoding"
+	phaseStoring  = "storing"
+)
+
+// ProcessProgress is Process's heartbeat detail: the phase it is in and how
+// many earlier attempts died while decoding the same file.
+type ProcessProgress struct {
+	Phase          string
+	DecodeTimeouts int
+}
+
+// decodeProgress reads the last heartbeat of the previous attempt: one
+// that ended while decoding counts as a decode timeout. After
+// MaxDecodeTimeouts of them the file is rejected rather than retried for
+// ever.
+func decodeProgress(ctx context.Context) (ProcessProgress, error) {
+	var p ProcessProgress
+	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+		return p, nil
+	}
+	if err := activity.GetHeartbeatDetails(ctx, &p); err != nil {
+		return ProcessProgress{}, nil // details of an older version: start counting afresh
+	}
+	if p.Phase == phaseDecoding {
+		p.DecodeTimeouts++
+	}
+	p.Phase = ""
+	activity.RecordHeartbeat(ctx, p) // this attempt has not started decoding yet
+	if p.DecodeTimeouts >= MaxDecodeTimeouts {
+		return p, reject("processing the image timed out %d times; the file may be too complex to process (try a smaller or simpler image, for example re-saved as a baseline JPEG or a PNG without interlacing)", p.DecodeTimeouts)
+	}
+	return p, nil
 }
 
 func asRejection(err error) error {

@@ -88,7 +88,7 @@ func New(d Deps) (*fiber.App, error) {
 	app.Get("/site", authed(site.get)...)
 	app.Patch("/site", authed(site.patch)...)
 
-	uploads := uploadsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: l}
+	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: l}
 	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: l}
 	app.Post("/upload-signatures", authed(uploads.createSignature)...)
 	app.Post("/asset-uploads", authed(uploads.createUpload)...)

@@ -193,21 +193,31 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = tx.NewUpdate().Model((*drafts.Draft)(nil)).Set("revision_id = ?", rev.ID).Where("id IN (?)", bun.In(ids)).Exec(ctx)
-		return err
+		if _, err = tx.NewUpdate().Model((*drafts.Draft)(nil)).Set("revision_id = ?", rev.ID).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+			return err
+		}
+		// Started inside the transaction, as uploads are: a committed
+		// revision always has its workflow. If Temporal refuses, or the API
+		// dies before the commit, the revision and its reservations roll back;
+		// a workflow already started then finds no revision and ends
+		// (activities.Publisher.Publish waits on the lock taken here).
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", drafts.CommitLockKey(rev.ID)); err != nil {
+			return fmt.Errorf("lock the new revision: %w", err)
+		}
+		if _, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.PublishRevisionID(rev.ID.String()), TaskQueue: h.cfg.PublishTaskQueue,
+			TypedSearchAttributes: temporal.NewSearchAttributes(
+				workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())),
+		}, workflows.PublishRevision, rev.ID.String()); err != nil {
+			return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
+		}
+		if h.cfg.BeforeRevisionCommit != nil {
+			return h.cfg.BeforeRevisionCommit(rev.ID.String())
+		}
+		return nil
 	})
 	if err != nil {
 		return err
-	}
-	_, err = h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.PublishRevisionID(rev.ID.String()), TaskQueue: h.cfg.TaskQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())),
-	}, workflows.PublishRevision, rev.ID.String())
-	if err != nil {
-		// Nothing will publish it: fail it now so its drafts are free again.
-		_ = drafts.MarkFailed(context.WithoutCancel(ctx), h.db, rev.ID, "the publishing service was unreachable; nothing was published")
-		return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
 	}
 	return h.answer(c, q, rev.ID)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -29,6 +30,7 @@ import (
 
 type uploadsHandler struct {
 	db       *bun.DB
+	storage  *minio.Client
 	temporal client.Client
 	cfg      config.Config
 	types    models.AssetTypes
@@ -202,9 +204,27 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(a.ContentType)) {
 		return invalid("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
 	}
+	// The notice names the object as it is now: ingestion reads only this
+	// version (its ETag), so bytes posted to the key later never reach an
+	// asset. A notice without its file is refused here rather than waited
+	// for by the worker.
+	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, a.Key, minio.StatObjectOptions{})
+	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+		// A finished upload's file is gone from the uploads bucket: say so.
+		existing := new(models.AssetUpload)
+		if err := h.db.NewSelect().Model(existing).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx); err == nil && existing.Status != models.UploadError {
+			return h.alreadyUploaded(existing)
+		}
+		return invalid("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
+	} else if err != nil {
+		return jsonapi.Unavailable("The file storage is unreachable; try again shortly.").WithHeader("Retry-After", "5")
+	}
 
 	var up *models.AssetUpload
 	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
+			return err
+		}
 		existing := new(models.AssetUpload)
 		err := tx.NewSelect().Model(existing).Where("key = ?", a.Key).For("UPDATE").Scan(ctx)
 		now := time.Now().UTC()
@@ -214,7 +234,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		case err != nil:
 			return err
 		case existing.Status != models.UploadError:
-			return jsonapi.Conflict("already_uploaded", fmt.Sprintf("An upload for this key is already %s: GET %s.", existing.Status, h.links.base+"/asset-uploads/"+existing.ID.String())).AtPointer("/data/attributes/key")
+			return h.alreadyUploaded(existing)
 		default:
 			up = existing
 			up.Attempt++
@@ -231,7 +251,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		// rolled back and the client retries, so no upload is left
 		// "processing" with nothing processing it. The workflow's first step
 		// waits for this commit (activities.Uploads.Claim).
-		return h.startIngestion(ctx, up)
+		return h.startIngestion(ctx, up, obj.ETag)
 	})
 	if err != nil {
 		return err
@@ -240,9 +260,35 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	return respond(c, fiber.StatusAccepted, jsonapi.Document{Data: h.resource(up)})
 }
 
-func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload) error {
+// alreadyUploaded is the answer to a notice for a key whose upload is
+// processing or finished: the signature is spent.
+func (h uploadsHandler) alreadyUploaded(existing *models.AssetUpload) error {
+	return jsonapi.Conflict("already_uploaded", fmt.Sprintf("An upload for this key is already %s: GET %s.", existing.Status, h.links.base+"/asset-uploads/"+existing.ID.String())).AtPointer("/data/attributes/key")
+}
+
+// limitSite refuses a notice while the site already has
+// cfg.SiteUploadLimit uploads processing, so one site cannot take every
+// worker slot. It counts in the database under a per-site transaction lock,
+// so the limit holds across API replicas.
+func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID) error {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "asset-uploads:"+siteID.String()); err != nil {
+		return fmt.Errorf("lock site uploads: %w", err)
+	}
+	n, err := tx.NewSelect().Model((*models.AssetUpload)(nil)).Where("site_id = ? AND status = ?", siteID, models.UploadProcessing).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count processing uploads: %w", err)
+	}
+	if int(n) >= h.cfg.SiteUploadLimit {
+		return jsonapi.NewError(fiber.StatusTooManyRequests, "too_many_uploads",
+			fmt.Sprintf("Your site already has %d uploads processing, the most it may have at once; notify this one when one of them is done.", n)).
+			WithHeader("Retry-After", "5")
+	}
+	return nil
+}
+
+func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload, etag string) error {
 	in := activities.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: activities.AssetID(up.ID).String(),
-		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize}
+		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize, ETag: etag}
 	_, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: workflows.AssetUploadID(in.UploadID), TaskQueue: h.cfg.TaskQueue,
 		// A new attempt reuses the id, which Temporal allows only after the

@@ -30,6 +30,11 @@ type Config struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
+	// PublishTaskQueue is the task queue of publish workflows, polled by
+	// worker slots of their own so image work never delays publishing.
+	PublishTaskQueue string
+	// SiteUploadLimit caps the uploads one site may have processing at once.
+	SiteUploadLimit int
 
 	Storage Storage
 
@@ -48,6 +53,12 @@ type Config struct {
 	// PublishWait is how long POST /revisions waits for publishing before
 	// answering 202 with a Location to poll.
 	PublishWait time.Duration
+
+	// BeforeRevisionCommit is a test seam, never set from the environment:
+	// when set, POST /revisions calls it after starting the publish workflow
+	// and before committing the revision; an error rolls the revision back,
+	// as a crash at that point would.
+	BeforeRevisionCommit func(revisionID string) error
 
 	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
 	ShutdownTimeout time.Duration
@@ -118,7 +129,8 @@ var Variables = []Variable{
 	{"PRESSROOM_AUTO_MIGRATE", "true", "apply pending migrations when `serve` starts"},
 	{"TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port"},
 	{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
-	{"PRESSROOM_TASK_QUEUE", "pressroom", "Temporal task queue the worker polls"},
+	{"PRESSROOM_TASK_QUEUE", "pressroom", "Temporal task queue of asset ingestion and the upload sweep (publish workflows started before the publish queue existed also finish here)"},
+	{"PRESSROOM_PUBLISH_TASK_QUEUE", "pressroom-publish", "Temporal task queue of publish workflows, with worker slots of their own"},
 	{"PRESSROOM_S3_ENDPOINT", "http://127.0.0.1:9000", "S3-compatible storage URL as the service reaches it"},
 	{"PRESSROOM_S3_PUBLIC_ENDPOINT", "", "storage URL as browsers reach it, used in upload signatures; empty means PRESSROOM_S3_ENDPOINT"},
 	{"PRESSROOM_S3_ACCESS_KEY", "pressroom", "storage access key"},
@@ -132,7 +144,8 @@ var Variables = []Variable{
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
 	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
 	{"PRESSROOM_IMAGE_MEMORY", "419430400", "bytes of image work one worker holds at once (400 MiB; about 8 bytes per pixel each)"},
-	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion waits for a notified file to arrive in storage"},
+	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion retries a notified file that storage does not show yet"},
+	{"PRESSROOM_SITE_UPLOAD_LIMIT", "2", "uploads one site may have processing at once (more get 429 with Retry-After)"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
 	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
@@ -164,6 +177,8 @@ func FromEnv(getenv Getenv) (Config, error) {
 		TemporalAddress:   r.str("TEMPORAL_ADDRESS"),
 		TemporalNamespace: r.str("TEMPORAL_NAMESPACE"),
 		TaskQueue:         r.str("PRESSROOM_TASK_QUEUE"),
+		PublishTaskQueue:  r.str("PRESSROOM_PUBLISH_TASK_QUEUE"),
+		SiteUploadLimit:   int(r.int("PRESSROOM_SITE_UPLOAD_LIMIT", 1, 1000)),
 		Storage: Storage{
 			Endpoint:      strings.TrimRight(r.url("PRESSROOM_S3_ENDPOINT"), "/"),
 			AccessKey:     r.str("PRESSROOM_S3_ACCESS_KEY"),

@@ -22,6 +22,8 @@ var defaults = Config{
 	TemporalAddress:   "127.0.0.1:7233",
 	TemporalNamespace: "default",
 	TaskQueue:         "pressroom",
+	PublishTaskQueue:  "pressroom-publish",
+	SiteUploadLimit:   2,
 	Storage: Storage{
 		Endpoint:       "http://127.0.0.1:9000",
 		PublicEndpoint: "http://127.0.0.1:9000",
@@ -152,6 +154,8 @@ var nonDefault = map[string]string{
 	"PRESSROOM_HASH_MEMORY":                          "134217728",
 	"PRESSROOM_HASH_WAIT":                            "1s",
 	"PRESSROOM_CLIENT_SECRET_KEY":                    "another-key",
+	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
+	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 }
 
 // TestEveryVariableIsRead checks that each documented variable changes the

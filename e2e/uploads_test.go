@@ -200,14 +200,10 @@ func TestExpiredSignatureIsRefusedByStorage(t *testing.T) {
 	if st != http.StatusForbidden || !strings.Contains(body, "xpired") {
 		t.Fatalf("upload with an expired signature = %d %s", st, body)
 	}
-	// Notifying anyway ends in error: the file never arrived.
+	// Notifying anyway is refused: there is no file under the key.
 	d := s.notify(t, token, sig, "late.png", len(file))
-	if d.Status != 202 {
+	if d.Status != 422 || len(d.Errors) != 1 || d.Errors[0].Code != "file_missing" || d.Errors[0].Source.Pointer != "/data/attributes/key" {
 		t.Fatalf("notify = %d %s", d.Status, d.Raw)
-	}
-	up := s.await(t, token, d.resource(t).ID, time.Minute)
-	if msg, _ := up.Attributes["error-message"].(string); up.Attributes["status"] != "error" || !strings.Contains(msg, "never arrived") {
-		t.Fatalf("upload = %v", up.Attributes)
 	}
 }
 
@@ -217,8 +213,12 @@ func TestRetryAfterErrorStartsANewAttempt(t *testing.T) {
 	token := s.token(t, "editor@demo.test")
 	sig := s.signature(t, token, "retry.png", "image/png")
 	file := pngFile(t, 64, 48)
-	// Notified before the file is there: the attempt fails.
-	d := s.notify(t, token, sig, "retry.png", len(file))
+	// The wrong file first: the attempt fails.
+	wrong := []byte("this is plain text, not an image at all")
+	if st, b := s.browserUpload(t, sig, wrong); st >= 300 {
+		t.Fatalf("storage upload = %d %s", st, b)
+	}
+	d := s.notify(t, token, sig, "retry.png", len(wrong))
 	first := s.await(t, token, d.resource(t).ID, time.Minute)
 	if first.Attributes["status"] != "error" {
 		t.Fatalf("first attempt = %v", first.Attributes)

@@ -41,6 +41,7 @@ func WorkerEnv(cfg config.Config, tmp string) []string {
 		"TEMPORAL_ADDRESS=" + cfg.TemporalAddress,
 		"TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
 		"PRESSROOM_TASK_QUEUE=" + cfg.TaskQueue,
+		"PRESSROOM_PUBLISH_TASK_QUEUE=" + cfg.PublishTaskQueue,
 		"PRESSROOM_S3_ENDPOINT=" + st.Endpoint,
 		"PRESSROOM_S3_PUBLIC_ENDPOINT=" + st.PublicEndpoint,
 		"PRESSROOM_S3_ACCESS_KEY=" + st.AccessKey,

@@ -45,6 +45,7 @@ func Config(t testing.TB, db *Database, s config.Storage) config.Config {
 	c.DatabaseURL = db.URL
 	c.TemporalAddress = Get(t).TemporalAddress
 	c.TaskQueue = "test-" + randomSuffix()
+	c.PublishTaskQueue = c.TaskQueue + "-publish"
 	c.Storage = s
 	c.AutoMigrate = false
 	return c

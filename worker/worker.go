@@ -1,5 +1,6 @@
-// Package worker builds Pressroom's Temporal worker: one task queue, every
-// workflow and activity registered, with bounded concurrency.
+// Package worker builds Pressroom's Temporal worker: two task queues with
+// slots of their own (asset ingestion and the sweep on one, publishing on the
+// other), with bounded concurrency.
 package worker
 
 import (
@@ -38,15 +39,61 @@ type Deps struct {
 // ordinary 12 MP images fit at once, a 48 MP progressive JPEG runs alone.
 const MaxConcurrentImageWork = 4
 
+// MaxConcurrentPublishes bounds the publish activities one worker runs at
+// once, on slots image work never takes.
+const MaxConcurrentPublishes = 4
+
+// Worker polls both task queues.
+type Worker struct {
+	// Ingest polls cfg.TaskQueue: uploads, the sweep, and publish workflows
+	// started before the publish queue existed (a workflow keeps its queue).
+	Ingest sdkworker.Worker
+	// Publish polls cfg.PublishTaskQueue: every publish started since.
+	Publish sdkworker.Worker
+}
+
 // New returns a worker polling cfg.TaskQueue with every workflow and
-// activity registered.
-func New(c client.Client, d Deps) sdkworker.Worker {
-	w := sdkworker.New(c, d.Config.TaskQueue, sdkworker.Options{
+// activity registered, and cfg.PublishTaskQueue with publishing's.
+func New(c client.Client, d Deps) *Worker {
+	ingest := sdkworker.New(c, d.Config.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize:     MaxConcurrentImageWork,
 		MaxConcurrentWorkflowTaskExecutionSize: 16,
 	})
-	Register(w, d)
-	return w
+	Register(ingest, d)
+	publish := sdkworker.New(c, d.Config.PublishTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize:     MaxConcurrentPublishes,
+		MaxConcurrentWorkflowTaskExecutionSize: 16,
+	})
+	RegisterPublish(publish, d)
+	return &Worker{Ingest: ingest, Publish: publish}
+}
+
+// Start starts polling both queues.
+func (w *Worker) Start() error {
+	if err := w.Publish.Start(); err != nil {
+		return fmt.Errorf("start the publish worker: %w", err)
+	}
+	if err := w.Ingest.Start(); err != nil {
+		w.Publish.Stop()
+		return fmt.Errorf("start the ingestion worker: %w", err)
+	}
+	return nil
+}
+
+// Stop stops both, letting running activities finish.
+func (w *Worker) Stop() {
+	w.Ingest.Stop()
+	w.Publish.Stop()
+}
+
+// Run polls until interrupt is closed.
+func (w *Worker) Run(interrupt <-chan any) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-interrupt
+	w.Stop()
+	return nil
 }
 
 // Register adds every workflow and activity to r. Tests use it with the
@@ -54,14 +101,19 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 func Register(r sdkworker.Registry, d Deps) {
 	r.RegisterWorkflow(workflows.AssetUpload)
 	r.RegisterWorkflow(workflows.SweepUploads)
-	r.RegisterWorkflow(workflows.PublishRevision)
-	r.RegisterActivity(&activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)})
+	RegisterPublish(r, d)
 	r.RegisterActivity(&activities.Uploads{
 		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
 		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,
 		Memory: activities.NewMemoryBudget(d.Config.ImageMemory),
 	})
 	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
+}
+
+// RegisterPublish adds the publish workflow and its activity to r.
+func RegisterPublish(r sdkworker.Registry, d Deps) {
+	r.RegisterWorkflow(workflows.PublishRevision)
+	r.RegisterActivity(&activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)})
 }
 
 // EnsureSchedules creates the periodic sweep of unconfirmed uploads unless

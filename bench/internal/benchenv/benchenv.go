@@ -116,6 +116,7 @@ func (e *Env) Up(ctx context.Context) error {
 	st := svc.storage
 	st.UploadsBucket, st.AssetsBucket = "bench-"+suffix+"-uploads", "bench-"+suffix+"-assets"
 	cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = svc.temporal, "bench-"+suffix, st
+	cfg.PublishTaskQueue = cfg.TaskQueue + "-publish"
 	cfg.AutoMigrate = false
 	if cfg.DatabaseURL, err = e.freshDatabase(ctx, "pr_bench_"+suffix); err != nil {
 		return err
