@@ -22,6 +22,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
+	"github.com/pressroom/pressroom/workflows"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m)) }
@@ -37,11 +38,11 @@ func testPNG(t *testing.T) []byte {
 
 // processFixture puts a PNG at an upload key and returns the activities and
 // the upload naming that exact version of the object.
-func processFixture(t *testing.T) (*Uploads, Upload, []byte, config.Storage, *minio.Client) {
+func processFixture(t *testing.T) (*Uploads, workflows.Upload, []byte, config.Storage, *minio.Client) {
 	t.Helper()
 	st, mc := testsupport.NewBuckets(t)
 	file := testPNG(t)
-	u := Upload{UploadID: "9f1c0a5e-0000-4000-8000-000000000001", SiteID: "9f1c0a5e-0000-4000-8000-000000000002",
+	u := workflows.Upload{UploadID: "9f1c0a5e-0000-4000-8000-000000000001", SiteID: "9f1c0a5e-0000-4000-8000-000000000002",
 		AssetID: "9f1c0a5e-0000-4000-8000-000000000003", Key: "site/sig/photo.png", FileName: "photo.png",
 		ContentType: "image/png", FileSize: int64(len(file))}
 	info, err := mc.PutObject(context.Background(), st.UploadsBucket, u.Key, bytes.NewReader(file), int64(len(file)), minio.PutObjectOptions{ContentType: "image/png"})
@@ -85,7 +86,7 @@ func TestProcessStoresTheCheckedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p Processed
+	var p workflows.Processed
 	if err := v.Get(&p); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestReplacedFileIsRefused(t *testing.T) {
 	} {
 		err := run(activityEnv(a))
 		var app *temporal.ApplicationError
-		if !asApp(err, &app) || app.Type() != RejectedType || app.Message() != changedMessage {
+		if !asApp(err, &app) || app.Type() != workflows.RejectedType || app.Message() != changedMessage {
 			t.Errorf("%s of a replaced file = %v, want the rejection %q", name, err, changedMessage)
 		}
 	}
@@ -198,7 +199,7 @@ func TestRepeatedDecodeTimeoutsAreRejected(t *testing.T) {
 	e.SetHeartbeatDetails(ProcessProgress{Phase: phaseDecoding, DecodeTimeouts: MaxDecodeTimeouts - 1})
 	_, err := e.ExecuteActivity(a.Process, u)
 	var app *temporal.ApplicationError
-	if !asApp(err, &app) || app.Type() != RejectedType || !app.NonRetryable() ||
+	if !asApp(err, &app) || app.Type() != workflows.RejectedType || !app.NonRetryable() ||
 		!strings.HasPrefix(app.Message(), "processing the image timed out 3 times; the file may be too complex") {
 		t.Fatalf("after %d decode timeouts Process = %v, want a non-retryable rejection", MaxDecodeTimeouts, err)
 	}
@@ -230,7 +231,7 @@ func TestInspectRetriesAMissingFileThenRejects(t *testing.T) {
 	}
 	a.WaitForObject = 0
 	_, err = activityEnv(a).ExecuteActivity(a.Inspect, u)
-	if !asApp(err, &app) || app.Type() != RejectedType || !strings.Contains(app.Message(), "never arrived") {
+	if !asApp(err, &app) || app.Type() != workflows.RejectedType || !strings.Contains(app.Message(), "never arrived") {
 		t.Fatalf("Inspect after the wait = %v, want the rejection", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/workflows"
 )
 
 // Publisher is the activity of the publish-revision workflow.
@@ -20,21 +21,11 @@ type Publisher struct {
 	Engine *drafts.Engine
 }
 
-// NotCommitted is the status of a publish whose revision was never
-// committed: nothing was published and no draft was reserved.
-const NotCommitted = "not-committed"
-
-// PublishResult is what a publish produced.
-type PublishResult struct {
-	Status        string
-	VersionsCount int
-}
-
 // Publish applies a revision in one database transaction. It is safe to
 // run twice: a revision already published is reported, not applied again.
 // A revision that cannot be published (a draft gone, a rule broken) is
 // marked failed, with every draft left as it was, and rejected.
-func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishResult, error) {
+func (p *Publisher) Publish(ctx context.Context, revisionID string) (*workflows.PublishResult, error) {
 	id, err := uuid.Parse(revisionID)
 	if err != nil {
 		return nil, reject("bad revision id %q", revisionID)
@@ -50,7 +41,7 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 			return nil, err // transient: retried
 		}
 		// POST /revisions rolled back after starting this workflow.
-		return &PublishResult{Status: NotCommitted}, nil
+		return &workflows.PublishResult{Status: workflows.NotCommitted}, nil
 	}
 	var rev *drafts.Revision
 	err = p.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -78,7 +69,7 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*PublishRes
 		}
 		return nil, reject("%s", msg)
 	}
-	return &PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
+	return &workflows.PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
 }
 
 // recordHeartbeat is activity.RecordHeartbeat (a seam: tests count the calls,

@@ -18,21 +18,12 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/workflows"
 )
-
-// RejectedType is the application error type of failures retrying cannot
-// fix: the workflow marks the upload "error" with the message.
-const RejectedType = "Rejected"
-
-// reject wraps a message a person can act on as a non-retryable error.
-func reject(format string, args ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), RejectedType, nil)
-}
 
 // Uploads are the activities of the asset-upload workflow.
 type Uploads struct {
@@ -49,28 +40,8 @@ type Uploads struct {
 	Log    *slog.Logger
 }
 
-// Upload names an upload and what its client declared. It travels through
-// workflow history, so it holds keys and sizes, never file bytes.
-type Upload struct {
-	UploadID string
-	// Attempt is the upload's attempt this run processes (a failed upload
-	// posted again is the same upload, one attempt later).
-	Attempt     int
-	SiteID      string
-	AssetID     string
-	Key         string
-	FileName    string
-	ContentType string
-	FileSize    int64
-	// ETag is the version of the object the upload notice named (the API
-	// reads it when it takes the notice). Every read of the file is
-	// conditional on it, so bytes written to the key later never reach an
-	// asset. Empty in runs started before the API recorded it.
-	ETag string
-}
-
 // matching returns read options that only match the noticed version.
-func (u Upload) matching() minio.GetObjectOptions {
+func matching(u workflows.Upload) minio.GetObjectOptions {
 	o := minio.GetObjectOptions{}
 	if u.ETag != "" {
 		_ = o.SetMatchETag(u.ETag) // never fails for a non-empty tag
@@ -92,16 +63,13 @@ func storageRejection(err error) error {
 	return nil
 }
 
-// ClaimWait bounds how long Claim waits for the upload notice to commit.
-const ClaimWait = 30 * time.Second
-
 // Claim waits until the upload notice that started this run is committed:
 // the API starts the workflow inside the transaction that records the
 // notice (so a notice never exists without its workflow), so a worker can
 // get here first. It returns false when the notice never commits (the API
 // rolled back): there is nothing to process.
-func (a *Uploads) Claim(ctx context.Context, u Upload) (bool, error) {
-	deadline := time.Now().Add(ClaimWait)
+func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
+	deadline := time.Now().Add(workflows.ClaimWait)
 	for {
 		var up models.AssetUpload
 		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
@@ -130,12 +98,12 @@ func (a *Uploads) Claim(ctx context.Context, u Upload) (bool, error) {
 // attempt (retried with backoff by the workflow's retry policy, holding no
 // worker slot in between) until WaitForObject after the first attempt; then
 // the upload is rejected.
-func (a *Uploads) Inspect(ctx context.Context, u Upload) error {
+func (a *Uploads) Inspect(ctx context.Context, u workflows.Upload) error {
 	kind, ok := a.AssetTypes.Lookup(u.ContentType)
 	if !ok {
 		return reject("%s files are not accepted", u.ContentType)
 	}
-	info, err := a.Storage.StatObject(ctx, a.Buckets.UploadsBucket, u.Key, u.matching())
+	info, err := a.Storage.StatObject(ctx, a.Buckets.UploadsBucket, u.Key, matching(u))
 	switch {
 	case err != nil && minio.ToErrorResponse(err).Code == "PreconditionFailed":
 		return reject(changedMessage)
@@ -150,7 +118,7 @@ func (a *Uploads) Inspect(ctx context.Context, u Upload) error {
 	if info.Size != u.FileSize {
 		return reject("the file is %d bytes, but file-size says %d", info.Size, u.FileSize)
 	}
-	o := u.matching()
+	o := matching(u)
 	_ = o.SetRange(0, 15) // valid by construction
 	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, o)
 	if err != nil {
@@ -172,22 +140,11 @@ func (a *Uploads) Inspect(ctx context.Context, u Upload) error {
 	return reject("the file is not a %s image", strings.ToUpper(kind.Format))
 }
 
-// Processed is what Process made: dimensions, properties and the stored
-// objects' keys (no pixels).
-type Processed struct {
-	Width, Height int
-	Properties    models.ImageProperties
-	Fingerprint   string
-	OriginalKey   string
-	OriginalSize  int64
-	Variants      map[string]models.ImageVariant
-}
-
 // Process downloads the file to a temporary file, checks its header against
 // the pixel limit before decoding anything, makes the variants, and writes
 // the original and the variants under <site>/<asset>/ in the assets bucket.
 // Running it twice overwrites the same keys.
-func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
+func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.Processed, error) {
 	kind, ok := a.AssetTypes.Lookup(u.ContentType)
 	if !ok {
 		return nil, reject("%s files are not accepted", u.ContentType)
@@ -206,7 +163,7 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	// Only the version the notice named is read; the bytes checked below
 	// are the bytes stored as the original (from this temporary file, not
 	// copied from the still-writable upload key).
-	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, u.matching())
+	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, matching(u))
 	if err != nil {
 		return nil, fmt.Errorf("download the upload: %w", err)
 	}
@@ -254,7 +211,7 @@ func (a *Uploads) Process(ctx context.Context, u Upload) (*Processed, error) {
 	}
 
 	prefix := u.SiteID + "/" + u.AssetID + "/"
-	out := &Processed{
+	out := &workflows.Processed{
 		Width: res.Width, Height: res.Height, Fingerprint: hex.EncodeToString(hash.Sum(nil)),
 		Properties:  models.ImageProperties{Format: res.Format, Orientation: res.Orientation, HasAlpha: res.HasAlpha, ColourSpace: res.ColourSpace},
 		OriginalKey: prefix + "original." + kind.Extensions[0], OriginalSize: n,
@@ -345,7 +302,7 @@ func asRejection(err error) error {
 // Record writes the asset and its image and marks the upload finished, in
 // one transaction. Run twice, the second run finds the upload finished and
 // does nothing.
-func (a *Uploads) Record(ctx context.Context, u Upload, p *Processed) error {
+func (a *Uploads) Record(ctx context.Context, u workflows.Upload, p *workflows.Processed) error {
 	uploadID, assetID, siteID := uuid.MustParse(u.UploadID), uuid.MustParse(u.AssetID), uuid.MustParse(u.SiteID)
 	kind, _ := a.AssetTypes.Lookup(u.ContentType)
 	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -366,7 +323,7 @@ func (a *Uploads) Record(ctx context.Context, u Upload, p *Processed) error {
 		if _, err := tx.NewInsert().Model(asset).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 			return fmt.Errorf("record asset: %w", err)
 		}
-		img := &models.AssetImage{ID: ImageID(assetID), SiteID: siteID, AssetID: assetID, StorageKey: p.OriginalKey,
+		img := &models.AssetImage{ID: models.ImageID(assetID), SiteID: siteID, AssetID: assetID, StorageKey: p.OriginalKey,
 			FileName: path.Base(u.FileName), ContentType: kind.ContentTypes[0], FileSize: p.OriginalSize,
 			Width: p.Width, Height: p.Height, ImageProperties: p.Properties, Fingerprint: p.Fingerprint, Variants: p.Variants,
 			CreatedAt: now, UpdatedAt: now}
@@ -384,19 +341,8 @@ func (a *Uploads) Record(ctx context.Context, u Upload, p *Processed) error {
 	})
 }
 
-// ImageID is the asset image's id, derived from the asset's so that a
-// retried Record cannot make a second one.
-func ImageID(assetID uuid.UUID) uuid.UUID {
-	return uuid.NewSHA1(assetID, []byte("asset-image"))
-}
-
-// AssetID is the asset's id, derived from the upload's for the same reason.
-func AssetID(uploadID uuid.UUID) uuid.UUID {
-	return uuid.NewSHA1(uploadID, []byte("asset"))
-}
-
 // DeleteTemporary removes the uploaded object once it is recorded.
-func (a *Uploads) DeleteTemporary(ctx context.Context, u Upload) error {
+func (a *Uploads) DeleteTemporary(ctx context.Context, u workflows.Upload) error {
 	err := a.Storage.RemoveObject(ctx, a.Buckets.UploadsBucket, u.Key, minio.RemoveObjectOptions{})
 	if err != nil && minio.ToErrorResponse(err).Code != "NoSuchKey" {
 		return fmt.Errorf("delete the temporary upload: %w", err)
@@ -406,7 +352,7 @@ func (a *Uploads) DeleteTemporary(ctx context.Context, u Upload) error {
 
 // Fail marks the upload "error" with a message and removes any objects a
 // partial run stored for it.
-func (a *Uploads) Fail(ctx context.Context, u Upload, message string) error {
+func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) error {
 	prefix := u.SiteID + "/" + u.AssetID + "/"
 	for obj := range a.Storage.ListObjects(ctx, a.Buckets.AssetsBucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if obj.Err != nil {

@@ -5,7 +5,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/pressroom/pressroom/activities"
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
@@ -56,7 +55,7 @@ func (h assetsHandler) objectURL(key string) string {
 
 func (h assetsHandler) assetResource(a *models.Asset) *jsonapi.Resource {
 	p := "/assets/" + a.ID.String()
-	img := activities.ImageID(a.ID).String()
+	img := models.ImageID(a.ID).String()
 	return &jsonapi.Resource{Type: "assets", ID: a.ID.String(), Links: h.links.self(p),
 		Attributes: assetAttributes{Title: a.Title, ContentType: a.ContentType, AssetType: a.AssetType, SubType: a.SubType,
 			ThemePath: a.ThemePath, CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt)},

@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/pressroom/pressroom/activities"
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
@@ -287,7 +286,7 @@ func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UU
 }
 
 func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload, etag string) error {
-	in := activities.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: activities.AssetID(up.ID).String(),
+	in := workflows.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: models.AssetID(up.ID).String(),
 		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize, ETag: etag}
 	_, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: workflows.AssetUploadID(in.UploadID), TaskQueue: h.cfg.TaskQueue,

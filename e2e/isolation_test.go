@@ -19,7 +19,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	"go.temporal.io/sdk/client"
 
-	"github.com/pressroom/pressroom/activities"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
@@ -277,8 +276,8 @@ func TestCrashBeforeTheRevisionCommits(t *testing.T) {
 	mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var res activities.PublishResult
-	if err := s.Temporal.GetWorkflow(ctx, workflows.PublishRevisionID(id), "").Get(ctx, &res); err != nil || res.Status != activities.NotCommitted {
+	var res workflows.PublishResult
+	if err := s.Temporal.GetWorkflow(ctx, workflows.PublishRevisionID(id), "").Get(ctx, &res); err != nil || res.Status != workflows.NotCommitted {
 		t.Fatalf("workflow of the rolled-back revision = %+v, %v", res, err)
 	}
 	if st := e.status("/revisions/" + id); st != 404 {
@@ -319,7 +318,7 @@ func TestPublishWorkflowsOnBothQueues(t *testing.T) {
 	}
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var res activities.PublishResult
+	var res workflows.PublishResult
 	if err := run.Get(wait, &res); err != nil || res.Status != drafts.Published {
 		t.Fatalf("publish on the ingestion queue = %+v, %v", res, err)
 	}

@@ -103,3 +103,15 @@ type AssetImage struct {
 	CreatedAt       time.Time               `bun:"created_at,notnull"`
 	UpdatedAt       time.Time               `bun:"updated_at,notnull"`
 }
+
+// AssetID is the id of the asset an upload makes, derived from the upload's
+// so that a retried ingestion cannot make a second one.
+func AssetID(uploadID uuid.UUID) uuid.UUID {
+	return uuid.NewSHA1(uploadID, []byte("asset"))
+}
+
+// ImageID is the asset image's id, derived from the asset's for the same
+// reason.
+func ImageID(assetID uuid.UUID) uuid.UUID {
+	return uuid.NewSHA1(assetID, []byte("asset-image"))
+}

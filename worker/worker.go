@@ -96,12 +96,11 @@ func (w *Worker) Run(interrupt <-chan any) error {
 	return nil
 }
 
-// Register adds every workflow and activity to r. Tests use it with the
-// SDK's test environment so they exercise exactly what production registers.
+// Register adds every workflow and activity to r: the ingestion queue's
+// worker runs them all.
 func Register(r sdkworker.Registry, d Deps) {
-	r.RegisterWorkflow(workflows.AssetUpload)
-	r.RegisterWorkflow(workflows.SweepUploads)
-	RegisterPublish(r, d)
+	RegisterWorkflows(r)
+	r.RegisterActivity(publisher(d))
 	r.RegisterActivity(&activities.Uploads{
 		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
 		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,
@@ -110,10 +109,23 @@ func Register(r sdkworker.Registry, d Deps) {
 	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
 }
 
+// RegisterWorkflows adds every workflow to r. The replay test registers
+// its replayer with it, so it replays exactly what workers run.
+func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
+	r.RegisterWorkflow(workflows.AssetUpload)
+	r.RegisterWorkflow(workflows.SweepUploads)
+	r.RegisterWorkflow(workflows.PublishRevision)
+}
+
 // RegisterPublish adds the publish workflow and its activity to r.
 func RegisterPublish(r sdkworker.Registry, d Deps) {
 	r.RegisterWorkflow(workflows.PublishRevision)
-	r.RegisterActivity(&activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)})
+	r.RegisterActivity(publisher(d))
+}
+
+// publisher is the publish activity, registered on both queues.
+func publisher(d Deps) *activities.Publisher {
+	return &activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)}
 }
 
 // EnsureSchedules creates the periodic sweep of unconfirmed uploads unless

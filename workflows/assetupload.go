@@ -7,29 +7,43 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/pressroom/pressroom/activities"
-)
-
-// Search attributes operators filter Pressroom's workflows by.
-var (
-	SiteIDAttribute     = temporal.NewSearchAttributeKeyKeyword("PressroomSiteId")
-	UploadIDAttribute   = temporal.NewSearchAttributeKeyKeyword("PressroomUploadId")
-	RevisionIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomRevisionId")
+	"github.com/pressroom/pressroom/models"
 )
 
 // AssetUploadID is the workflow id of an upload's ingestion: the upload id
 // makes starting it twice impossible.
 func AssetUploadID(uploadID string) string { return "asset-upload-" + uploadID }
 
-// retryForever retries transient failures (storage or database down) with
-// backoff for as long as it takes: the upload stays "processing" and the
-// pending activity, with its last error, is visible in the Temporal UI.
-// Rejections are not retried.
-var retryForever = &temporal.RetryPolicy{
-	InitialInterval:        time.Second,
-	BackoffCoefficient:     2,
-	MaximumInterval:        30 * time.Second,
-	NonRetryableErrorTypes: []string{activities.RejectedType},
+// Upload names an upload and what its client declared: the input of
+// AssetUpload and of its activities. It travels through workflow history,
+// so it holds keys and sizes, never file bytes.
+type Upload struct {
+	UploadID string
+	// Attempt is the upload's attempt this run processes (a failed upload
+	// posted again is the same upload, one attempt later).
+	Attempt     int
+	SiteID      string
+	AssetID     string
+	Key         string
+	FileName    string
+	ContentType string
+	FileSize    int64
+	// ETag is the version of the object the upload notice named (the API
+	// reads it when it takes the notice). Every read of the file is
+	// conditional on it, so bytes written to the key later never reach an
+	// asset. Empty in runs started before the API recorded it.
+	ETag string
+}
+
+// Processed is what the Process activity made: dimensions, properties and
+// the stored objects' keys (no pixels).
+type Processed struct {
+	Width, Height int
+	Properties    models.ImageProperties
+	Fingerprint   string
+	OriginalKey   string
+	OriginalSize  int64
+	Variants      map[string]models.ImageVariant
 }
 
 // AssetUpload ingests one uploaded file: inspect it, process it into the
@@ -37,8 +51,7 @@ var retryForever = &temporal.RetryPolicy{
 // temporary object. A rejection marks the upload "error" with its message,
 // removes partial objects, and fails the workflow (so the same upload may be
 // retried under the same workflow id).
-func AssetUpload(ctx workflow.Context, u activities.Upload) error {
-	var a *activities.Uploads
+func AssetUpload(ctx workflow.Context, u Upload) error {
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
 	})
@@ -53,60 +66,45 @@ func AssetUpload(ctx workflow.Context, u activities.Upload) error {
 	// Runs recorded before the claim step replay without it.
 	if workflow.GetVersion(ctx, "claim-upload-notice", workflow.DefaultVersion, 1) == 1 {
 		claim := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: activities.ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
+			StartToCloseTimeout: ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
 		})
 		var claimed bool
-		if err := workflow.ExecuteActivity(claim, a.Claim, u).Get(ctx, &claimed); err != nil {
+		if err := workflow.ExecuteActivity(claim, claimActivity, u).Get(ctx, &claimed); err != nil {
 			return err
 		}
 		if !claimed {
 			return nil // the notice never committed, or a later attempt took over
 		}
 	}
-	err := workflow.ExecuteActivity(inspect, a.Inspect, u).Get(ctx, nil)
-	var processed *activities.Processed
+	err := workflow.ExecuteActivity(inspect, inspectActivity, u).Get(ctx, nil)
+	var processed *Processed
 	if err == nil {
-		err = workflow.ExecuteActivity(process, a.Process, u).Get(ctx, &processed)
+		err = workflow.ExecuteActivity(process, processActivity, u).Get(ctx, &processed)
 	}
 	if err == nil {
-		err = workflow.ExecuteActivity(short, a.Record, u, processed).Get(ctx, nil)
+		err = workflow.ExecuteActivity(short, recordActivity, u, processed).Get(ctx, nil)
 	}
 	if msg, rejected := rejection(err); rejected {
 		// Recording the failure must happen even if the workflow is being
 		// cancelled, hence the disconnected context.
 		cleanup, cancel := workflow.NewDisconnectedContext(short)
 		defer cancel()
-		if ferr := workflow.ExecuteActivity(cleanup, a.Fail, u, msg).Get(cleanup, nil); ferr != nil {
+		if ferr := workflow.ExecuteActivity(cleanup, failActivity, u, msg).Get(cleanup, nil); ferr != nil {
 			return ferr
 		}
-		return temporal.NewNonRetryableApplicationError(msg, activities.RejectedType, nil)
+		return temporal.NewNonRetryableApplicationError(msg, RejectedType, nil)
 	}
 	if err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(short, a.DeleteTemporary, u).Get(ctx, nil)
+	return workflow.ExecuteActivity(short, deleteTemporaryActivity, u).Get(ctx, nil)
 }
 
 // rejection extracts the person-readable message of a rejected activity.
 func rejection(err error) (string, bool) {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == activities.RejectedType {
+	if errors.As(err, &app) && app.Type() == RejectedType {
 		return app.Message(), true
 	}
 	return "", false
-}
-
-// SweepScheduleID names the schedule that runs SweepUploads.
-const SweepScheduleID = "pressroom-sweep-uploads"
-
-// SweepUploads removes signatures never confirmed, and their objects.
-func SweepUploads(ctx workflow.Context) (int, error) {
-	var s *activities.Sweeper
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumAttempts: 5},
-	})
-	var n int
-	err := workflow.ExecuteActivity(ctx, s.SweepUnconfirmed).Get(ctx, &n)
-	return n, err
 }

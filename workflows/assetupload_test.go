@@ -13,17 +13,17 @@ import (
 	"github.com/pressroom/pressroom/workflows"
 )
 
-var upload = activities.Upload{
+var upload = workflows.Upload{
 	UploadID: "9f1c0a5e-0000-4000-8000-000000000001", SiteID: "9f1c0a5e-0000-4000-8000-000000000002",
 	AssetID: "9f1c0a5e-0000-4000-8000-000000000003", Key: "site/sig/photo.png", FileName: "photo.png",
 	ContentType: "image/png", FileSize: 1234,
 }
 
-var processed = &activities.Processed{Width: 10, Height: 8, Fingerprint: "ab", OriginalKey: "k", OriginalSize: 1234,
+var processed = &workflows.Processed{Width: 10, Height: 8, Fingerprint: "ab", OriginalKey: "k", OriginalSize: 1234,
 	Properties: models.ImageProperties{Format: "png"}, Variants: map[string]models.ImageVariant{}}
 
 func rejected(msg string) error {
-	return temporal.NewNonRetryableApplicationError(msg, activities.RejectedType, nil)
+	return temporal.NewNonRetryableApplicationError(msg, workflows.RejectedType, nil)
 }
 
 // env is a test environment with every activity mocked; a is the receiver
@@ -99,7 +99,7 @@ func TestAssetUploadRejections(t *testing.T) {
 			e.ExecuteWorkflow(workflows.AssetUpload, upload)
 			err := e.GetWorkflowError()
 			var app *temporal.ApplicationError
-			if !errors.As(err, &app) || app.Type() != activities.RejectedType || app.Message() != msg {
+			if !errors.As(err, &app) || app.Type() != workflows.RejectedType || app.Message() != msg {
 				t.Fatalf("workflow error = %v, want the rejection %q", err, msg)
 			}
 			e.AssertExpectations(t)

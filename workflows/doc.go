@@ -2,8 +2,10 @@
 //
 // Workflow code is deterministic: no I/O, no clock, no randomness, no
 // goroutines except through the SDK (workflow.Now, workflow.Go, ...). Every
-// side effect is an activity in package activities. File bytes never pass
-// through workflow history: workflows pass storage keys, not blobs.
+// side effect is an activity in package activities, called by its name
+// (activities.go): activities import this package's inputs and results, never
+// the reverse. File bytes never pass through workflow history: workflows
+// pass storage keys, not blobs.
 //
 // Workflow ids are idempotency keys: asset-upload-<upload id>,
 // publish-revision-<revision id>.

@@ -30,13 +30,13 @@ func publishEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.P
 
 func TestPublishRevisionSucceeds(t *testing.T) {
 	e, p := publishEnv(t)
-	want := &activities.PublishResult{Status: "published", VersionsCount: 3}
+	want := &workflows.PublishResult{Status: "published", VersionsCount: 3}
 	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(want, nil).Once()
 	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
 	}
-	var got *activities.PublishResult
+	var got *workflows.PublishResult
 	if err := e.GetWorkflowResult(&got); err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +52,14 @@ func TestPublishRevisionRejected(t *testing.T) {
 	e, p := publishEnv(t)
 	msg := "2 of the listed drafts no longer exist (reverted or published meanwhile)"
 	e.OnActivity(p.Publish, mock.Anything, revisionID).
-		Return(nil, temporal.NewNonRetryableApplicationError(msg, activities.RejectedType, nil)).Once()
+		Return(nil, temporal.NewNonRetryableApplicationError(msg, workflows.RejectedType, nil)).Once()
 	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if !e.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
 	err := e.GetWorkflowError()
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.RejectedType || app.Message() != msg {
+	if !errors.As(err, &app) || app.Type() != workflows.RejectedType || app.Message() != msg {
 		t.Fatalf("workflow error = %v, want the rejection %q", err, msg)
 	}
 	e.AssertExpectations(t) // Once: a rejection is not retried
@@ -76,19 +76,19 @@ func TestPublishRevisionRetriesTransientFailures(t *testing.T) {
 		attempts = append(attempts, info.Attempt)
 		startToClose, heartbeat = info.Deadline.Sub(info.StartedTime), info.HeartbeatTimeout
 	}
-	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*activities.PublishResult, error) {
+	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*workflows.PublishResult, error) {
 		record(ctx)
 		return nil, errors.New("publish revision: dial tcp 127.0.0.1:5432: connect: connection refused")
 	}).Times(4)
-	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*activities.PublishResult, error) {
+	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*workflows.PublishResult, error) {
 		record(ctx)
-		return &activities.PublishResult{Status: "published", VersionsCount: 1}, nil
+		return &workflows.PublishResult{Status: "published", VersionsCount: 1}, nil
 	}).Once()
 	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatalf("transient failures were not retried: %v", err)
 	}
-	var got *activities.PublishResult
+	var got *workflows.PublishResult
 	if err := e.GetWorkflowResult(&got); err != nil || got.Status != "published" {
 		t.Fatalf("result = %+v, %v", got, err)
 	}
@@ -107,7 +107,7 @@ func TestPublishRevisionRejectedAfterRetries(t *testing.T) {
 	msg := "the revision breaks a rule of the content: duplicate key"
 	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(nil, errors.New("deadlock detected")).Twice()
 	e.OnActivity(p.Publish, mock.Anything, revisionID).
-		Return(nil, temporal.NewNonRetryableApplicationError(msg, activities.RejectedType, nil)).Once()
+		Return(nil, temporal.NewNonRetryableApplicationError(msg, workflows.RejectedType, nil)).Once()
 	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	var app *temporal.ApplicationError
 	if err := e.GetWorkflowError(); !errors.As(err, &app) || app.Message() != msg {

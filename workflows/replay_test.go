@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
-	"github.com/pressroom/pressroom/workflows"
+	pressroomworker "github.com/pressroom/pressroom/worker"
 )
 
 // TestReplayRecordedHistories replays histories of real runs (recorded by
@@ -21,9 +21,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflow(workflows.AssetUpload)
-			r.RegisterWorkflow(workflows.SweepUploads)
-			r.RegisterWorkflow(workflows.PublishRevision)
+			pressroomworker.RegisterWorkflows(r)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
