@@ -31,7 +31,10 @@ type contentHandler struct {
 	links  links
 	// Per-kind rules: defaults for a create, and checks of a drafted state.
 	defaults map[string]any
-	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
+	// validate runs inside the write's transaction and queries through db (that
+	// transaction), never the pool: a transaction waiting on a second
+	// connection can starve the pool for good.
+	validate func(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
 	// loads batches the reads of GET /<kind>/:id: concurrent requests for
@@ -376,7 +379,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	}
 	var v *drafts.View
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := h.validate(ctx, h, pr.SiteID, nil, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, nil, state); err != nil {
 			return err
 		}
 		values := drafts.Change{}
@@ -415,7 +418,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		for k, val := range change {
 			state[k] = val
 		}
-		if err := h.validate(ctx, h, pr.SiteID, &id, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, &id, state); err != nil {
 			return nil, err
 		}
 		return h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, expect)
@@ -564,7 +567,7 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	return nil
 }
 
-func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
+func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
 	pt := str(s["page_type"])
 	if !pageTypes[pt] {
 		return attrErr("invalid_page_type", "page-type", "page-type must be one of home, page, not_found, error, search.")
@@ -587,7 +590,7 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 		}
 	}
 	if pt != "page" {
-		q := h.db.NewSelect().TableExpr("pages AS p").Where("p.site_id = ? AND p.page_type = ?", siteID, pt).
+		q := db.NewSelect().TableExpr("pages AS p").Where("p.site_id = ? AND p.page_type = ?", siteID, pt).
 			Where("NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = p.id AND d.event = 'delete')")
 		if id != nil {
 			q = q.Where("p.id <> ?", *id)
@@ -600,13 +603,13 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 			return attrErr("page_type_taken", "page-type", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
 		}
 	}
-	if err := checkRef(ctx, h.db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
+	if err := checkRef(ctx, db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
 		return err
 	}
 	if p := s["parent_id"]; p != nil && id != nil {
 		// The parent must not be the page itself or a descendant, following
 		// drafted parents (a loop could be drafted one edit at a time).
-		loop, err := h.engine.IsAncestor(ctx, h.db, siteID, *id, uuid.MustParse(str(p)))
+		loop, err := h.engine.IsAncestor(ctx, db, siteID, *id, uuid.MustParse(str(p)))
 		if err != nil {
 			return err
 		}
@@ -614,20 +617,20 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 			return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
 		}
 	}
-	return checkRef(ctx, h.db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+	return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
 }
 
-func validateContent(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateContent(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
 	if err := textLen(s, "title", "title", 1, 200); err != nil {
 		return err
 	}
-	return checkRef(ctx, h.db, siteID, s["page_id"], "pages", "page", "page", true)
+	return checkRef(ctx, db, siteID, s["page_id"], "pages", "page", "page", true)
 }
 
 // maxBody bounds a block body (it is also bounded by the request body limit).
 const maxBody = 256 << 10
 
-func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateBlock(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
 	if !varNamePattern.MatchString(str(s["var_name"])) {
 		return attrErr("invalid_var_name", "var-name", "var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).")
 	}
@@ -637,10 +640,10 @@ func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *u
 	if len(str(s["body"])) > maxBody {
 		return attrErr("invalid_body", "body", fmt.Sprintf("body must be at most %d bytes.", maxBody))
 	}
-	if err := checkRef(ctx, h.db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
+	if err := checkRef(ctx, db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
 		return err
 	}
-	return checkRef(ctx, h.db, siteID, s["asset_id"], "assets", "asset", "asset", false)
+	return checkRef(ctx, db, siteID, s["asset_id"], "assets", "asset", "asset", false)
 }
 
 // respondIncluded writes doc, making sure included is present (possibly

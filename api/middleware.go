@@ -1,6 +1,9 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"time"
@@ -25,6 +28,31 @@ func withRequestID(c *fiber.Ctx) error {
 	c.Locals(requestIDHeader, id)
 	c.Set(requestIDHeader, id)
 	return c.Next()
+}
+
+// errRequestTimeout marks an error a handler returned after its request's
+// deadline passed: whatever it says, the cause is the deadline (a query or
+// a wait for a pool connection cut short), and the answer is 503.
+var errRequestTimeout = errors.New("request deadline exceeded")
+
+// withDeadline gives every request a deadline: the handler's context is
+// cancelled at it, which ends any wait for a database connection or a query
+// in flight, so no client waits forever on an exhausted pool. A zero d (a
+// Config not built by config.FromEnv) means the default of 30s.
+func withDeadline(d time.Duration) fiber.Handler {
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		err := c.Next()
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %w", errRequestTimeout, err)
+		}
+		return err
+	}
 }
 
 func requestID(c *fiber.Ctx) string {
