@@ -590,8 +590,20 @@ func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid
 		}
 	}
 	if pt != "page" {
-		q := db.NewSelect().TableExpr("pages AS p").Where("p.site_id = ? AND p.page_type = ?", siteID, pt).
-			Where("NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = p.id AND d.event = 'delete')")
+		// One page per site of each special type, as drafted: a page counts
+		// by its drafted type (a create draft's row is in pages already; an
+		// update draft may change the type), and one drafted for deletion
+		// does not count. Two writers could both find the type free, so the
+		// check runs under a per-site lock held to the end of the write's
+		// transaction (db is that transaction).
+		if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
+			return fmt.Errorf("lock special page types: %w", err)
+		}
+		q := db.NewSelect().TableExpr("pages AS p").
+			Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
+			Where("p.site_id = ?", siteID).
+			Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
+			Where("d.event IS DISTINCT FROM 'delete'")
 		if id != nil {
 			q = q.Where("p.id <> ?", *id)
 		}

@@ -65,7 +65,7 @@ func TestConcurrentWritesOnASmallPoolNeverHang(t *testing.T) {
 		id, _ := e.page(fmt.Sprintf("Edited %d", i), fmt.Sprintf("edited-%d", i), parents[i%len(parents)])
 		edited = append(edited, id)
 	}
-	for i := range 40 {
+	for i := range 67 { // one per DELETE: a never-published page goes at once, a second DELETE is 404
 		id, _ := e.page(fmt.Sprintf("Doomed %d", i), fmt.Sprintf("doomed-%d", i), parents[i%len(parents)])
 		doomed = append(doomed, id)
 	}
@@ -128,8 +128,8 @@ func TestConcurrentWritesOnASmallPoolNeverHang(t *testing.T) {
 		t.Errorf("only %d of %d writes were done (%d answered 503): the pool is starved", done, n, busy)
 	}
 	// The API answers normally right after.
-	if d := s.callWith(t, e.token, http.MethodGet, "/pages/"+edited[0], nil); d.Status != 200 {
-		t.Errorf("GET /pages/:id after the burst = %d %s", d.Status, d.Raw)
+	if d := s.callWith(t, e.token, http.MethodGet, "/pages", nil); d.Status != 200 {
+		t.Errorf("GET /pages after the burst = %d %s", d.Status, d.Raw)
 	}
 	resp, err := s.http.Get(s.URL + "/readyz")
 	if err != nil {
@@ -144,9 +144,8 @@ func TestConcurrentWritesOnASmallPoolNeverHang(t *testing.T) {
 // A request that cannot get a database connection before its deadline is
 // answered 503 with Retry-After and the code "unavailable", not left waiting.
 func TestRequestDeadlineOnAnExhaustedPoolIs503(t *testing.T) {
-	s := start(t, func(c *config.Config) { c.RequestTimeout = time.Second })
+	s := start(t, func(c *config.Config) { c.RequestTimeout = 3 * time.Second })
 	e := s.editor(t, "editor@demo.test")
-	id, _ := e.page("About", "about", "")
 	models.SizePool(s.DB.DB, 2)
 	t.Cleanup(func() { models.SizePool(s.DB.DB, models.DefaultMaxConns) })
 	// Hold every connection of the pool.
@@ -160,7 +159,7 @@ func TestRequestDeadlineOnAnExhaustedPoolIs503(t *testing.T) {
 		held = append(held, conn)
 	}
 	began := time.Now()
-	status, header, raw, err := s.rawCall(ctx, &http.Client{Timeout: 20 * time.Second}, e.token, http.MethodGet, "/pages/"+id, nil)
+	status, header, raw, err := s.rawCall(ctx, &http.Client{Timeout: 20 * time.Second}, e.token, http.MethodGet, "/pages", nil)
 	took := time.Since(began)
 	for _, c := range held {
 		_ = c.Close()
@@ -171,10 +170,10 @@ func TestRequestDeadlineOnAnExhaustedPoolIs503(t *testing.T) {
 	if status != 503 || header.Get("Retry-After") == "" || !contains(string(raw), `"unavailable"`) {
 		t.Fatalf("GET with the pool exhausted = %d Retry-After=%q %s", status, header.Get("Retry-After"), raw)
 	}
-	if took > 5*time.Second {
-		t.Errorf("answered after %s, want about the 1s deadline", took)
+	if took > 10*time.Second {
+		t.Errorf("answered after %s, want about the 3s deadline", took)
 	}
-	if d := s.callWith(t, e.token, http.MethodGet, "/pages/"+id, nil); d.Status != 200 {
+	if d := s.callWith(t, e.token, http.MethodGet, "/pages", nil); d.Status != 200 {
 		t.Errorf("GET once connections are free = %d %s", d.Status, d.Raw)
 	}
 }
