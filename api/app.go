@@ -62,6 +62,7 @@ func New(d Deps) (*fiber.App, error) {
 		},
 	}))
 	app.Use(withDeadline(d.Config.RequestTimeout))
+	app.Use(rejectNUL)
 	app.Use(negotiate)
 
 	app.Get("/healthz", healthz)

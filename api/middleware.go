@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
 )
 
 const requestIDHeader = "X-Request-Id"
@@ -53,6 +56,23 @@ func withDeadline(d time.Duration) fiber.Handler {
 		}
 		return err
 	}
+}
+
+// rejectNUL refuses a request with U+0000 in a header value (400 naming
+// the header): headers such as Idempotency-Key reach PostgreSQL, whose text
+// cannot hold it. Query parameters and documents are checked where they are
+// parsed (parseQuery, jsonapi.Decode); path ids are parsed as UUIDs.
+func rejectNUL(c *fiber.Ctx) error {
+	var bad string
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		if bad == "" && bytes.IndexByte(v, 0) >= 0 {
+			bad = string(k)
+		}
+	})
+	if bad != "" {
+		return jsonapi.BadRequest("invalid_character", "Header values must not contain the NUL character (U+0000).").AtHeader(bad)
+	}
+	return c.Next()
 }
 
 func requestID(c *fiber.Ctx) string {

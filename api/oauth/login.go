@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -79,6 +80,11 @@ func (p *Provider) loginForm(c *fiber.Ctx) error {
 // code: by redirect to the client, or shown on a page for the out-of-band URI.
 func (p *Provider) login(c *fiber.Ctx) error {
 	id := c.FormValue("id")
+	for _, v := range []string{id, c.FormValue("username"), c.FormValue("password")} {
+		if strings.ContainsRune(v, 0) { // PostgreSQL text cannot hold it
+			return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: "The form must not contain the NUL character."})
+		}
+	}
 	req, cl, err := p.pendingRequest(c, id)
 	if err != nil {
 		return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: err.Error()})

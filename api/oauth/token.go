@@ -123,6 +123,9 @@ func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error
 		if len(values) > 1 { // RFC 6749 §3.2: parameters must not repeat
 			return nil, invalidRequest("the parameter " + name + " is repeated")
 		}
+		if strings.ContainsRune(name, 0) || strings.ContainsRune(values[0], 0) {
+			return nil, invalidRequest("parameters must not contain the NUL character")
+		}
 	}
 	creds, err := clientCredentials(c.Get(fiber.HeaderAuthorization), form)
 	if err != nil {
