@@ -316,6 +316,14 @@ func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Ro
 	if !ok {
 		return nil, nil, ErrNotFound
 	}
+	if ds[id] == nil {
+		// A writer that held the row lock before us may have drafted the
+		// item meanwhile; read again now that we hold it (a new statement
+		// sees what committed), or we would insert a second draft.
+		if ds, err = draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true); err != nil {
+			return nil, nil, err
+		}
+	}
 	d := ds[id]
 	if d != nil && d.RevisionID != nil {
 		return nil, nil, ErrInFlight
