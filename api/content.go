@@ -500,6 +500,8 @@ func (h contentHandler) mapError(err error) error {
 		return stale(0)
 	case errors.Is(err, drafts.ErrTooLarge):
 		return jsonapi.Unprocessable("too_large", "The change touches more records than one request may.")
+	case errors.Is(err, drafts.ErrRetry):
+		return jsonapi.Conflict("edited_concurrently", "Other writes to this record kept landing first; try again.")
 	}
 	return err
 }
@@ -679,13 +681,17 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 }
 
 // runTx runs fn in a transaction, retrying (a bounded number of times) when
-// Postgres aborts it for a deadlock or a serialization failure: two writers
+// Postgres aborts it for a deadlock or a serialization failure, or the
+// engine finds the item drafted under it (drafts.ErrRetry): two writers
 // racing for the same records, one of which can simply go again.
 func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		err = db.RunInTx(ctx, nil, fn)
 		var pg *pgconn.PgError
+		if errors.Is(err, drafts.ErrRetry) {
+			continue
+		}
 		if !errors.As(err, &pg) || (pg.Code != "40P01" && pg.Code != "40001") {
 			return err
 		}
