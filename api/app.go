@@ -61,6 +61,8 @@ func New(d Deps) (*fiber.App, error) {
 			d.Log.Error("panic in handler", "request_id", requestID(c), "path", c.Path(), "panic", fmt.Sprint(e))
 		},
 	}))
+	app.Use(withDeadline(d.Config.RequestTimeout))
+	app.Use(rejectNUL)
 	app.Use(negotiate)
 
 	app.Get("/healthz", healthz)

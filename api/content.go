@@ -31,7 +31,10 @@ type contentHandler struct {
 	links  links
 	// Per-kind rules: defaults for a create, and checks of a drafted state.
 	defaults map[string]any
-	validate func(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
+	// validate runs inside the write's transaction and queries through db (that
+	// transaction), never the pool: a transaction waiting on a second
+	// connection can starve the pool for good.
+	validate func(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
 	// related are the read-only to-many relationships other records make
@@ -393,7 +396,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	}
 	var v *drafts.View
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := h.validate(ctx, h, pr.SiteID, nil, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, nil, state); err != nil {
 			return err
 		}
 		values := drafts.Change{}
@@ -432,7 +435,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		for k, val := range change {
 			state[k] = val
 		}
-		if err := h.validate(ctx, h, pr.SiteID, &id, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, &id, state); err != nil {
 			return nil, err
 		}
 		return h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, expect)
@@ -514,6 +517,8 @@ func (h contentHandler) mapError(err error) error {
 		return stale(0)
 	case errors.Is(err, drafts.ErrTooLarge):
 		return jsonapi.Unprocessable("too_large", "The change touches more records than one request may.")
+	case errors.Is(err, drafts.ErrRetry):
+		return jsonapi.Conflict("edited_concurrently", "Other writes to this record kept landing first; try again.")
 	}
 	return err
 }
@@ -582,7 +587,7 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	return nil
 }
 
-func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
+func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
 	pt := str(s["page_type"])
 	if !pageTypes[pt] {
 		return attrErr("invalid_page_type", "page-type", "page-type must be one of home, page, not_found, error, search.")
@@ -605,8 +610,20 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 		}
 	}
 	if pt != "page" {
-		q := h.db.NewSelect().TableExpr("pages AS p").Where("p.site_id = ? AND p.page_type = ?", siteID, pt).
-			Where("NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = p.id AND d.event = 'delete')")
+		// One page per site of each special type, as drafted: a page counts
+		// by its drafted type (a create draft's row is in pages already; an
+		// update draft may change the type), and one drafted for deletion
+		// does not count. Two writers could both find the type free, so the
+		// check runs under a per-site lock held to the end of the write's
+		// transaction (db is that transaction).
+		if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
+			return fmt.Errorf("lock special page types: %w", err)
+		}
+		q := db.NewSelect().TableExpr("pages AS p").
+			Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
+			Where("p.site_id = ?", siteID).
+			Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
+			Where("d.event IS DISTINCT FROM 'delete'")
 		if id != nil {
 			q = q.Where("p.id <> ?", *id)
 		}
@@ -618,13 +635,13 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 			return attrErr("page_type_taken", "page-type", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
 		}
 	}
-	if err := checkRef(ctx, h.db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
+	if err := checkRef(ctx, db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
 		return err
 	}
 	if p := s["parent_id"]; p != nil && id != nil {
 		// The parent must not be the page itself or a descendant, following
 		// drafted parents (a loop could be drafted one edit at a time).
-		loop, err := h.engine.IsAncestor(ctx, h.db, siteID, *id, uuid.MustParse(str(p)))
+		loop, err := h.engine.IsAncestor(ctx, db, siteID, *id, uuid.MustParse(str(p)))
 		if err != nil {
 			return err
 		}
@@ -632,20 +649,20 @@ func validatePage(ctx context.Context, h contentHandler, siteID uuid.UUID, id *u
 			return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
 		}
 	}
-	return checkRef(ctx, h.db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+	return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
 }
 
-func validateContent(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateContent(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
 	if err := textLen(s, "title", "title", 1, 200); err != nil {
 		return err
 	}
-	return checkRef(ctx, h.db, siteID, s["page_id"], "pages", "page", "page", true)
+	return checkRef(ctx, db, siteID, s["page_id"], "pages", "page", "page", true)
 }
 
 // maxBody bounds a block body (it is also bounded by the request body limit).
 const maxBody = 256 << 10
 
-func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateBlock(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
 	if !varNamePattern.MatchString(str(s["var_name"])) {
 		return attrErr("invalid_var_name", "var-name", "var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).")
 	}
@@ -655,10 +672,10 @@ func validateBlock(ctx context.Context, h contentHandler, siteID uuid.UUID, _ *u
 	if len(str(s["body"])) > maxBody {
 		return attrErr("invalid_body", "body", fmt.Sprintf("body must be at most %d bytes.", maxBody))
 	}
-	if err := checkRef(ctx, h.db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
+	if err := checkRef(ctx, db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
 		return err
 	}
-	return checkRef(ctx, h.db, siteID, s["asset_id"], "assets", "asset", "asset", false)
+	return checkRef(ctx, db, siteID, s["asset_id"], "assets", "asset", "asset", false)
 }
 
 // respondIncluded writes doc, making sure included is present (possibly
@@ -682,13 +699,17 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 }
 
 // runTx runs fn in a transaction, retrying (a bounded number of times) when
-// Postgres aborts it for a deadlock or a serialization failure: two writers
+// Postgres aborts it for a deadlock or a serialization failure, or the
+// engine finds the item drafted under it (drafts.ErrRetry): two writers
 // racing for the same records, one of which can simply go again.
 func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		err = db.RunInTx(ctx, nil, fn)
 		var pg *pgconn.PgError
+		if errors.Is(err, drafts.ErrRetry) {
+			continue
+		}
 		if !errors.As(err, &pg) || (pg.Code != "40P01" && pg.Code != "40001") {
 			return err
 		}

@@ -201,6 +201,19 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 		return err
 	}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		// The check above read before the transaction: a write may have
+		// changed the draft since. Checked again under the draft's row lock,
+		// which the writes take too.
+		locked, err := drafts.Drafts(ctx, tx, d.SiteID, []uuid.UUID{d.ID}, true)
+		if err != nil {
+			return err
+		}
+		if len(locked) == 0 {
+			return drafts.ErrNotFound
+		}
+		if err := checkVersion(c, d.ID.String(), locked[0].Version, nil); err != nil {
+			return err
+		}
 		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)
 	})
 	switch {

@@ -37,6 +37,8 @@ func toAPIError(err error) *jsonapi.Error {
 	var e *jsonapi.Error
 	var fe *fiber.Error
 	switch {
+	case errors.Is(err, errRequestTimeout):
+		return unavailable()
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &fe):
@@ -50,6 +52,14 @@ func toAPIError(err error) *jsonapi.Error {
 	default:
 		return jsonapi.Internal()
 	}
+}
+
+// unavailable is the answer to a request that ran out of time, mostly
+// waiting for one of the pool's database connections: the server is busy,
+// and the client should retry shortly.
+func unavailable() *jsonapi.Error {
+	return jsonapi.NewError(http.StatusServiceUnavailable, "unavailable",
+		"The server is too busy to answer in time; try again shortly.").WithHeader("Retry-After", "1")
 }
 
 // fromFiberError maps the errors Fiber raises itself (routing, body limit,

@@ -1,12 +1,18 @@
 package api
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
 )
 
 const requestIDHeader = "X-Request-Id"
@@ -24,6 +30,48 @@ func withRequestID(c *fiber.Ctx) error {
 	}
 	c.Locals(requestIDHeader, id)
 	c.Set(requestIDHeader, id)
+	return c.Next()
+}
+
+// errRequestTimeout marks an error a handler returned after its request's
+// deadline passed: whatever it says, the cause is the deadline (a query or
+// a wait for a pool connection cut short), and the answer is 503.
+var errRequestTimeout = errors.New("request deadline exceeded")
+
+// withDeadline gives every request a deadline: the handler's context is
+// cancelled at it, which ends any wait for a database connection or a query
+// in flight, so no client waits forever on an exhausted pool. A zero d (a
+// Config not built by config.FromEnv) means the default of 30s.
+func withDeadline(d time.Duration) fiber.Handler {
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		err := c.Next()
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %w", errRequestTimeout, err)
+		}
+		return err
+	}
+}
+
+// rejectNUL refuses a request with U+0000 in a header value (400 naming
+// the header): headers such as Idempotency-Key reach PostgreSQL, whose text
+// cannot hold it. Query parameters and documents are checked where they are
+// parsed (parseQuery, jsonapi.Decode); path ids are parsed as UUIDs.
+func rejectNUL(c *fiber.Ctx) error {
+	var bad string
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		if bad == "" && bytes.IndexByte(v, 0) >= 0 {
+			bad = string(k)
+		}
+	})
+	if bad != "" {
+		return jsonapi.BadRequest("invalid_character", "Header values must not contain the NUL character (U+0000).").AtHeader(bad)
+	}
 	return c.Next()
 }
 

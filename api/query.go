@@ -75,6 +75,10 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			return nil, jsonapi.BadRequest("repeated_parameter", fmt.Sprintf("The query parameter %q is given more than once.", name)).AtParameter(name)
 		}
 		v := vs[0]
+		if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
+			// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
+			return nil, jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(strings.ReplaceAll(name, "\x00", ""))
+		}
 		m := bracketed.FindStringSubmatch(name)
 		switch {
 		case name == "include" && len(spec.Includes) > 0:

@@ -26,6 +26,12 @@ type Config struct {
 	DatabaseURL string
 	// AutoMigrate makes `serve` apply pending migrations before listening.
 	AutoMigrate bool
+	// DBMaxConns bounds the connections one process holds to PostgreSQL.
+	DBMaxConns int
+	// RequestTimeout is every request's deadline: at it the handler's
+	// context is cancelled (waiting for a database connection included)
+	// and the client gets 503 with Retry-After.
+	RequestTimeout time.Duration
 
 	TemporalAddress   string
 	TemporalNamespace string
@@ -127,6 +133,8 @@ var Variables = []Variable{
 	{"PRESSROOM_PUBLIC_URL", "http://127.0.0.1:8080", "absolute base URL of the API, used in links and Location headers"},
 	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pressroom?sslmode=disable", "PostgreSQL connection URL"},
 	{"PRESSROOM_AUTO_MIGRATE", "true", "apply pending migrations when `serve` starts"},
+	{"PRESSROOM_DB_MAX_CONNS", "20", "most PostgreSQL connections one process (API or worker) holds at once"},
+	{"PRESSROOM_REQUEST_TIMEOUT", "30s", "deadline of every API request, waiting for a database connection included; past it the answer is 503 with Retry-After"},
 	{"TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port"},
 	{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 	{"PRESSROOM_TASK_QUEUE", "pressroom", "Temporal task queue of asset ingestion and the upload sweep (publish workflows started before the publish queue existed also finish here)"},
@@ -174,6 +182,8 @@ func FromEnv(getenv Getenv) (Config, error) {
 		PublicURL:         strings.TrimRight(r.url("PRESSROOM_PUBLIC_URL"), "/"),
 		DatabaseURL:       r.url("DATABASE_URL"),
 		AutoMigrate:       r.bool("PRESSROOM_AUTO_MIGRATE"),
+		DBMaxConns:        int(r.int("PRESSROOM_DB_MAX_CONNS", 1, 10000)),
+		RequestTimeout:    r.duration("PRESSROOM_REQUEST_TIMEOUT"),
 		TemporalAddress:   r.str("TEMPORAL_ADDRESS"),
 		TemporalNamespace: r.str("TEMPORAL_NAMESPACE"),
 		TaskQueue:         r.str("PRESSROOM_TASK_QUEUE"),

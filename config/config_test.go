@@ -19,6 +19,8 @@ var defaults = Config{
 	PublicURL:         "http://127.0.0.1:8080",
 	DatabaseURL:       "postgres://postgres@127.0.0.1:5432/pressroom?sslmode=disable",
 	AutoMigrate:       true,
+	DBMaxConns:        20,
+	RequestTimeout:    30 * time.Second,
 	TemporalAddress:   "127.0.0.1:7233",
 	TemporalNamespace: "default",
 	TaskQueue:         "pressroom",
@@ -156,6 +158,8 @@ var nonDefault = map[string]string{
 	"PRESSROOM_CLIENT_SECRET_KEY":                    "another-key",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
+	"PRESSROOM_DB_MAX_CONNS":                         "5",
+	"PRESSROOM_REQUEST_TIMEOUT":                      "5s",
 }
 
 // TestEveryVariableIsRead checks that each documented variable changes the
@@ -234,6 +238,8 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_SHUTDOWN_TIMEOUT", "soon", "positive duration"},
 		{"PRESSROOM_SHUTDOWN_TIMEOUT", "10", "positive duration"},
 		{"PRESSROOM_READINESS_TIMEOUT", "0s", "positive duration"},
+		{"PRESSROOM_REQUEST_TIMEOUT", "0s", "positive duration"},
+		{"PRESSROOM_DB_MAX_CONNS", "0", "integer from 1"},
 		{"PRESSROOM_READINESS_TIMEOUT", "-1s", "positive duration"},
 		{"PRESSROOM_ACCESS_TOKEN_TTL", "forever", "positive duration"},
 		{"PRESSROOM_LOGIN_MAX_FAILURES", "0", "integer from 1 to"},

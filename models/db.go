@@ -15,7 +15,14 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
+// DefaultMaxConns is the pool size Open sets; SizePool changes it.
+const DefaultMaxConns = 20
+
 // Open connects to PostgreSQL at url and checks the connection.
+//
+// A caller waiting for a free connection waits as long as its context
+// allows (database/sql has no acquire timeout of its own): the API gives
+// every request a deadline, so a full pool ends in 503, never a hang.
 func Open(ctx context.Context, url string) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(url) // pgx parses, so odd URLs fail here, not at first query
 	if err != nil {
@@ -26,8 +33,8 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 	// extra round trip per query and fill its cache for nothing.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(20)
-	sqldb.SetMaxIdleConns(20)
+	sqldb.SetMaxOpenConns(DefaultMaxConns)
+	sqldb.SetMaxIdleConns(DefaultMaxConns)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	db := bun.NewDB(sqldb, pgdialect.New())
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -37,6 +44,12 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 		return nil, fmt.Errorf("connect to database %s: %w", cfg.Database, err)
 	}
 	return db, nil
+}
+
+// SizePool sets how many connections db holds at most (and keeps idle).
+func SizePool(db *bun.DB, n int) {
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
 }
 
 // IsNoRows tells whether err means a lookup found nothing.

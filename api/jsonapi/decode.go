@@ -81,6 +81,10 @@ func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
 	if err := strictUnmarshal(body, doc); err != nil {
 		return decodeError(err, "")
 	}
+	if pointer, found := findNUL(body); found {
+		// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
+		return Unprocessable("invalid_character", "Strings in the document must not contain the NUL character (U+0000).").AtPointer(pointer)
+	}
 	if doc.Data == nil {
 		return BadRequest("malformed_document", "The document has no data member, or data is null.").AtPointer("/data")
 	}
@@ -109,6 +113,45 @@ func Decode[A any](body []byte, doc *RequestDocument[A]) *Error {
 		return decodeError(err, "/data/attributes")
 	}
 	return nil
+}
+
+// findNUL tells where in a JSON document (already known to be valid) a
+// string, member names included, holds U+0000, as a JSON pointer.
+func findNUL(body []byte) (string, bool) {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return "", false // the only way valid JSON carries a NUL
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	return nulIn(v, "")
+}
+
+func nulIn(v any, at string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return at, strings.ContainsRune(v, 0)
+	case []any:
+		for i, x := range v {
+			if p, ok := nulIn(x, fmt.Sprintf("%s/%d", at, i)); ok {
+				return p, true
+			}
+		}
+	case map[string]any:
+		for k, x := range v {
+			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1", "\x00", "").Replace(k)
+			if strings.ContainsRune(k, 0) {
+				return p, true
+			}
+			if p, ok := nulIn(x, p); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // strictUnmarshal decodes exactly one JSON value, refusing unknown members

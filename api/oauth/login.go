@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -84,6 +85,11 @@ func (p *Provider) loginForm(c *fiber.Ctx) error {
 // not served), and only to the browser the request is bound to.
 func (p *Provider) login(c *fiber.Ctx) error {
 	id := c.FormValue("id")
+	for _, v := range []string{id, c.FormValue("username"), c.FormValue("password")} {
+		if strings.ContainsRune(v, 0) { // PostgreSQL text cannot hold it
+			return render(c, http.StatusBadRequest, "problem", pageData{Title: "Sign-in problem", Error: "The form must not contain the NUL character."})
+		}
+	}
 	req, cl, nonce, err := p.pendingRequest(c, id)
 	if err != nil {
 		return loginProblem(c, err)

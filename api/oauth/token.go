@@ -82,7 +82,12 @@ func (p *Provider) tokenEndpoint(passwordOnly bool) fiber.Handler {
 
 func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 	var te *tokenError
-	if !errors.As(err, &te) {
+	switch {
+	case errors.Is(c.UserContext().Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		// The request's deadline passed, mostly waiting for a database
+		// connection: busy, not broken (RFC 6749 §5.2 has no such code; §4.1.2.1's fits).
+		te = &tokenError{status: 503, Code: "temporarily_unavailable", Description: "the server is too busy to answer in time; try again shortly", retryAfter: time.Second}
+	case !errors.As(err, &te):
 		p.log.ErrorContext(c.UserContext(), "token endpoint failed", "error", err)
 		te = &tokenError{status: 500, Code: "server_error", Description: "the server could not issue a token; try again"}
 	}
@@ -142,6 +147,9 @@ func parseTokenRequest(contentType, authorization string, body []byte) (url.Valu
 	for name, values := range form {
 		if len(values) > 1 { // RFC 6749 §3.2: parameters must not repeat
 			return nil, credentials{}, invalidRequest("the parameter " + name + " is repeated")
+		}
+		if strings.ContainsRune(name, 0) || strings.ContainsRune(values[0], 0) { // PostgreSQL text cannot hold it
+			return nil, credentials{}, invalidRequest("parameters must not contain the NUL character")
 		}
 	}
 	creds, err := clientCredentials(authorization, form)
@@ -227,7 +235,11 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 	}
 	g := &grant{userID: u.ID, siteID: u.SiteID, clientID: cl.ID, scopes: scopes(form), authTime: time.Now().UTC(),
 		audience: p.store.audience(cl.ID), amr: []string{"pwd"}}
-	return p.issue(ctx, p.store.db, cl, g, nil)
+	sk, err := p.store.SigningKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.issue(ctx, p.store.db, sk, cl, g, nil)
 }
 
 // checkLogin verifies a username and password under the failure throttle.
@@ -293,6 +305,13 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 	if err != nil {
 		return nil, err
 	}
+	// The signing key is fetched before the transaction: fetching it may
+	// query (or rotate) through the pool, and a transaction waiting for a
+	// second connection can starve the pool.
+	sk, err := p.store.SigningKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var resp *TokenResponse
 	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		row := new(authRequestRow)
@@ -321,7 +340,7 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 		if err != nil {
 			return err
 		}
-		resp, err = p.issue(ctx, tx, cl, g, nil)
+		resp, err = p.issue(ctx, tx, sk, cl, g, nil)
 		return err
 	})
 	return resp, err
@@ -337,6 +356,10 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 		return nil, invalidRequest("refresh_token is required")
 	}
 	cl, err := p.client(ctx, cr, true)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := p.store.SigningKey(ctx) // before the transaction, as in codeGrant
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +395,7 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
 			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}
 		var err error
-		resp, err = p.issue(ctx, tx, cl, g, &spent{row: row, token: presented})
+		resp, err = p.issue(ctx, tx, sk, cl, g, &spent{row: row, token: presented})
 		return err
 	})
 	if err == nil && reused {
@@ -391,8 +414,9 @@ type spent struct {
 // issue creates an access token and a refresh token for g in db (a
 // transaction when the caller has one). With prev, the new refresh token
 // continues prev's chain and prev is spent, keeping the response for the
-// grace period.
-func (p *Provider) issue(ctx context.Context, db bun.IDB, cl *models.OAuthClient, g *grant, prev *spent) (*TokenResponse, error) {
+// grace period. sk signs the access token; callers fetch it before their
+// transaction, so issue makes no query outside db.
+func (p *Provider) issue(ctx context.Context, db bun.IDB, sk op.SigningKey, cl *models.OAuthClient, g *grant, prev *spent) (*TokenResponse, error) {
 	chain := uuid.New()
 	if prev != nil {
 		chain = prev.row.ChainID
@@ -413,7 +437,7 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, cl *models.OAuthClient
 		return nil, fmt.Errorf("record refresh token: %w", err)
 	}
 	jwt, err := op.CreateJWT(op.ContextWithIssuer(ctx, p.settings.Issuer), p.settings.Issuer, g, access.ExpiresAt,
-		access.ID.String(), &client{row: cl, loginURL: p.store.loginURL}, p.store)
+		access.ID.String(), &client{row: cl, loginURL: p.store.loginURL}, signedBy{p.store, sk})
 	if err != nil {
 		return nil, fmt.Errorf("sign access token: %w", err)
 	}
@@ -437,6 +461,15 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, cl *models.OAuthClient
 	}
 	return resp, nil
 }
+
+// signedBy is the store as op.CreateJWT sees it, signing with a key fetched
+// beforehand instead of looking one up.
+type signedBy struct {
+	*Store
+	key op.SigningKey
+}
+
+func (s signedBy) SigningKey(context.Context) (op.SigningKey, error) { return s.key, nil }
 
 // sealGrace encrypts a response with a key derived from the refresh token
 // that was spent for it: the stored copy is useless to anyone who does not

@@ -74,7 +74,11 @@ func (f *craftFixture) issue(tb testing.TB, u *models.User) *TokenResponse {
 	}
 	g := &grant{userID: u.ID, siteID: u.SiteID, clientID: cl.ID, authTime: time.Now().UTC(),
 		audience: f.p.store.audience(cl.ID), amr: []string{"pwd"}}
-	resp, err := f.p.issue(ctx, f.db.DB, cl, g, nil)
+	sk, err := f.p.store.SigningKey(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := f.p.issue(ctx, f.db.DB, sk, cl, g, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

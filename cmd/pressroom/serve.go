@@ -23,6 +23,7 @@ func serve(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer db.Close()
+	models.SizePool(db, cfg.DBMaxConns)
 	if cfg.AutoMigrate {
 		m, err := models.NewMigrator(db)
 		if err != nil {

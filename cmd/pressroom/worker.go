@@ -20,6 +20,7 @@ func runWorker(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer db.Close()
+	models.SizePool(db, cfg.DBMaxConns)
 	mc, err := storage.NewClient(cfg.Storage)
 	if err != nil {
 		return err

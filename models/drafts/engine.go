@@ -41,11 +41,15 @@ const (
 
 // Errors the API maps to statuses.
 var (
-	ErrNotFound  = errors.New("no such record")
-	ErrInFlight  = errors.New("the draft is being published by a revision in progress")
-	ErrDeleted   = errors.New("the record is drafted for deletion; revert that draft first")
-	ErrStale     = errors.New("the record changed since it was read")
-	ErrTooLarge  = errors.New("the change touches too many records at once")
+	ErrNotFound = errors.New("no such record")
+	ErrInFlight = errors.New("the draft is being published by a revision in progress")
+	ErrDeleted  = errors.New("the record is drafted for deletion; revert that draft first")
+	ErrStale    = errors.New("the record changed since it was read")
+	ErrTooLarge = errors.New("the change touches too many records at once")
+	// ErrRetry means another writer drafted the item while this transaction
+	// waited for its row: the transaction must run again (it then locks the
+	// draft first, in the order every writer uses).
+	ErrRetry     = errors.New("the record was drafted concurrently; run the transaction again")
 	errNoChanges = errors.New("no changes")
 )
 
@@ -315,6 +319,20 @@ func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Ro
 	row, ok := rows[id]
 	if !ok {
 		return nil, nil, ErrNotFound
+	}
+	if ds[id] == nil {
+		// A writer that held the row lock before us may have drafted the
+		// item meanwhile; read again now that we hold it (a new statement
+		// sees what committed), or we would insert a second draft. Locking
+		// that draft now would take the locks in the wrong order (drafts
+		// before items, as everywhere): the caller runs the transaction again.
+		again, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		if again[id] != nil {
+			return nil, nil, ErrRetry
+		}
 	}
 	d := ds[id]
 	if d != nil && d.RevisionID != nil {

@@ -1,0 +1,290 @@
+// Command http measures the API over HTTP with wrk, against the real stack:
+// a database seeded with a tree of published pages, the API and a worker in
+// this process, and wrk (a separate process) as the client, on loopback.
+//
+//	go run ./dev/cmd/devstack exec -- go run ./bench/http [-pages 10000] [-duration 10s]
+//
+// (bench/http/run.sh does that, installing wrk first if it is missing.)
+//
+// Every shape is one wrk run of -duration with the Lua script random.lua,
+// which picks a random page id per request; the table prints requests per
+// second, p99 latency and the ratio of the rate to GET /healthz's. To add a
+// shape, add a line to shapes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/worker"
+)
+
+// shape is one load: what random.lua sends (BENCH_MODE) at how many connections.
+type shape struct {
+	name  string
+	mode  string // healthz, get or patch: see random.lua
+	conns int
+}
+
+var shapes = []shape{
+	{"GET /healthz", "healthz", 64},
+	{"PATCH /pages/:id (title)", "patch", 16},
+	{"PATCH /pages/:id (title)", "patch", 64},
+	{"PATCH /pages/:id (title)", "patch", 256},
+	{"GET /pages/:id", "get", 64},
+}
+
+type options struct {
+	pages    int
+	duration time.Duration
+	keep     bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.pages, "pages", 10000, "published pages to seed (a tree: one root per 100 pages, the rest under them)")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each wrk run lasts")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
+	flag.Parse()
+	log.SetFlags(0)
+	if o.pages < 100 || o.pages > 100000 || o.duration <= 0 || o.duration > 5*time.Minute {
+		log.Fatal("-pages must be 100 to 100000, -duration positive and at most 5m")
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		log.Fatal("bench/http: wrk is not installed (apt-get install wrk, or use bench/http/run.sh)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o)
+	stop()
+	if err != nil {
+		log.Fatal("bench/http: ", err)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	env, err := benchenv.New("pressroom-bench-http-", o.keep)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if err := env.Up(ctx); err != nil {
+		return err
+	}
+	w := worker.New(env.Temporal, worker.Deps{Config: env.Config, DB: env.DB, Storage: env.Storage, Log: env.Log})
+	if err := w.Start(); err != nil {
+		return err
+	}
+	env.Defer(w.Stop)
+	c, err := env.User(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println("pressroom HTTP benchmark (wrk)")
+	fmt.Printf("machine:  %s, GOMAXPROCS %d\n", benchenv.Machine(), runtime.GOMAXPROCS(0))
+	fmt.Printf("services: %s; API and worker in this process, database pool %d connections, request timeout %s\n",
+		env.Where, env.DB.DB.Stats().MaxOpenConnections, env.Config.RequestTimeout)
+	began := time.Now()
+	ids, err := seed(ctx, c, o.pages)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("seeded %d published pages in %s\n", len(ids), time.Since(began).Round(time.Second))
+	idsFile := filepath.Join(env.Dir, "ids.txt")
+	if err := os.WriteFile(idsFile, []byte(strings.Join(ids, "\n")+"\n"), 0o600); err != nil {
+		return err
+	}
+	script, err := filepath.Abs(filepath.Join(env.Root, "bench", "http", "random.lua"))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("load average before the loads: %s\n\n", benchenv.LoadAvg())
+	fmt.Printf("%-28s %6s %10s %10s %8s %8s\n", "shape", "conns", "req/s", "p99 ms", "vs healthz", "non-2xx")
+	var base float64
+	for _, s := range shapes {
+		r, err := runWrk(ctx, env.Config.PublicURL, script, idsFile, c.Token, s, o.duration)
+		if err != nil {
+			return fmt.Errorf("%s at %d: %w", s.name, s.conns, err)
+		}
+		if s.mode == "healthz" && base == 0 {
+			base = r.rate
+		}
+		ratio := "-"
+		if base > 0 {
+			ratio = fmt.Sprintf("%.3f", r.rate/base)
+		}
+		fmt.Printf("%-28s %6d %10.0f %10.1f %8s %8d\n", s.name, s.conns, r.rate, r.p99.Seconds()*1000, ratio, r.bad)
+	}
+	fmt.Printf("\nload average after the loads: %s\n", benchenv.LoadAvg())
+	return nil
+}
+
+type result struct {
+	rate float64
+	p99  time.Duration
+	bad  int // non-2xx answers and socket errors
+}
+
+// runWrk runs one shape; random.lua prints one line "RESULT requests
+// duration_us p99_us non2xx socket_errors" when wrk is done.
+func runWrk(ctx context.Context, base, script, ids, token string, s shape, d time.Duration) (result, error) {
+	threads := min(2, s.conns)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second) // bounded even if wrk stalls
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(s.conns), "-d", strconv.Itoa(int(d.Seconds()))+"s",
+		"--timeout", "35s", "-s", script, base)
+	cmd.Env = append(os.Environ(), "BENCH_MODE="+s.mode, "BENCH_IDS="+ids, "BENCH_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("wrk: %w\n%s", err, out)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 6 && f[0] == "RESULT" {
+			n, _ := strconv.ParseFloat(f[1], 64)
+			us, _ := strconv.ParseFloat(f[2], 64)
+			p99, _ := strconv.ParseFloat(f[3], 64)
+			bad, _ := strconv.Atoi(f[4])
+			sock, _ := strconv.Atoi(f[5])
+			return result{rate: n / (us / 1e6), p99: time.Duration(p99 * float64(time.Microsecond)), bad: bad + sock}, nil
+		}
+	}
+	return result{}, fmt.Errorf("no RESULT line in wrk's output:\n%s", out)
+}
+
+// seed creates n pages, one root per 100 and the rest spread under the
+// roots, and publishes them (roots first, then the rest in revisions of
+// 1,000 drafts). It returns the page ids.
+func seed(ctx context.Context, c *benchenv.Client, n int) ([]string, error) {
+	roots := n / 100
+	ids := make([]string, n)
+	drafts := make([]string, n)
+	create := func(from, to int) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		next := make(chan int)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					data := map[string]any{"type": "pages", "attributes": map[string]any{"title": fmt.Sprintf("Page %d", i), "slug": fmt.Sprintf("page-%d", i)}}
+					if i >= roots {
+						data["relationships"] = map[string]any{"parent": map[string]any{"data": map[string]any{"type": "pages", "id": ids[i%roots]}}}
+					}
+					raw, err := c.Call(ctx, http.MethodPost, "/pages", map[string]any{"data": data}, http.StatusCreated)
+					if err != nil {
+						errs <- err
+						return
+					}
+					var doc struct {
+						Data struct {
+							ID            string
+							Relationships struct {
+								Draft struct{ Data struct{ ID string } }
+							}
+						}
+					}
+					if err := json.Unmarshal(raw, &doc); err != nil {
+						errs <- err
+						return
+					}
+					ids[i], drafts[i] = doc.Data.ID, doc.Data.Relationships.Draft.Data.ID
+				}
+			}()
+		}
+	feed:
+		for i := from; i < to; i++ {
+			select {
+			case next <- i:
+			case err := <-errs:
+				close(next)
+				wg.Wait()
+				return err
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+		select {
+		case err := <-errs:
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
+	if err := create(0, roots); err != nil {
+		return nil, err
+	}
+	if err := publish(ctx, c, drafts[:roots]); err != nil {
+		return nil, err
+	}
+	if err := create(roots, n); err != nil {
+		return nil, err
+	}
+	for from := roots; from < n; from += 1000 {
+		if err := publish(ctx, c, drafts[from:min(from+1000, n)]); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// publish publishes the drafts in one revision and waits until it is published.
+func publish(ctx context.Context, c *benchenv.Client, drafts []string) error {
+	data := make([]map[string]any, len(drafts))
+	for i, id := range drafts {
+		data[i] = map[string]any{"type": "drafts", "id": id}
+	}
+	status, raw, err := c.Send(ctx, http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
+		"attributes": map[string]any{"comments": "bench seed"}, "relationships": map[string]any{"drafts": map[string]any{"data": data}}}})
+	if err != nil {
+		return err
+	}
+	if status != 201 && status != 202 {
+		return fmt.Errorf("POST /revisions = %d %.500s", status, raw)
+	}
+	var doc struct {
+		Data struct {
+			ID         string
+			Attributes struct{ Status string }
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for doc.Data.Attributes.Status == "publishing" {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("revision %s still publishing after 2m", doc.Data.ID)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if raw, err = c.Call(ctx, http.MethodGet, "/revisions/"+doc.Data.ID, nil, http.StatusOK); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return err
+		}
+	}
+	if doc.Data.Attributes.Status != "published" {
+		return fmt.Errorf("revision %s is %s: %.500s", doc.Data.ID, doc.Data.Attributes.Status, raw)
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+-- wrk script of bench/http: BENCH_MODE is healthz (GET /healthz), get
+-- (GET /pages/:id) or patch (PATCH /pages/:id, a new title); ids are read
+-- from the file BENCH_IDS, one per line, and picked at random per request.
+local mode = os.getenv("BENCH_MODE") or "healthz"
+local token = os.getenv("BENCH_TOKEN") or ""
+local ids = {}
+if mode ~= "healthz" then
+  for line in io.lines(os.getenv("BENCH_IDS")) do
+    if line ~= "" then ids[#ids + 1] = line end
+  end
+end
+
+local threads = {}
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  threads[#threads + 1] = thread
+end
+
+local n = 0
+function init(args)
+  math.randomseed(os.time() * 1000 + (tid or 0))
+end
+
+function request()
+  if mode == "healthz" then
+    return wrk.format("GET", "/healthz")
+  end
+  local id = ids[math.random(#ids)]
+  local headers = { ["Authorization"] = "Bearer " .. token, ["Accept"] = "application/vnd.api+json" }
+  if mode == "patch" then
+    n = n + 1
+    headers["Content-Type"] = "application/vnd.api+json"
+    local body = string.format('{"data":{"type":"pages","id":"%s","attributes":{"title":"Bench %d-%d"}}}', id, tid or 0, n)
+    return wrk.format("PATCH", "/pages/" .. id, headers, body)
+  end
+  return wrk.format("GET", "/pages/" .. id, headers)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests, summary.duration,
+    latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))
+end
