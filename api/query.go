@@ -77,7 +77,9 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		v := vs[0]
 		if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
 			// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
-			return nil, jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(strings.ReplaceAll(name, "\x00", ""))
+			// source.parameter names the parameter exactly as sent (JSON
+			// escapes a NUL in it as \u0000), so a client can find it.
+			return nil, jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(name)
 		}
 		m := bracketed.FindStringSubmatch(name)
 		switch {
