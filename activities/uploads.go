@@ -246,6 +246,18 @@ func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.P
 	return out, nil
 }
 
+// Ingest is Inspect then Process in one activity task: the single-step
+// workflow path runs it instead of the two, saving a task round trip
+// through the Temporal server. Both halves are idempotent and either
+// rejects (not retried) or fails (retried with the workflow's policy), as
+// they do on their own.
+func (a *Uploads) Ingest(ctx context.Context, u workflows.Upload) (*workflows.Processed, error) {
+	if err := a.Inspect(ctx, u); err != nil {
+		return nil, err
+	}
+	return a.Process(ctx, u)
+}
+
 // MaxDecodeTimeouts is how many attempts of Process may die while decoding
 // (timed out, or their worker stopped) before the upload is rejected.
 const MaxDecodeTimeouts = 3
