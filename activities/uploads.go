@@ -70,6 +70,9 @@ func storageRejection(err error) error {
 // rolled back): there is nothing to process.
 func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 	deadline := time.Now().Add(workflows.ClaimWait)
+	// The notice's transaction usually commits milliseconds after the
+	// workflow starts: look again soon, then back off to claimPoll.
+	pause := 5 * time.Millisecond
 	for {
 		var up models.AssetUpload
 		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
@@ -88,10 +91,14 @@ func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, claimPoll)
 	}
 }
+
+// claimPoll is the longest pause between Claim's looks at the notice.
+const claimPoll = 200 * time.Millisecond
 
 // Inspect checks the object is there, has the declared size, and starts
 // with the declared type's magic bytes. A file not visible yet fails the
