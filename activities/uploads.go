@@ -70,6 +70,9 @@ func storageRejection(err error) error {
 // rolled back): there is nothing to process.
 func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 	deadline := time.Now().Add(workflows.ClaimWait)
+	// The notice's transaction usually commits milliseconds after the
+	// workflow starts: look again soon, then back off to claimPoll.
+	pause := 5 * time.Millisecond
 	for {
 		var up models.AssetUpload
 		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
@@ -88,10 +91,14 @@ func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, claimPoll)
 	}
 }
+
+// claimPoll is the longest pause between Claim's looks at the notice.
+const claimPoll = 200 * time.Millisecond
 
 // Inspect checks the object is there, has the declared size, and starts
 // with the declared type's magic bytes. A file not visible yet fails the
@@ -244,6 +251,18 @@ func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.P
 		activity.RecordHeartbeat(ctx, progress)
 	}
 	return out, nil
+}
+
+// Ingest is Inspect then Process in one activity task: the single-step
+// workflow path runs it instead of the two, saving a task round trip
+// through the Temporal server. Both halves are idempotent and either
+// rejects (not retried) or fails (retried with the workflow's policy), as
+// they do on their own.
+func (a *Uploads) Ingest(ctx context.Context, u workflows.Upload) (*workflows.Processed, error) {
+	if err := a.Inspect(ctx, u); err != nil {
+		return nil, err
+	}
+	return a.Process(ctx, u)
 }
 
 // MaxDecodeTimeouts is how many attempts of Process may die while decoding

@@ -322,12 +322,18 @@ func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
 
 // getUpload serves GET /asset-uploads/:id.
 func (h uploadsHandler) getUpload(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
+	q, err := queryParams(c, "wait")
+	if err != nil {
 		return err
 	}
 	up, err := h.loadUpload(c)
 	if err != nil {
 		return err
+	}
+	if q.Has("wait") {
+		if up, err = h.waitForUpload(c, up, q.Get("wait")); err != nil {
+			return err
+		}
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(up)})
 }

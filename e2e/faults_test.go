@@ -63,18 +63,18 @@ func TestWorkerKilledMidProcessing(t *testing.T) {
 	id := d.resource(t).ID
 	wfID := workflows.AssetUploadID(id)
 
-	// Kill the worker once Process has started and reported (by heartbeat)
-	// that it is decoding: the download is done and the pixels are being
-	// worked on.
+	// Kill the worker once Ingest (Inspect then Process in one activity)
+	// has started and reported (by heartbeat) that it is decoding: the
+	// download is done and the pixels are being worked on.
 	pa := s.awaitPendingActivity(t, wfID, time.Minute, func(pa *workflowpb.PendingActivityInfo) bool {
-		return pa.GetActivityType().GetName() == "Process" && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED &&
+		return pa.GetActivityType().GetName() == "Ingest" && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED &&
 			len(pa.GetHeartbeatDetails().GetPayloads()) > 0
 	})
 	first.Kill()
 	killedAt := time.Now()
-	t.Logf("killed worker-1 (pid %d) %.1fs into the test, during Process attempt %d", first.Pid(), killedAt.Sub(began).Seconds(), pa.GetAttempt())
-	if !s.activityPending(t, wfID, "Process") {
-		t.Fatal("Process was no longer pending right after the kill: the worker finished it first, so this test proved nothing; use a larger fixture")
+	t.Logf("killed worker-1 (pid %d) %.1fs into the test, during Ingest attempt %d", first.Pid(), killedAt.Sub(began).Seconds(), pa.GetAttempt())
+	if !s.activityPending(t, wfID, "Ingest") {
+		t.Fatal("Ingest was no longer pending right after the kill: the worker finished it first, so this test proved nothing; use a larger fixture")
 	}
 	if d := s.call(t, token, http.MethodGet, "/asset-uploads/"+id, nil); d.Status != 200 || d.resource(t).Attributes["status"] != "processing" {
 		t.Fatalf("GET after the kill = %d %s", d.Status, d.Raw)
@@ -114,10 +114,11 @@ func TestWorkerKilledMidProcessing(t *testing.T) {
 		t.Errorf("temporary objects left: %v", left)
 	}
 
-	// The history shows one Process that completed on a later attempt.
+	// The history shows one Ingest that completed on a later attempt, and
+	// one Record (a local activity: its marker).
 	h := s.activityHistory(t, wfID)
-	if p := h["Process"]; p == nil || p.scheduled != 1 || p.completed != 1 || p.lastAttempt < 2 {
-		t.Errorf("Process in history: %+v, want scheduled once, completed once, on attempt ≥ 2", p)
+	if p := h["Ingest"]; p == nil || p.scheduled != 1 || p.completed != 1 || p.lastAttempt < 2 {
+		t.Errorf("Ingest in history: %+v, want scheduled once, completed once, on attempt ≥ 2", p)
 	}
 	if r := h["Record"]; r == nil || r.scheduled != 1 || r.completed != 1 {
 		t.Errorf("Record in history: %+v, want once", r)
@@ -543,6 +544,27 @@ func (s *system) activityHistory(t *testing.T, wfID string) map[string]*activity
 			get(names[a.GetScheduledEventId()]).lastAttempt = int(a.GetAttempt())
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			get(names[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]).completed++
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			// A local activity's result: one marker per execution (its
+			// retries included), counted as scheduled and, without a
+			// failure, completed.
+			m := ev.GetMarkerRecordedEventAttributes()
+			if m.GetMarkerName() != "LocalActivity" || len(m.GetDetails()["data"].GetPayloads()) == 0 {
+				continue
+			}
+			var data struct {
+				ActivityType string
+				Attempt      int
+			}
+			if err := json.Unmarshal(m.GetDetails()["data"].GetPayloads()[0].GetData(), &data); err != nil {
+				t.Fatalf("local activity marker: %v", err)
+			}
+			r := get(data.ActivityType)
+			r.scheduled++
+			r.lastAttempt = data.Attempt
+			if m.GetFailure() == nil {
+				r.completed++
+			}
 		}
 	}
 	return runs

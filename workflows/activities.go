@@ -13,6 +13,7 @@ const (
 	claimActivity            = "Claim"
 	inspectActivity          = "Inspect"
 	processActivity          = "Process"
+	ingestActivity           = "Ingest"
 	recordActivity           = "Record"
 	failActivity             = "Fail"
 	deleteTemporaryActivity  = "DeleteTemporary"

@@ -63,8 +63,14 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
 	})
 
-	// Runs recorded before the claim step replay without it.
-	if workflow.GetVersion(ctx, "claim-upload-notice", workflow.DefaultVersion, 1) == 1 {
+	// Version 2 is the single-step path. Runs recorded before it (version
+	// 1) replay the five-activity path; runs recorded before the claim step
+	// (the default version) replay without it.
+	v := workflow.GetVersion(ctx, "claim-upload-notice", workflow.DefaultVersion, 2)
+	if v == 2 {
+		return ingestSingleStep(ctx, u)
+	}
+	if v == 1 {
 		claim := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
 		})
@@ -98,6 +104,54 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 		return err
 	}
 	return workflow.ExecuteActivity(short, deleteTemporaryActivity, u).Get(ctx, nil)
+}
+
+// ingestSingleStep is the current path: one activity task (Ingest: inspect
+// and process, heartbeating) and the short steps as local activities (Claim,
+// Record, DeleteTemporary, Fail), which run in the worker's workflow task
+// and leave one marker event each instead of a task round trip through the
+// Temporal server. Each step keeps its retry policy: local activities retry
+// with the same backoff (the SDK schedules a timer for long backoffs), and
+// their results are recorded in history, so a replay does not run them
+// again. A pending local activity shows in the UI as the pending workflow
+// task; its result or last failure shows as a marker.
+func ingestSingleStep(ctx workflow.Context, u Upload) error {
+	local := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
+	})
+	claim := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: ClaimWait + 30*time.Second, RetryPolicy: retryForever,
+	})
+	ingest := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		// Inspect waits up to a minute for the file; then the image work.
+		StartToCloseTimeout: 12 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
+	})
+	var claimed bool
+	if err := workflow.ExecuteLocalActivity(claim, claimActivity, u).Get(ctx, &claimed); err != nil {
+		return err
+	}
+	if !claimed {
+		return nil // the notice never committed, or a later attempt took over
+	}
+	var processed *Processed
+	err := workflow.ExecuteActivity(ingest, ingestActivity, u).Get(ctx, &processed)
+	if err == nil {
+		err = workflow.ExecuteLocalActivity(local, recordActivity, u, processed).Get(ctx, nil)
+	}
+	if msg, rejected := rejection(err); rejected {
+		// Recording the failure must happen even if the workflow is being
+		// cancelled, hence the disconnected context.
+		cleanup, cancel := workflow.NewDisconnectedContext(local)
+		defer cancel()
+		if ferr := workflow.ExecuteLocalActivity(cleanup, failActivity, u, msg).Get(cleanup, nil); ferr != nil {
+			return ferr
+		}
+		return temporal.NewNonRetryableApplicationError(msg, RejectedType, nil)
+	}
+	if err != nil {
+		return err
+	}
+	return workflow.ExecuteLocalActivity(local, deleteTemporaryActivity, u).Get(ctx, nil)
 }
 
 // rejection extracts the person-readable message of a rejected activity.

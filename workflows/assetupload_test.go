@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/pressroom/pressroom/activities"
 	"github.com/pressroom/pressroom/models"
@@ -27,11 +28,14 @@ func rejected(msg string) error {
 }
 
 // env is a test environment with every activity mocked; a is the receiver
-// whose method values name the activities.
+// whose method values name the activities. It runs the five-activity path
+// (version 1, still run by workflows started before the single-step path);
+// envSingleStep runs the current one.
 func env(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Uploads) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	e := s.NewTestWorkflowEnvironment()
+	e.OnGetVersion("claim-upload-notice", workflow.DefaultVersion, 2).Return(workflow.Version(1))
 	a := &activities.Uploads{}
 	e.RegisterActivity(a)
 	e.RegisterActivity(&activities.Sweeper{})
@@ -43,6 +47,7 @@ func env(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Uploads)
 func TestAssetUploadWithoutACommittedNotice(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	e := s.NewTestWorkflowEnvironment()
+	e.OnGetVersion("claim-upload-notice", workflow.DefaultVersion, 2).Return(workflow.Version(1))
 	a := &activities.Uploads{}
 	e.RegisterActivity(a)
 	e.OnActivity(a.Claim, mock.Anything, upload).Return(false, nil).Once()

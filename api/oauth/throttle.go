@@ -48,6 +48,49 @@ type throttle struct {
 
 	mu    sync.Mutex
 	freed chan struct{} // closed (and replaced) when an attempt here ends
+	// queues holds, per user key, this process's attempts waiting for a
+	// place, in arrival order: only the first looks for a place, so places
+	// are taken in arrival order rather than by whichever waiter wakes
+	// first. Each entry is a live request, which leaves at its wait's end.
+	queues map[string][]*queued
+}
+
+// queued is one attempt in a queue; turn is closed when it is first.
+type queued struct{ turn chan struct{} }
+
+// join puts an attempt at the end of key's queue.
+func (t *throttle) join(key string) *queued {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q := &queued{turn: make(chan struct{})}
+	if t.queues == nil {
+		t.queues = map[string][]*queued{}
+	}
+	if len(t.queues[key]) == 0 {
+		close(q.turn)
+	}
+	t.queues[key] = append(t.queues[key], q)
+	return q
+}
+
+// leave takes an attempt out of key's queue, giving the turn to the next.
+func (t *throttle) leave(key string, q *queued) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	list := t.queues[key]
+	i := slices.Index(list, q)
+	if i < 0 {
+		return
+	}
+	list = slices.Delete(list, i, i+1)
+	if len(list) == 0 {
+		delete(t.queues, key)
+		return
+	}
+	if i == 0 {
+		close(list[0].turn)
+	}
+	t.queues[key] = list
 }
 
 // ended wakes the attempts of this process waiting for a place.
@@ -113,12 +156,25 @@ var errAttemptBusy = fmt.Errorf("sign-in attempts in progress fill the failure b
 // ahead only while failures plus attempts in progress stay under each
 // limit, so parallel guesses cannot outnumber the failures still allowed.
 // When no place is free it waits (up to maxWait) for attempts in progress
-// to end; a success frees its place, a failure turns it into a failure.
+// to end, behind the attempts of the same user that came first; a success frees its place, a failure turns it into a failure.
 // It returns how long sign-in stays locked (>0: refused, nothing held), or
 // errAttemptBusy when no place came free in time.
 func (t *throttle) Attempt(ctx context.Context, user, ip string, maxWait time.Duration) (*reservation, time.Duration, error) {
 	r := &reservation{id: uuid.New(), keys: []limitedKey{{user, t.s.MaxPerUser}, {addrKey(ip), t.s.MaxPerAddress}}}
 	deadline := time.Now().Add(maxWait)
+	// Attempts of one user take places in arrival order (within this
+	// process): wait for the turn, then look.
+	q := t.join(user)
+	defer t.leave(user, q)
+	turn := time.NewTimer(maxWait)
+	defer turn.Stop()
+	select {
+	case <-q.turn:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	case <-turn.C:
+		return nil, 0, errAttemptBusy
+	}
 	for {
 		freed := t.whenFreed() // before looking, so no end is missed
 		wait, ok, err := t.reserve(ctx, r)

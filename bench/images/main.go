@@ -222,8 +222,8 @@ func baseline(vt, in, dir string, measure bool) (int64, error) {
 	measure = measure && err == nil
 	for _, s := range sizes {
 		for _, out := range []string{
-			filepath.Join(dir, "out_"+s.name+".webp[Q=80,strip]"),
-			filepath.Join(dir, "out_"+s.name+".jpg[Q=82,strip]"),
+			filepath.Join(dir, "out_"+s.name+".webp[Q=75,effort=2,strip]"),
+			filepath.Join(dir, "out_"+s.name+".jpg[Q=80,optimize_coding,strip]"),
 		} {
 			args := []string{vt, in, fmt.Sprintf("--size=%dx%d>", s.size, s.size), "-o", out}
 			rssFile := filepath.Join(dir, "rss.txt")

@@ -84,6 +84,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 		return err
 	}
 	defer env.Close()
+	env.SiteUploadLimit = concurrency
 	// The binary builds while the services start.
 	build := benchenv.BuildPressroom(ctx, env.Root, env.Dir)
 	if err := env.Up(ctx); err != nil {
@@ -129,6 +130,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 
 	// Memory of the worker, sampled while the uploads run.
 	sampler := startSampler(pid, 100*time.Millisecond)
+	cpuBefore := snapshotCPU(ctx, pid, env.DB)
 
 	type result struct {
 		latency time.Duration
@@ -151,6 +153,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	}
 	wg.Wait()
 	wall := time.Since(began)
+	cpuAfter := snapshotCPU(ctx, pid, env.DB)
 	peakRSS := sampler.stop()
 	after, err := procStatus(pid)
 	if err != nil {
@@ -174,6 +177,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	fmt.Printf("  p50 %s   p95 %s   max %s   min %s\n", secs(benchenv.Percentile(lats, 50)), secs(benchenv.Percentile(lats, 95)), secs(lats[len(lats)-1]), secs(lats[0]))
 	fmt.Printf("  throughput: %.2f uploads/s, %.1f MP/s (%d uploads in %s, signature to finished)\n",
 		float64(n)/wall.Seconds(), float64(n)*mp/wall.Seconds(), n, secs(wall))
+	printCPU(cpuBefore, cpuAfter, n)
 	fmt.Printf("worker memory: peak VmRSS %s (sampled every 100 ms), VmHWM %s at the end; target ≤ 400 MB\n",
 		mbString(peakRSS), mbString(after["VmHWM"]))
 

@@ -60,6 +60,11 @@ type Env struct {
 	Temporal client.Client
 	Log      *slog.Logger // discards; for the API and in-process workers
 
+	// SiteUploadLimit, when set before Up, replaces the default cap on one
+	// site's uploads processing at once (a benchmark running more at once
+	// than the default would get 429s).
+	SiteUploadLimit int
+
 	postgres string // server URL (maintenance database)
 	cleanups []func()
 }
@@ -118,6 +123,9 @@ func (e *Env) Up(ctx context.Context) error {
 	cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = svc.temporal, "bench-"+suffix, st
 	cfg.PublishTaskQueue = cfg.TaskQueue + "-publish"
 	cfg.AutoMigrate = false
+	if e.SiteUploadLimit > 0 {
+		cfg.SiteUploadLimit = e.SiteUploadLimit
+	}
 	if cfg.DatabaseURL, err = e.freshDatabase(ctx, "pr_bench_"+suffix); err != nil {
 		return err
 	}

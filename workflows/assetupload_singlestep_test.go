@@ -1,0 +1,127 @@
+package workflows_test
+
+import (
+	"context"
+	"slices"
+
+	"errors"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/pressroom/pressroom/activities"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+// envSingleStep is env for the current path: Claim, Record, Fail and
+// DeleteTemporary as local activities around one Ingest activity.
+func envSingleStep(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Uploads) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	e := s.NewTestWorkflowEnvironment()
+	a := &activities.Uploads{}
+	e.RegisterActivity(a)
+	return e, a
+}
+
+// calls lists the activities (local or not) the run started, in order.
+func calls(e *testsuite.TestWorkflowEnvironment) *[]string {
+	var got []string
+	e.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		got = append(got, info.ActivityType.Name)
+	})
+	e.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []interface{}) {
+		got = append(got, "local:"+info.ActivityType.Name)
+	})
+	return &got
+}
+
+func TestAssetUploadSingleStepHappyPath(t *testing.T) {
+	e, a := envSingleStep(t)
+	got := calls(e)
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Once()
+	e.OnActivity(a.Ingest, mock.Anything, upload).Return(processed, nil).Once()
+	e.OnActivity(a.Record, mock.Anything, upload, processed).Return(nil).Once()
+	e.OnActivity(a.DeleteTemporary, mock.Anything, upload).Return(nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+	}
+	e.AssertExpectations(t)
+	want := []string{"local:Claim", "Ingest", "local:Record", "local:DeleteTemporary"}
+	if !slices.Equal(*got, want) {
+		t.Fatalf("activities %v, want %v (one activity task, the short steps local)", *got, want)
+	}
+}
+
+func TestAssetUploadSingleStepWithoutACommittedNotice(t *testing.T) {
+	e, a := envSingleStep(t)
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(false, nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+	}
+	e.AssertExpectations(t)
+	e.AssertNotCalled(t, "Ingest", mock.Anything, mock.Anything)
+}
+
+func TestAssetUploadSingleStepRejections(t *testing.T) {
+	for _, step := range []string{"ingest", "record"} {
+		t.Run(step, func(t *testing.T) {
+			e, a := envSingleStep(t)
+			msg := "the file is not a PNG image (" + step + ")"
+			e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Once()
+			if step == "ingest" {
+				e.OnActivity(a.Ingest, mock.Anything, upload).Return(nil, rejected(msg)).Once()
+			} else {
+				e.OnActivity(a.Ingest, mock.Anything, upload).Return(processed, nil).Once()
+				e.OnActivity(a.Record, mock.Anything, upload, processed).Return(rejected(msg)).Once()
+			}
+			e.OnActivity(a.Fail, mock.Anything, upload, msg).Return(nil).Once()
+			e.ExecuteWorkflow(workflows.AssetUpload, upload)
+			var app *temporal.ApplicationError
+			if err := e.GetWorkflowError(); !errors.As(err, &app) || app.Type() != workflows.RejectedType || app.Message() != msg {
+				t.Fatalf("workflow error = %v, want the rejection %q", err, msg)
+			}
+			e.AssertExpectations(t)
+			e.AssertNotCalled(t, "DeleteTemporary", mock.Anything, mock.Anything)
+		})
+	}
+}
+
+func TestAssetUploadSingleStepRetriesTransientFailures(t *testing.T) {
+	e, a := envSingleStep(t)
+	down := errors.New("storage unreachable")
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(false, errors.New("database down")).Once()
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Once()
+	e.OnActivity(a.Ingest, mock.Anything, upload).Return(nil, down).Times(3)
+	e.OnActivity(a.Ingest, mock.Anything, upload).Return(processed, nil).Once()
+	e.OnActivity(a.Record, mock.Anything, upload, processed).Return(errors.New("database down")).Twice()
+	e.OnActivity(a.Record, mock.Anything, upload, processed).Return(nil).Once()
+	e.OnActivity(a.DeleteTemporary, mock.Anything, upload).Return(down).Once()
+	e.OnActivity(a.DeleteTemporary, mock.Anything, upload).Return(nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatalf("transient failures were not retried: %v", err)
+	}
+	e.AssertExpectations(t)
+	e.AssertNotCalled(t, "Fail", mock.Anything, mock.Anything, mock.Anything)
+}
+
+func TestAssetUploadSingleStepRetriesFailUntilRecorded(t *testing.T) {
+	e, a := envSingleStep(t)
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Once()
+	e.OnActivity(a.Ingest, mock.Anything, upload).Return(nil, rejected("never arrived")).Once()
+	e.OnActivity(a.Fail, mock.Anything, upload, "never arrived").Return(errors.New("database down")).Twice()
+	e.OnActivity(a.Fail, mock.Anything, upload, "never arrived").Return(nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	var app *temporal.ApplicationError
+	if err := e.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "never arrived" {
+		t.Fatalf("workflow error = %v", err)
+	}
+	e.AssertExpectations(t)
+}
