@@ -38,7 +38,7 @@ import (
 // shape is one load: what random.lua sends (BENCH_MODE) at how many connections.
 type shape struct {
 	name  string
-	mode  string // healthz, get or patch: see random.lua
+	mode  string // healthz, get, patch, post or delete: see random.lua
 	conns int
 }
 
@@ -47,7 +47,11 @@ var shapes = []shape{
 	{"PATCH /pages/:id (title)", "patch", 16},
 	{"PATCH /pages/:id (title)", "patch", 64},
 	{"PATCH /pages/:id (title)", "patch", 256},
+	{"POST /pages (under a page)", "post", 64},
 	{"GET /pages/:id", "get", 64},
+	// Last: the pages it drafts for deletion (with their subtrees) would
+	// answer 409 to the PATCHes above.
+	{"DELETE /pages/:id", "delete", 64},
 }
 
 type options struct {
