@@ -462,8 +462,8 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, _ *drafts.View, expect *int) (*drafts.View, error) {
-		return h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, expect)
+	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
+		return h.engine.Delete(ctx, tx, cur, pr.SiteID, pr.UserID, expect)
 	})
 	if err != nil {
 		return err

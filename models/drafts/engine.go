@@ -308,34 +308,6 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
 }
 
-// lockItem locks an item's draft, then the item, for a write. Lock order
-// everywhere is drafts before rows (publishing and reverting start from
-// drafts), so a write racing a publish waits instead of deadlocking.
-func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Row, *Draft, error) {
-	ds, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	row, ok := rows[id]
-	if !ok {
-		return nil, nil, ErrNotFound
-	}
-	if ds[id] == nil {
-		if err := checkNoDraftAppeared(ctx, tx, k, id); err != nil {
-			return nil, nil, err
-		}
-	}
-	d := ds[id]
-	if d != nil && d.RevisionID != nil {
-		return nil, nil, ErrInFlight
-	}
-	return row, d, nil
-}
-
 // checkNoDraftAppeared is ErrRetry when the item has a draft now although
 // the locking read found none: a writer that held the row lock before us
 // drafted the item meanwhile (a new statement sees what committed), and we
@@ -369,8 +341,10 @@ type draftRow struct {
 	Version       int            `json:"version"`
 }
 
-// LockForWrite locks an item's draft, then the item (the order of lockItem),
-// and loads both, in one statement: the draft is locked by a CTE the row's
+// LockForWrite locks an item's draft, then the item, for a write, and loads
+// both, in one statement. Lock order everywhere is drafts before rows
+// (publishing and reverting start from drafts), so a write racing a publish
+// waits instead of deadlocking: the draft is locked by a CTE the row's
 // locking scan depends on, so it is locked first. For a page it also derives
 // the drafted path (View.DraftedPath), walking the drafted parents up in the
 // same statement. The row lock is FOR NO KEY UPDATE, what an UPDATE of the
@@ -564,11 +538,15 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 // children. Deleting an item that was never published reverts its create
 // (with everything that depends on it): there is nothing live to delete.
 // It returns the item's view, or nil when the item is gone.
-func (e *Engine) Delete(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, expect *int) (*View, error) {
-	row, d, err := lockItem(ctx, tx, k, siteID, id)
-	if err != nil {
-		return nil, err
+// cur is the item as LockForWrite locked and loaded it in this transaction.
+func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, expect *int) (*View, error) {
+	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
+	if d != nil && d.RevisionID != nil {
+		return nil, ErrInFlight
 	}
+	// A draft another writer committed while LockForWrite waited for the
+	// row is not in cur; deleteTree reads the drafts again (a new
+	// statement sees it; its writer is done, so locking it cannot wait).
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale
 	}
@@ -594,7 +572,7 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 	if *budget -= len(ids); *budget < 0 {
 		return ErrTooLarge
 	}
-	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true) // drafts before rows: see lockItem
+	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true) // drafts before rows: see LockForWrite
 	if err != nil {
 		return err
 	}
