@@ -578,8 +578,10 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 		Exists  bool `bun:"e"`
 		Deleted bool `bun:"d"`
 	}
+	// The draft is looked up by (item_type, item_id), its unique index: a
+	// draft's item type is its table's name (none for layouts and assets).
 	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
-  EXISTS (SELECT 1 FROM drafts WHERE item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID).Scan(ctx, &found)
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID, table).Scan(ctx, &found)
 	switch {
 	case err != nil:
 		return err
