@@ -34,7 +34,9 @@ type contentHandler struct {
 	// validate runs inside the write's transaction and queries through db (that
 	// transaction), never the pool: a transaction waiting on a second
 	// connection can starve the pool for good.
-	validate func(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state drafts.Row) error
+	// prev is the drafted state before an update (nil for a create): a
+	// reference that did not change need not be checked again.
+	validate func(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, state, prev drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
 	// related are the read-only to-many relationships other records make
@@ -90,10 +92,15 @@ func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, view
 	if h.kind != drafts.Pages {
 		return nil, nil
 	}
-	// A page with no drafted parent needs no query: its path is its slug.
+	// A page with no drafted parent needs no query: its path is its slug;
+	// nor one whose load derived it (a write's, drafts.LockForWrite).
 	out := map[uuid.UUID]string{}
 	var nested []uuid.UUID
 	for _, v := range views {
+		if v.DraftedPath != nil {
+			out[v.Row.ID()] = *v.DraftedPath
+			continue
+		}
 		d := v.Drafted()
 		if p, _ := d["parent_id"].(string); p != "" {
 			nested = append(nested, v.Row.ID())
@@ -396,7 +403,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	}
 	var v *drafts.View
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := h.validate(ctx, tx, h, pr.SiteID, nil, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, nil, state, nil); err != nil {
 			return err
 		}
 		values := drafts.Change{}
@@ -435,10 +442,10 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		for k, val := range change {
 			state[k] = val
 		}
-		if err := h.validate(ctx, tx, h, pr.SiteID, &id, state); err != nil {
+		if err := h.validate(ctx, tx, h, pr.SiteID, &id, state, cur.Drafted()); err != nil {
 			return nil, err
 		}
-		return h.engine.Update(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, change, expect)
+		return h.engine.Update(ctx, tx, cur, pr.SiteID, pr.UserID, change, expect)
 	})
 	if err != nil {
 		return err
@@ -455,8 +462,8 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, _ *drafts.View, expect *int) (*drafts.View, error) {
-		return h.engine.Delete(ctx, tx, h.kind, pr.SiteID, pr.UserID, id, expect)
+	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
+		return h.engine.Delete(ctx, tx, cur, pr.SiteID, pr.UserID, expect)
 	})
 	if err != nil {
 		return err
@@ -467,18 +474,17 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
 }
 
-// write runs a change to an existing record in a transaction: it reads the
-// record with its draft, checks the client's precondition (If-Match or
-// meta.version), and hands fn the version the write must still find under
-// the row lock — the one read, but only when the client stated one: a write
-// without a precondition must not fail because a publish moved the version
-// between this read and the lock.
+// write runs a change to an existing record in a transaction: it locks and
+// reads the record with its draft (one statement, drafts.LockForWrite),
+// checks the client's precondition (If-Match or meta.version) against it,
+// and hands fn the version the write must find — the one read under the
+// lock, only when the client stated one.
 func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
 	fn func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error)) (*drafts.View, error) {
 	siteID := oauth.PrincipalOf(c).SiteID
 	var v *drafts.View
 	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		cur, err := h.engine.Load(ctx, tx, h.kind, siteID, id, true)
+		cur, err := h.engine.LockForWrite(ctx, tx, h.kind, siteID, id)
 		if err != nil {
 			return err
 		}
@@ -572,8 +578,10 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 		Exists  bool `bun:"e"`
 		Deleted bool `bun:"d"`
 	}
+	// The draft is looked up by (item_type, item_id), its unique index: a
+	// draft's item type is its table's name (none for layouts and assets).
 	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
-  EXISTS (SELECT 1 FROM drafts WHERE item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID).Scan(ctx, &found)
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID, table).Scan(ctx, &found)
 	switch {
 	case err != nil:
 		return err
@@ -587,7 +595,7 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	return nil
 }
 
-func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s drafts.Row) error {
+func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, id *uuid.UUID, s, prev drafts.Row) error {
 	pt := str(s["page_type"])
 	if !pageTypes[pt] {
 		return attrErr("invalid_page_type", "page-type", "page-type must be one of home, page, not_found, error, search.")
@@ -635,6 +643,12 @@ func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid
 			return attrErr("page_type_taken", "page-type", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
 		}
 	}
+	if prev != nil && str(prev["parent_id"]) == str(s["parent_id"]) {
+		// The parent did not change: it was checked when set, and a parent
+		// drafted for deletion since takes this page with it (a delete
+		// draft, which an update is refused on before validation).
+		return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+	}
 	if err := checkRef(ctx, db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
 		return err
 	}
@@ -652,7 +666,7 @@ func validatePage(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid
 	return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
 }
 
-func validateContent(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateContent(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s, prev drafts.Row) error {
 	if err := textLen(s, "title", "title", 1, 200); err != nil {
 		return err
 	}
@@ -662,7 +676,7 @@ func validateContent(ctx context.Context, db bun.IDB, h contentHandler, siteID u
 // maxBody bounds a block body (it is also bounded by the request body limit).
 const maxBody = 256 << 10
 
-func validateBlock(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s drafts.Row) error {
+func validateBlock(ctx context.Context, db bun.IDB, h contentHandler, siteID uuid.UUID, _ *uuid.UUID, s, prev drafts.Row) error {
 	if !varNamePattern.MatchString(str(s["var_name"])) {
 		return attrErr("invalid_var_name", "var-name", "var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).")
 	}

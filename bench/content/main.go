@@ -2,7 +2,7 @@
 // real stack: Postgres, the Temporal dev server, the API and a worker (both
 // in this process).
 //
-//	go run ./bench/content [-duration 10s] [-concurrency 64] [-revisions 20] [-cpuprofile cpu.out] [-gets-only]
+//	go run ./bench/content [-duration 10s] [-concurrency 64] [-revisions 20] [-cpuprofile cpu.out] [-gets-only] [-revisions-only]
 //
 // It uses the services named by the PRESSROOM_TEST_* variables when they
 // are set (`go run ./dev/cmd/devstack exec -- go run ./bench/content`),
@@ -32,7 +32,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -63,12 +62,13 @@ import (
 )
 
 type options struct {
-	duration    time.Duration
-	concurrency int
-	revisions   int
-	cpuprofile  string
-	getsOnly    bool
-	keep        bool
+	duration      time.Duration
+	concurrency   int
+	revisions     int
+	cpuprofile    string
+	getsOnly      bool
+	revisionsOnly bool
+	keep          bool
 }
 
 func main() {
@@ -78,6 +78,7 @@ func main() {
 	flag.IntVar(&o.revisions, "revisions", 20, "revisions timed per size (1, 10, 100 drafts)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the GET loads (server and client: one process) to this file")
 	flag.BoolVar(&o.getsOnly, "gets-only", false, "skip the revision measurements")
+	flag.BoolVar(&o.revisionsOnly, "revisions-only", false, "skip the GET loads")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -133,6 +134,9 @@ func run(ctx context.Context, o options) (err error) {
 		if live, err = publishRuns(ctx, c, env.Temporal, counter); err != nil {
 			return err
 		}
+	}
+	if o.revisionsOnly {
+		return nil
 	}
 	return readLoads(ctx, c, env.DB, live, o)
 }
@@ -291,7 +295,8 @@ func publishRuns(ctx context.Context, c *apiClient, tc client.Client, counter *q
 	}
 	fmt.Println("  (POST→done: from sending POST /revisions to seeing status published; POST: the POST's own answer time and status;")
 	fmt.Println("   queries: every query of the publish activity, BEGIN and COMMIT included; tx span: first query start to last query end;")
-	fmt.Println("   queued: workflow start → activity started; activity: started → completed, from the workflow history)")
+	fmt.Println("   queued: workflow start → activity started; activity: started → completed, from the workflow history;")
+	fmt.Println("   published by the local activity: queued is workflow start → first workflow task started, activity that task's run)")
 	for _, r := range runs {
 		if r.versions >= 1000 {
 			fmt.Printf("  queries of %q (count × statement and table: time in it):\n", r.name)
@@ -354,7 +359,7 @@ func publishOnce(ctx context.Context, c *apiClient, tc client.Client, counter *q
 // activityTimes reads the workflow history: workflow started → activity
 // started, and activity started → completed.
 func activityTimes(ctx context.Context, tc client.Client, wfID string) (queued, ran time.Duration, err error) {
-	var wfStart, actStart, actDone time.Time
+	var wfStart, actStart, actDone, wftStart, wftDone time.Time
 	it := tc.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -368,7 +373,20 @@ func activityTimes(ctx context.Context, tc client.Client, wfID string) (queued, 
 			actStart = ev.GetEventTime().AsTime()
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			actDone = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			if wftStart.IsZero() {
+				wftStart = ev.GetEventTime().AsTime()
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			if wftDone.IsZero() {
+				wftDone = ev.GetEventTime().AsTime()
+			}
 		}
+	}
+	if actStart.IsZero() {
+		// Published by the local activity (workflows.PublishRevision): it
+		// ran inside the first workflow task (its result is a marker).
+		return wftStart.Sub(wfStart), wftDone.Sub(wftStart), nil
 	}
 	return actStart.Sub(wfStart), actDone.Sub(actStart), nil
 }
@@ -460,14 +478,14 @@ func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o o
 		if err != nil {
 			return err
 		}
-		pg0, err := postgresCPU(ctx, db)
+		pg0, err := benchenv.PostgresCPU(ctx, db)
 		if err != nil {
 			return err
 		}
-		cpu0 := processCPU()
+		cpu0 := benchenv.ProcessCPU()
 		r := load(ctx, hc, c, tg.paths, tg.auth, o.concurrency, o.duration)
-		r.cpu = processCPU() - cpu0
-		pg1, err := postgresCPU(ctx, db)
+		r.cpu = benchenv.ProcessCPU() - cpu0
+		pg1, err := benchenv.PostgresCPU(ctx, db)
 		if err != nil {
 			return err
 		}
@@ -530,47 +548,6 @@ func startProfile(path, name string) (func(), error) {
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// postgresCPU is the CPU time (user + system) of every backend connected
-// to the benchmark's database, by pid, from /proc (Postgres runs on this
-// machine).
-func postgresCPU(ctx context.Context, db *bun.DB) (map[int]time.Duration, error) {
-	var pids []int
-	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(ctx, &pids); err != nil {
-		return nil, err
-	}
-	out := map[int]time.Duration{}
-	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// Fields after the command (which is in parentheses): state is
-		// field 3; utime and stime are fields 14 and 15, in clock ticks.
-		rest := string(b[bytes.LastIndexByte(b, ')')+2:])
-		f := strings.Fields(rest)
-		if len(f) < 13 {
-			continue
-		}
-		var ut, st int64
-		fmt.Sscan(f[11], &ut)
-		fmt.Sscan(f[12], &st)
-		out[pid] = time.Duration(ut+st) * time.Second / clockTicks
-	}
-	return out, nil
-}
-
-// clockTicks is USER_HZ, 100 on Linux.
-const clockTicks = 100
 
 func verdict(ok bool) string {
 	if ok {

@@ -2,7 +2,7 @@
 // a database seeded with a tree of published pages, the API and a worker in
 // this process, and wrk (a separate process) as the client, on loopback.
 //
-//	go run ./dev/cmd/devstack exec -- go run ./bench/http [-pages 10000] [-duration 10s]
+//	go run ./dev/cmd/devstack exec -- go run ./bench/http [-pages 10000] [-duration 10s] [-cpuprofile f]
 //
 // (bench/http/run.sh does that, installing wrk first if it is missing.)
 //
@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ import (
 // shape is one load: what random.lua sends (BENCH_MODE) at how many connections.
 type shape struct {
 	name  string
-	mode  string // healthz, get or patch: see random.lua
+	mode  string // healthz, get, patch, post or delete: see random.lua
 	conns int
 }
 
@@ -47,13 +48,18 @@ var shapes = []shape{
 	{"PATCH /pages/:id (title)", "patch", 16},
 	{"PATCH /pages/:id (title)", "patch", 64},
 	{"PATCH /pages/:id (title)", "patch", 256},
+	{"POST /pages (under a page)", "post", 64},
 	{"GET /pages/:id", "get", 64},
+	// Last: the pages it drafts for deletion (with their subtrees) would
+	// answer 409 to the PATCHes above.
+	{"DELETE /pages/:id", "delete", 64},
 }
 
 type options struct {
 	pages    int
 	duration time.Duration
 	keep     bool
+	cpuprof  string
 }
 
 func main() {
@@ -61,6 +67,7 @@ func main() {
 	flag.IntVar(&o.pages, "pages", 10000, "published pages to seed (a tree: one root per 100 pages, the rest under them)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each wrk run lasts")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
+	flag.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of this process (API and worker) per shape to <file>.<mode>-<conns>")
 	flag.Parse()
 	log.SetFlags(0)
 	if o.pages < 100 || o.pages > 100000 || o.duration <= 0 || o.duration > 5*time.Minute {
@@ -114,13 +121,41 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	fmt.Printf("load average before the loads: %s\n\n", benchenv.LoadAvg())
-	fmt.Printf("%-28s %6s %10s %10s %8s %8s\n", "shape", "conns", "req/s", "p99 ms", "vs healthz", "non-2xx")
+	fmt.Printf("%-28s %6s %10s %10s %8s %8s %12s %12s\n", "shape", "conns", "req/s", "p99 ms", "vs healthz", "non-2xx", "pg µs/req", "proc µs/req")
 	var base float64
 	for _, s := range shapes {
+		pg0, err := benchenv.PostgresCPU(ctx, env.DB)
+		if err != nil {
+			return err
+		}
+		stopProfile := func() {}
+		if o.cpuprof != "" {
+			f, err := os.Create(fmt.Sprintf("%s.%s-%d", o.cpuprof, s.mode, s.conns))
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		}
+		cpu0 := benchenv.ProcessCPU()
 		r, err := runWrk(ctx, env.Config.PublicURL, script, idsFile, c.Token, s, o.duration)
+		stopProfile()
 		if err != nil {
 			return fmt.Errorf("%s at %d: %w", s.name, s.conns, err)
 		}
+		cpu := benchenv.ProcessCPU() - cpu0
+		pg1, err := benchenv.PostgresCPU(ctx, env.DB)
+		if err != nil {
+			return err
+		}
+		var pgCPU time.Duration
+		for pid, t := range pg1 {
+			pgCPU += t - pg0[pid] // a backend started meanwhile counts from zero
+		}
+		reqs := max(1, r.rate*o.duration.Seconds())
 		if s.mode == "healthz" && base == 0 {
 			base = r.rate
 		}
@@ -128,7 +163,8 @@ func run(ctx context.Context, o options) error {
 		if base > 0 {
 			ratio = fmt.Sprintf("%.3f", r.rate/base)
 		}
-		fmt.Printf("%-28s %6d %10.0f %10.1f %8s %8d\n", s.name, s.conns, r.rate, r.p99.Seconds()*1000, ratio, r.bad)
+		fmt.Printf("%-28s %6d %10.0f %10.1f %8s %8d %12.0f %12.0f\n", s.name, s.conns, r.rate, r.p99.Seconds()*1000, ratio, r.bad,
+			float64(pgCPU.Microseconds())/reqs, float64(cpu.Microseconds())/reqs)
 	}
 	fmt.Printf("\nload average after the loads: %s\n", benchenv.LoadAvg())
 	return nil

@@ -1,6 +1,8 @@
 -- wrk script of bench/http: BENCH_MODE is healthz (GET /healthz), get
--- (GET /pages/:id) or patch (PATCH /pages/:id, a new title); ids are read
--- from the file BENCH_IDS, one per line, and picked at random per request.
+-- (GET /pages/:id), patch (PATCH /pages/:id, a new title), post (POST /pages,
+-- a new page under the picked page, with a slug unique per thread and
+-- request) or delete (DELETE /pages/:id); ids are read from the file
+-- BENCH_IDS, one per line, and picked at random per request.
 local mode = os.getenv("BENCH_MODE") or "healthz"
 local token = os.getenv("BENCH_TOKEN") or ""
 local ids = {}
@@ -32,6 +34,16 @@ function request()
     headers["Content-Type"] = "application/vnd.api+json"
     local body = string.format('{"data":{"type":"pages","id":"%s","attributes":{"title":"Bench %d-%d"}}}', id, tid or 0, n)
     return wrk.format("PATCH", "/pages/" .. id, headers, body)
+  end
+  if mode == "post" then
+    n = n + 1
+    headers["Content-Type"] = "application/vnd.api+json"
+    local body = string.format('{"data":{"type":"pages","attributes":{"title":"Bench %d-%d","slug":"bench-%d-%d-%d","page-type":"page"},' ..
+      '"relationships":{"parent":{"data":{"type":"pages","id":"%s"}}}}}', tid or 0, n, os.time(), tid or 0, n, id)
+    return wrk.format("POST", "/pages", headers, body)
+  end
+  if mode == "delete" then
+    return wrk.format("DELETE", "/pages/" .. id, headers)
   end
   return wrk.format("GET", "/pages/" .. id, headers)
 end

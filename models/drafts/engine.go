@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/config"
@@ -71,6 +72,9 @@ type View struct {
 	Kind  *Kind
 	Row   Row    // the stored row
 	Draft *Draft // nil without a pending draft
+	// DraftedPath is a page's path as drafted when the load derived it
+	// (LockForWrite); nil otherwise.
+	DraftedPath *string
 }
 
 // Drafted is the item as the draft would make it: the row with the drafted
@@ -304,41 +308,104 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
 }
 
-// lockItem locks an item's draft, then the item, for a write. Lock order
-// everywhere is drafts before rows (publishing and reverting start from
-// drafts), so a write racing a publish waits instead of deadlocking.
-func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Row, *Draft, error) {
-	ds, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, true)
+// checkNoDraftAppeared is ErrRetry when the item has a draft now although
+// the locking read found none: a writer that held the row lock before us
+// drafted the item meanwhile (a new statement sees what committed), and we
+// would insert a second draft. Locking that draft now would take the locks
+// in the wrong order (drafts before items, as everywhere): the caller runs
+// the transaction again.
+func checkNoDraftAppeared(ctx context.Context, tx bun.IDB, k *Kind, id uuid.UUID) error {
+	again, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, false)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, true)
+	if again[id] != nil {
+		return ErrRetry
+	}
+	return nil
+}
+
+// draftRow is a draft as to_jsonb writes it.
+type draftRow struct {
+	ID            uuid.UUID      `json:"id"`
+	SiteID        uuid.UUID      `json:"site_id"`
+	ItemType      string         `json:"item_type"`
+	ItemID        uuid.UUID      `json:"item_id"`
+	Event         string         `json:"event"`
+	Drafted       map[string]any `json:"drafted"`
+	ObjectChanges map[string]any `json:"object_changes"`
+	UserID        *uuid.UUID     `json:"user_id"`
+	RevisionID    *uuid.UUID     `json:"revision_id"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	Version       int            `json:"version"`
+}
+
+// LockForWrite locks an item's draft, then the item, for a write, and loads
+// both, in one statement. Lock order everywhere is drafts before rows
+// (publishing and reverting start from drafts), so a write racing a publish
+// waits instead of deadlocking: the draft is locked by a CTE the row's
+// locking scan depends on, so it is locked first. For a page it also derives
+// the drafted path (View.DraftedPath), walking the drafted parents up in the
+// same statement. The row lock is FOR NO KEY UPDATE, what an UPDATE of the
+// row takes: it excludes every other writer, and inserting a child (a key
+// share lock by the foreign key) need not wait for it.
+//
+// A draft that committed while this statement waited for the row is not
+// seen (the statement's snapshot predates it): Update then inserts a draft
+// that violates the one-draft-per-item index, which is ErrRetry.
+func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, id uuid.UUID) (*View, error) {
+	path := "NULL::text"
+	walk := ""
+	if k == Pages {
+		// As DraftedPaths, from the locked row and draft.
+		walk = `, up (cur, path, depth) AS (
+    SELECT CASE WHEN d.id IS NULL THEN r.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
+           CASE WHEN coalesce(d.drafted ->> 'slug', r.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', r.slug) END,
+           1
+    FROM r LEFT JOIN d ON true
+  UNION ALL
+    SELECT CASE WHEN pd.id IS NULL THEN p.parent_id ELSE (pd.drafted ->> 'parent_id')::uuid END,
+           CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
+           up.depth + 1
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?1
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id
+    WHERE up.depth < 64
+)`
+		path = "(SELECT coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL LIMIT 1)"
+	}
+	var res struct {
+		Row   json.RawMessage `bun:"row"`
+		Draft json.RawMessage `bun:"draft"`
+		Path  *string         `bun:"path"`
+	}
+	err := tx.NewRaw(`WITH RECURSIVE d AS MATERIALIZED (
+    SELECT * FROM drafts WHERE item_type = ?0 AND item_id = ?2 FOR UPDATE
+), r AS MATERIALIZED (
+    SELECT * FROM ?3 t WHERE t.site_id = ?1 AND t.id = ?2 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
+)`+walk+`
+SELECT (SELECT to_jsonb(r) FROM r) AS row, (SELECT to_jsonb(d) FROM d) AS draft, `+path+` AS path`,
+		k.Type, siteID, id, bun.Ident(k.Table)).Scan(ctx, &res)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
-	row, ok := rows[id]
-	if !ok {
-		return nil, nil, ErrNotFound
+	if len(res.Row) == 0 || string(res.Row) == "null" {
+		return nil, ErrNotFound
 	}
-	if ds[id] == nil {
-		// A writer that held the row lock before us may have drafted the
-		// item meanwhile; read again now that we hold it (a new statement
-		// sees what committed), or we would insert a second draft. Locking
-		// that draft now would take the locks in the wrong order (drafts
-		// before items, as everywhere): the caller runs the transaction again.
-		again, err := draftsOfItems(ctx, tx, k.Type, []uuid.UUID{id}, false)
-		if err != nil {
-			return nil, nil, err
+	v := &View{Kind: k, DraftedPath: res.Path}
+	if err := json.Unmarshal(res.Row, &v.Row); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
+	}
+	if len(res.Draft) > 0 && string(res.Draft) != "null" {
+		var dr draftRow
+		if err := json.Unmarshal(res.Draft, &dr); err != nil {
+			return nil, fmt.Errorf("lock %s: draft: %w", k.Type, err)
 		}
-		if again[id] != nil {
-			return nil, nil, ErrRetry
-		}
+		v.Draft = &Draft{ID: dr.ID, SiteID: dr.SiteID, ItemType: dr.ItemType, ItemID: dr.ItemID, Event: dr.Event,
+			Drafted: dr.Drafted, ObjectChanges: dr.ObjectChanges, UserID: dr.UserID, RevisionID: dr.RevisionID,
+			CreatedAt: dr.CreatedAt, UpdatedAt: dr.UpdatedAt, Version: dr.Version}
 	}
-	d := ds[id]
-	if d != nil && d.RevisionID != nil {
-		return nil, nil, ErrInFlight
-	}
-	return row, d, nil
+	return v, nil
 }
 
 // Version returns the version a write must match: the row's.
@@ -347,14 +414,15 @@ func rowVersion(r Row) int {
 	return int(f)
 }
 
-// Update drafts a change to an item. The live row keeps its values (but its
+// Update drafts a change to an item, cur, which LockForWrite locked and
+// loaded in this transaction. The live row keeps its values (but its
 // version moves on); for an item that was never published the row itself
 // changes and the draft stays a create. Editing values back to live drops
 // them; an update draft with nothing left is deleted.
-func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, change Change, expect *int) (*View, error) {
-	row, d, err := lockItem(ctx, tx, k, siteID, id)
-	if err != nil {
-		return nil, err
+func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
+	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
+	if d != nil && d.RevisionID != nil {
+		return nil, ErrInFlight
 	}
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale
@@ -362,33 +430,52 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID,
 	if d != nil && d.Event == Delete {
 		return nil, ErrDeleted
 	}
+	_, moved := change["slug"]
+	if _, ok := change["parent_id"]; ok {
+		moved = true
+	}
+	moved = moved && k == Pages
 	now := time.Now().UTC()
 	if d != nil && d.Event == Create {
-		q := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("updated_at = ?, version = version + 1", now)
+		q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
 		for col, v := range change {
 			q = q.Set("? = ?", bun.Ident(col), v)
 		}
-		if _, err := q.Exec(ctx); err != nil {
-			return nil, fmt.Errorf("update %s: %w", k.Type, err)
-		}
-		if k == Pages {
+		var after Row
+		if moved {
+			if _, err := q.Exec(ctx); err != nil {
+				return nil, fmt.Errorf("update %s: %w", k.Type, err)
+			}
 			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
 				return nil, err
 			}
+			rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
+			if err != nil {
+				return nil, err
+			}
+			after = rows[id]
+		} else {
+			var raw string
+			if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
+				return nil, fmt.Errorf("update %s: %w", k.Type, err)
+			}
+			if err := json.Unmarshal([]byte(raw), &after); err != nil {
+				return nil, fmt.Errorf("update %s: %w", k.Type, err)
+			}
 		}
-		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
-		if err != nil {
-			return nil, err
-		}
-		d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, rows[id]), changes(k, Row{}, editable(k, rows[id])), now, &userID
+		d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
 		d.Version++
 		if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
 			return nil, err
 		}
-		if err := e.indexLinks(ctx, tx, k, siteID, d, rows[id]); err != nil {
+		if err := e.indexLinks(ctx, tx, k, siteID, d, after); err != nil {
 			return nil, err
 		}
-		return &View{Kind: k, Row: rows[id], Draft: d}, nil
+		v := &View{Kind: k, Row: after, Draft: d}
+		if !moved {
+			v.DraftedPath = cur.DraftedPath
+		}
+		return v, nil
 	}
 
 	drafted := editable(k, row)
@@ -401,11 +488,19 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID,
 		drafted[col] = normalise(v)
 	}
 	oc := changes(k, editable(k, row), drafted)
-	if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("version = version + 1").Exec(ctx); err != nil {
-		return nil, err
-	}
+	bump := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("version = version + 1")
 	row["version"] = float64(rowVersion(row) + 1)
 	if len(oc) == 0 {
+		if d == nil {
+			// Nothing to insert that would collide with a draft another
+			// writer committed while we waited: look for one.
+			if err := checkNoDraftAppeared(ctx, tx, k, id); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := bump.Exec(ctx); err != nil {
+			return nil, err
+		}
 		if d != nil {
 			if _, err := tx.NewDelete().Model(d).WherePK().Exec(ctx); err != nil {
 				return nil, err
@@ -413,17 +508,26 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID,
 		}
 		return &View{Kind: k, Row: row}, nil
 	}
-	if d == nil {
+	insert := d == nil
+	if insert {
 		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Update, CreatedAt: now, Version: 0}
 	}
 	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
 	d.Version++
-	if _, err := tx.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
+	// One statement: the row's version and the draft.
+	if _, err := tx.NewInsert().With("bump", bump).Model(d).On("CONFLICT (id) DO UPDATE").
 		Set("drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, updated_at = EXCLUDED.updated_at, user_id = EXCLUDED.user_id, version = EXCLUDED.version").
-		Exec(ctx); err != nil {
+		Returning("NULL").Exec(ctx); err != nil {
+		var pg *pgconn.PgError
+		if insert && errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "drafts_item_type_item_id_key" {
+			return nil, ErrRetry // see LockForWrite
+		}
 		return nil, fmt.Errorf("save draft: %w", err)
 	}
 	v := &View{Kind: k, Row: row, Draft: d}
+	if !moved {
+		v.DraftedPath = cur.DraftedPath
+	}
 	if err := e.indexLinks(ctx, tx, k, siteID, d, v.Drafted()); err != nil {
 		return nil, err
 	}
@@ -434,11 +538,15 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID,
 // children. Deleting an item that was never published reverts its create
 // (with everything that depends on it): there is nothing live to delete.
 // It returns the item's view, or nil when the item is gone.
-func (e *Engine) Delete(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, expect *int) (*View, error) {
-	row, d, err := lockItem(ctx, tx, k, siteID, id)
-	if err != nil {
-		return nil, err
+// cur is the item as LockForWrite locked and loaded it in this transaction.
+func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, expect *int) (*View, error) {
+	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
+	if d != nil && d.RevisionID != nil {
+		return nil, ErrInFlight
 	}
+	// A draft another writer committed while LockForWrite waited for the
+	// row is not in cur; deleteTree reads the drafts again (a new
+	// statement sees it; its writer is done, so locking it cannot wait).
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale
 	}
@@ -464,7 +572,7 @@ func (e *Engine) deleteTree(ctx context.Context, tx bun.Tx, k *Kind, siteID, use
 	if *budget -= len(ids); *budget < 0 {
 		return ErrTooLarge
 	}
-	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true) // drafts before rows: see lockItem
+	existing, err := draftsOfItems(ctx, tx, k.Type, ids, true) // drafts before rows: see LockForWrite
 	if err != nil {
 		return err
 	}
@@ -606,34 +714,28 @@ SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS
 // IsAncestor tells whether page is candidate or one of candidate's
 // ancestors in any tree the pending drafts could produce: a revision may
 // publish any subset of them, so each page's stored parent and drafted
-// parent are both followed (a walk over the union of both edges).
+// parent are both followed (a walk over the union of both edges), in one
+// recursive statement. UNION drops pages already reached, so a loop in
+// older data ends the walk; a walk of more than 10,000 pages counts as a
+// loop.
 func (e *Engine) IsAncestor(ctx context.Context, db bun.IDB, siteID, page, candidate uuid.UUID) (bool, error) {
-	seen := map[uuid.UUID]bool{}
-	frontier := []uuid.UUID{candidate}
-	for len(frontier) > 0 && len(seen) < 10000 {
-		for _, id := range frontier {
-			if id == page {
-				return true, nil
-			}
-			seen[id] = true
-		}
-		var next []uuid.UUID
-		err := db.NewRaw(`SELECT DISTINCT parent FROM (
-  SELECT p.parent_id AS parent FROM pages p WHERE p.site_id = ?0 AND p.id IN (?1)
-  UNION ALL
-  SELECT (d.drafted ->> 'parent_id')::uuid FROM drafts d WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.item_id IN (?1)
-) AS up WHERE parent IS NOT NULL`, siteID, bun.In(frontier)).Scan(ctx, &next)
-		if err != nil {
-			return false, fmt.Errorf("walk page parents: %w", err)
-		}
-		frontier = frontier[:0]
-		for _, id := range next {
-			if !seen[id] {
-				frontier = append(frontier, id)
-			}
-		}
+	var found bool
+	err := db.NewRaw(`
+WITH RECURSIVE up (id) AS (
+    SELECT ?1::uuid
+  UNION
+    SELECT x.parent
+    FROM up JOIN pages p ON p.id = up.id AND p.site_id = ?0
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+    CROSS JOIN LATERAL (VALUES (p.parent_id), ((d.drafted ->> 'parent_id')::uuid)) AS x (parent)
+    WHERE x.parent IS NOT NULL
+)
+SELECT count(*) FILTER (WHERE id = ?2) > 0 OR count(*) > 10000 FROM (SELECT id FROM up LIMIT 10001) AS walked`,
+		siteID, candidate, page).Scan(ctx, &found)
+	if err != nil {
+		return false, fmt.Errorf("walk page parents: %w", err)
 	}
-	return len(seen) >= 10000, nil
+	return found, nil
 }
 
 // DraftsOfItems returns the pending drafts of items, keyed by item id.

@@ -151,7 +151,11 @@ func (w *engineWorld) create(k *drafts.Kind, name, ref string) {
 func (w *engineWorld) update(name string, change drafts.Change) {
 	w.t.Helper()
 	w.tx(func(ctx context.Context, tx bun.Tx) error {
-		_, err := w.e.Update(ctx, tx, w.kinds[name], w.site, w.user, w.ids[name], change, nil)
+		cur, err := w.e.LockForWrite(ctx, tx, w.kinds[name], w.site, w.ids[name])
+		if err != nil {
+			return err
+		}
+		_, err = w.e.Update(ctx, tx, cur, w.site, w.user, change, nil)
 		return err
 	})
 }
@@ -159,7 +163,11 @@ func (w *engineWorld) update(name string, change drafts.Change) {
 func (w *engineWorld) remove(name string) {
 	w.t.Helper()
 	w.tx(func(ctx context.Context, tx bun.Tx) error {
-		_, err := w.e.Delete(ctx, tx, w.kinds[name], w.site, w.user, w.ids[name], nil)
+		cur, err := w.e.LockForWrite(ctx, tx, w.kinds[name], w.site, w.ids[name])
+		if err != nil {
+			return err
+		}
+		_, err = w.e.Delete(ctx, tx, cur, w.site, w.user, nil)
 		return err
 	})
 }
