@@ -117,10 +117,7 @@ func TestPageDraftLifecycle(t *testing.T) {
 	if rev.Attributes["status"] != "published" || rev.Attributes["versions-count"] != float64(1) {
 		t.Fatalf("revision = %v", rev.Attributes)
 	}
-	// publish-revision-published.history.json is a run from before the
-	// local activity (workflows.PublishRevision's first version): kept, not
-	// recorded again, so that such runs keep replaying.
-	s.recordHistory(t, workflows.PublishRevisionID(rev.ID), "publish-revision-published-local.history.json")
+	s.recordHistory(t, workflows.PublishRevisionID(rev.ID), "publish-revision-published.history.json")
 	live := e.do(http.MethodGet, "/pages/"+id, nil)
 	if live.Status != 200 || live.resource(t).Attributes["published-at"] == nil || string(live.resource(t).Relationships["draft"].Data) != "null" {
 		t.Fatalf("published page = %d %s", live.Status, live.Raw)

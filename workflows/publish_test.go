@@ -28,16 +28,10 @@ func publishEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.P
 	return e, p
 }
 
-// A publish that succeeds at once runs once, as a local activity (no
-// activity task to dispatch).
 func TestPublishRevisionSucceeds(t *testing.T) {
 	e, p := publishEnv(t)
 	want := &workflows.PublishResult{Status: "published", VersionsCount: 3}
-	var local []bool
-	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*workflows.PublishResult, error) {
-		local = append(local, activity.GetInfo(ctx).IsLocalActivity)
-		return want, nil
-	}).Once()
+	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(want, nil).Once()
 	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
@@ -50,9 +44,6 @@ func TestPublishRevisionSucceeds(t *testing.T) {
 		t.Fatalf("result = %+v, want %+v", got, want)
 	}
 	e.AssertExpectations(t)
-	if len(local) != 1 || !local[0] {
-		t.Fatalf("runs (local?) = %v, want one local run", local)
-	}
 }
 
 // A rejection (a draft gone, a rule broken: the activity already marked the
@@ -79,11 +70,10 @@ func TestPublishRevisionRejected(t *testing.T) {
 func TestPublishRevisionRetriesTransientFailures(t *testing.T) {
 	e, p := publishEnv(t)
 	var attempts []int32
-	var local []bool
 	var startToClose, heartbeat time.Duration
 	record := func(ctx context.Context) {
 		info := activity.GetInfo(ctx)
-		attempts, local = append(attempts, info.Attempt), append(local, info.IsLocalActivity)
+		attempts = append(attempts, info.Attempt)
 		startToClose, heartbeat = info.Deadline.Sub(info.StartedTime), info.HeartbeatTimeout
 	}
 	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(func(ctx context.Context, _ string) (*workflows.PublishResult, error) {
@@ -103,12 +93,8 @@ func TestPublishRevisionRetriesTransientFailures(t *testing.T) {
 		t.Fatalf("result = %+v, %v", got, err)
 	}
 	e.AssertExpectations(t)
-	// The local attempt first, then the activity, retried: attempts 1..4.
-	if len(attempts) != 5 || attempts[0] != 1 || !local[0] || attempts[1] != 1 || attempts[4] != 4 || local[1] || local[4] {
-		t.Errorf("attempts = %v (local %v), want 1 (local) then 1..4 (activity)", attempts, local)
-	}
-	if heartbeat != 20*time.Second {
-		t.Errorf("the fallback activity's heartbeat timeout = %s, want 20s", heartbeat)
+	if len(attempts) != 5 || attempts[0] != 1 || attempts[4] != 5 {
+		t.Errorf("attempts = %v, want 1..5", attempts)
 	}
 	// Not a requirement, a fact operators need: without a heartbeat, a
 	// worker that dies mid-publish is noticed only when StartToClose runs out.
