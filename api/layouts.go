@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -142,7 +143,7 @@ func findLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.
 	l := new(models.Layout)
 	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
 	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No layout with that id.")
+		return nil, models.NotFound("layout")
 	}
 	return l, err
 }
@@ -250,7 +251,7 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 	}
 	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
 	if _, err := findTheme(ctx, h.db, siteID, themeID); err != nil {
-		if isNotFound(err) {
+		if errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		}
 		return err
@@ -293,7 +294,7 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if _, err := findTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); isNotFound(err) {
+		if _, err := findTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		} else if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -115,6 +116,9 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if err == nil {
 			return h.answer(c, q, prev.ID)
 		}
+		if !models.IsNoRows(err) {
+			return fmt.Errorf("look up the idempotency key: %w", err)
+		}
 	}
 	var doc jsonapi.RequestDocument[revisionRequest]
 	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
@@ -169,31 +173,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}
-	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ds, err := drafts.Drafts(ctx, tx, pr.SiteID, ids, true)
-		if err != nil {
-			return err
-		}
-		found := map[uuid.UUID]*drafts.Draft{}
-		for _, d := range ds {
-			found[d.ID] = d
-		}
-		for i, id := range ids {
-			d := found[id]
-			ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
-			switch {
-			case d == nil:
-				return jsonapi.NotFound("No draft with that id (reverted or already published?).").AtPointer(ptr + "/id")
-			case d.RevisionID != nil:
-				return jsonapi.Conflict("draft_in_flight", fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)).AtPointer(ptr)
-			case want[id] != nil && *want[id] != d.Version:
-				return stale(d.Version).AtPointer(ptr + "/meta/version")
-			}
-		}
-		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err = tx.NewUpdate().Model((*drafts.Draft)(nil)).Set("revision_id = ?", rev.ID).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := drafts.Reserve(ctx, tx, rev, want); err != nil {
 			return err
 		}
 		// Started inside the transaction, as uploads are: a committed
@@ -271,8 +252,10 @@ func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
 	}
 	rev := new(drafts.Revision)
 	err = h.db.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if err != nil {
-		return nil, jsonapi.NotFound("No revision with that id.")
+	if models.IsNoRows(err) {
+		return nil, models.NotFound("revision")
+	} else if err != nil {
+		return nil, err
 	}
 	return rev, nil
 }
@@ -341,8 +324,10 @@ func (h revisionsHandler) version(c *fiber.Ctx) error {
 		return err
 	}
 	v := new(drafts.Version)
-	if err := h.db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext()); err != nil {
-		return jsonapi.NotFound("No version with that id.")
+	if err := h.db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext()); models.IsNoRows(err) {
+		return models.NotFound("version")
+	} else if err != nil {
+		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
 }

@@ -189,7 +189,7 @@ func noUnpublish(pointer string) *jsonapi.Error {
 // live changes nothing.
 func (h siteHandler) update(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change siteChange) (*models.ThemedSite, error) {
 	var out *models.ThemedSite
-	err := h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		s, err := h.load(ctx, tx, siteID, true)
 		if err != nil {
 			return err

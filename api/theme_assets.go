@@ -120,7 +120,7 @@ func findThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock 
 		sel = sel.For("UPDATE")
 	}
 	if err := sel.Scan(ctx); models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No theme asset with that id.")
+		return nil, models.NotFound("theme asset")
 	} else if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	}
 	siteID := siteOf(c)
 	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", themeID, siteID).Count(ctx); err != nil {
 			return err
 		} else if n == 0 {
@@ -246,7 +246,7 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := siteOf(c)
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		// The asset first, as POST /theme-assets and POST /themes lock it,
 		// then the row itself.
 		if err := lockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {

@@ -220,7 +220,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	}
 
 	var up *models.AssetUpload
-	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
 			return err
 		}
@@ -310,12 +310,12 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return nil, jsonapi.NotFound("No asset upload with that id.")
+		return nil, models.NotFound("asset upload")
 	}
 	up := new(models.AssetUpload)
 	err = h.db.NewSelect().Model(up).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No asset upload with that id.")
+		return nil, models.NotFound("asset upload")
 	}
 	return up, err
 }

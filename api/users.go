@@ -47,12 +47,12 @@ func (h usersHandler) find(ctx context.Context, siteID, id uuid.UUID) (*models.U
 func (h usersHandler) show(c *fiber.Ctx, id string) error {
 	uid, err := uuid.Parse(id)
 	if err != nil {
-		return jsonapi.NotFound("No user with that id.")
+		return models.NotFound("user")
 	}
 	u := new(models.User)
 	err = h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", uid, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return jsonapi.NotFound("No user with that id.") // another site's user looks the same as none
+		return models.NotFound("user") // another site's user looks the same as none
 	}
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 )
 
 // Draft is a pending change of one item.
@@ -39,17 +40,17 @@ const (
 	Delete = "delete"
 )
 
-// Errors the API maps to statuses.
+// The domain errors of the engine (models/errors.go; api/errors.go maps them).
 var (
-	ErrNotFound = errors.New("no such record")
-	ErrInFlight = errors.New("the draft is being published by a revision in progress")
-	ErrDeleted  = errors.New("the record is drafted for deletion; revert that draft first")
-	ErrStale    = errors.New("the record changed since it was read")
-	ErrTooLarge = errors.New("the change touches too many records at once")
+	ErrNotFound = models.ErrNotFound
+	ErrInFlight = models.ErrInFlight
+	ErrDeleted  = models.ErrDeleted
+	ErrStale    = models.ErrStaleVersion
+	ErrTooLarge = models.ErrTooLarge
 	// ErrRetry means another writer drafted the item while this transaction
 	// waited for its row: the transaction must run again (it then locks the
 	// draft first, in the order every writer uses).
-	ErrRetry     = errors.New("the record was drafted concurrently; run the transaction again")
+	ErrRetry     = models.ErrRetry
 	errNoChanges = errors.New("no changes")
 )
 
@@ -153,7 +154,7 @@ func (e *Engine) Load(ctx context.Context, db bun.IDB, k *Kind, siteID, id uuid.
 	if v := views[id]; v != nil {
 		return v, nil
 	}
-	return nil, ErrNotFound
+	return nil, models.NotFound(k.Singular())
 }
 
 // LoadMany reads items of a site with their drafts, keyed by id, in two
@@ -318,7 +319,7 @@ func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Ro
 	}
 	row, ok := rows[id]
 	if !ok {
-		return nil, nil, ErrNotFound
+		return nil, nil, models.NotFound(k.Singular())
 	}
 	if ds[id] == nil {
 		// A writer that held the row lock before us may have drafted the
@@ -341,7 +342,7 @@ func lockItem(ctx context.Context, tx bun.Tx, k *Kind, siteID, id uuid.UUID) (Ro
 	return row, d, nil
 }
 
-// Version returns the version a write must match: the row's.
+// rowVersion is the version a write must match: the row's.
 func rowVersion(r Row) int {
 	f, _ := r["version"].(float64)
 	return int(f)
