@@ -182,3 +182,11 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 		return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
 	}
 }
+
+// registerAssetRoutes registers /assets and /asset-images.
+func registerAssetRoutes(r routes) {
+	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
+	r.get("/assets", assets.list)
+	r.get("/assets/:id", assets.get)
+	r.get("/asset-images/:id", assets.getImage)
+}

@@ -276,3 +276,48 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 	setETag(c, r.ID, int(f))
 	return respondIncluded(c, status, doc, len(q.Include) > 0)
 }
+
+// registerContentRoutes registers /pages, /contents and /content-blocks
+// with their related links, and answers the handler of each kind.
+func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHandler {
+	d := r.deps
+	kinds := map[string]contentHandler{
+		"pages": {db: d.DB, engine: engine, kind: drafts.Pages, links: r.links, validate: validatePage,
+			defaults: map[string]any{"page_type": "page", "search_engine_indexable": true, "search_engine_followable": true, "slug": ""},
+			filters:  map[string]string{"page-type": "page_type", "parent": "parent_id", "path": "path", "layout": "layout_id"},
+			sorts:    map[string]string{"title": "title", "path": "path", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}},
+		"contents": {db: d.DB, engine: engine, kind: drafts.Contents, links: r.links, validate: validateContent,
+			defaults: map[string]any{"position": 0},
+			filters:  map[string]string{"page": "page_id", "title": "title"},
+			sorts:    map[string]string{"title": "title", "position": "position", "created-at": "created_at", "updated-at": "updated_at"}},
+		"content-blocks": {db: d.DB, engine: engine, kind: drafts.ContentBlocks, links: r.links, validate: validateBlock,
+			defaults: map[string]any{"position": 0, "body": "", "data_type": "text"},
+			filters:  map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
+			sorts:    map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
+	}
+	// The read-only to-many relationships (content_related.go): blocks get
+	// theirs before contents copy the blocks' handler to render them.
+	blocks := kinds["content-blocks"]
+	blocks.related = []relatedMany{hyperlinksOfBlocks(d.DB, r.links)}
+	kinds["content-blocks"] = blocks
+	contents := kinds["contents"]
+	contents.related = []relatedMany{blocksOfContents(blocks)}
+	kinds["contents"] = contents
+	// Reads of drafted content are the hot path: identical concurrent ones
+	// share a run (shared_reads.go).
+	shared := &sharedReads{}
+	for typ, h := range kinds {
+		h = h.withLoads()
+		kinds[typ] = h
+		r.get("/"+typ, shared.wrap(h.list))
+		r.post("/"+typ, h.create)
+		r.get("/"+typ+"/:id", shared.wrap(h.get))
+		r.patch("/"+typ+"/:id", h.update)
+		r.delete("/"+typ+"/:id", h.remove)
+		for _, rel := range h.related {
+			r.get("/"+typ+"/:id/"+rel.name, shared.wrap(h.relatedEndpoint(rel, false)))
+			r.get("/"+typ+"/:id/relationships/"+rel.name, shared.wrap(h.relatedEndpoint(rel, true)))
+		}
+	}
+	return kinds
+}

@@ -186,8 +186,8 @@ func readRequiredToOne(rels map[string]jsonapi.RequestRelationship, name, typ, w
 }
 
 // serveOne answers a GET of one row: it reads the query against spec, then
-// the row the URL names (load), and answers with show.
-func serveOne[M any](c *fiber.Ctx, spec QuerySpec, load func(*fiber.Ctx) (*M, error), show func(*Query, *M) error) error {
+// the row the URL names (load), and answers with respond.
+func serveOne[M any](c *fiber.Ctx, spec QuerySpec, load func(*fiber.Ctx) (*M, error), respond func(*Query, *M) error) error {
 	q, err := parseQuery(c, spec)
 	if err != nil {
 		return err
@@ -196,5 +196,5 @@ func serveOne[M any](c *fiber.Ctx, spec QuerySpec, load func(*fiber.Ctx) (*M, er
 	if err != nil {
 		return err
 	}
-	return show(q, m)
+	return respond(q, m)
 }

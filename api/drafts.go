@@ -221,3 +221,11 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
+
+// registerDraftRoutes registers /drafts; kinds render a draft's item.
+func registerDraftRoutes(r routes, engine *drafts.Engine, kinds map[string]contentHandler) {
+	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, content: kinds}
+	r.get("/drafts", h.list)
+	r.get("/drafts/:id", h.get)
+	r.delete("/drafts/:id", h.revert)
+}

@@ -41,8 +41,8 @@ type rowPatch[M any] struct {
 	check func(*M) error
 	// apply sets the attributes sent, and updated_at, on the row read.
 	apply func(*M)
-	// show answers with the row.
-	show func(*M) error
+	// respond answers with the row.
+	respond func(*M) error
 	// conflict answers a write that breaks a unique constraint (nil: the
 	// error is passed on).
 	conflict func() *jsonapi.Error
@@ -72,14 +72,14 @@ func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
 			}
 		}
 		if len(p.cols) == 0 {
-			return p.show(m)
+			return p.respond(m)
 		}
 		p.apply(m)
 		err = db.NewUpdate().Model(m).Column(append(p.cols, "updated_at")...).Set("version = version + 1").
 			Where("id = ? AND site_id = ? AND version = ?", p.id, siteID, read).Returning("*").Scan(ctx)
 		switch {
 		case err == nil:
-			return p.show(m)
+			return p.respond(m)
 		case p.conflict != nil && models.IsConflict(err):
 			return p.conflict()
 		case !models.IsNoRows(err):

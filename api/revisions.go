@@ -114,7 +114,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		prev := new(drafts.Revision)
 		err := h.db.NewSelect().Model(prev).Where("site_id = ? AND user_id = ? AND idempotency_key = ?", pr.SiteID, pr.UserID, key).Scan(ctx)
 		if err == nil {
-			return h.answer(c, q, prev.ID)
+			return h.respondAfterWait(c, q, prev.ID)
 		}
 		if !models.IsNoRows(err) {
 			return fmt.Errorf("look up the idempotency key: %w", err)
@@ -200,12 +200,12 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.answer(c, q, rev.ID)
+	return h.respondAfterWait(c, q, rev.ID)
 }
 
-// answer waits for a revision's workflow (up to the configured time) and
+// respondAfterWait waits for a revision's workflow (up to the configured time) and
 // answers with its state.
-func (h revisionsHandler) answer(c *fiber.Ctx, q *Query, id uuid.UUID) error {
+func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	ctx := c.UserContext()
 	wait, cancel := context.WithTimeout(ctx, h.cfg.PublishWait)
 	defer cancel()
@@ -226,10 +226,10 @@ func (h revisionsHandler) answer(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	case drafts.Publishing:
 		return respondIncluded(c, fiber.StatusAccepted, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))}, q.Include["versions"])
 	}
-	return h.render(c, q, rev, fiber.StatusCreated)
+	return h.respondRevision(c, q, rev, fiber.StatusCreated)
 }
 
-func (h revisionsHandler) render(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
+func (h revisionsHandler) respondRevision(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
 	var versions []*drafts.Version
 	if err := h.db.NewSelect().Model(&versions).Where("revision_id = ?", rev.ID).Order("created_at", "id").Limit(maxRevisionDrafts * 2).Scan(c.UserContext()); err != nil {
 		return err
@@ -270,7 +270,7 @@ func (h revisionsHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, q, rev, fiber.StatusOK)
+	return h.respondRevision(c, q, rev, fiber.StatusOK)
 }
 
 // list serves GET /revisions, newest first.
@@ -330,4 +330,15 @@ func (h revisionsHandler) version(c *fiber.Ctx) error {
 		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
+}
+
+// registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
+func registerRevisionRoutes(r routes) {
+	d := r.deps
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links}
+	r.post("/revisions", h.create)
+	r.get("/revisions", h.list)
+	r.get("/revisions/:id", h.get)
+	r.get("/revisions/:id/versions", h.versions)
+	r.get("/versions/:id", h.version)
 }

@@ -135,19 +135,26 @@ func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
 	return findThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
 }
 
-func (h themeAssetsHandler) show(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
-	r := h.themeAssetResource(ta)
-	cd := newCompound(q, r)
-	if err := h.includeForThemeAssets(c.UserContext(), siteOf(c), q, []models.ThemeAsset{*ta}, cd); err != nil {
-		return err
-	}
-	return cd.sendOne(c, status, r, ta.Version)
+func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
+	return h.rows().respondOne(c, q, status, siteOf(c), *ta, ta.Version)
+}
+
+// rows writes theme assets with what include asks for.
+func (h themeAssetsHandler) rows() rowRenderer[models.ThemeAsset] {
+	return rowRenderer[models.ThemeAsset]{include: h.includeForThemeAssets,
+		render: func(_ context.Context, _ uuid.UUID, tas []models.ThemeAsset) ([]*jsonapi.Resource, error) {
+			rs := make([]*jsonapi.Resource, len(tas))
+			for i := range tas {
+				rs[i] = h.themeAssetResource(&tas[i])
+			}
+			return rs, nil
+		}}
 }
 
 // get serves GET /theme-assets/:id.
 func (h themeAssetsHandler) get(c *fiber.Ctx) error {
 	return serveOne(c, themeAssetSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-		return h.show(c, q, fiber.StatusOK, ta)
+		return h.respondThemeAsset(c, q, fiber.StatusOK, ta)
 	})
 }
 
@@ -163,15 +170,7 @@ func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 	if err != nil {
 		return err
 	}
-	rs := make([]*jsonapi.Resource, len(tas))
-	for i := range tas {
-		rs[i] = h.themeAssetResource(&tas[i])
-	}
-	cd := newCompound(q, rs...)
-	if err := h.includeForThemeAssets(ctx, t.SiteID, q, tas, cd); err != nil {
-		return err
-	}
-	return cd.sendPage(c, h.links, themePath(t.ID)+"/theme-assets", rs, total)
+	return h.rows().respondPage(c, q, h.links, themePath(t.ID)+"/theme-assets", t.SiteID, tas, total)
 }
 
 // create serves POST /theme-assets: links an asset of the site to a theme
@@ -232,7 +231,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.show(c, q, fiber.StatusCreated, ta)
+	return h.respondThemeAsset(c, q, fiber.StatusCreated, ta)
 }
 
 // delete serves DELETE /theme-assets/:id: unlinks the asset from the theme
@@ -275,7 +274,7 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if name == "theme" {
 			return serveOne(c, themeSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-				return h.showRelatedTheme(c, q, &ta.ThemeID)
+				return h.respondRelatedTheme(c, q, &ta.ThemeID)
 			})
 		}
 		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
@@ -299,5 +298,17 @@ func (h themeAssetsHandler) relationship(name string) fiber.Handler {
 			return err
 		}
 		return linkageDocument(c, h.themeAssetResource(ta).Relationships[name])
+	}
+}
+
+// registerThemeAssetRoutes registers /theme-assets (docs/themes.md).
+func registerThemeAssetRoutes(r routes) {
+	themeAssets := themeAssetsHandler{r.themeResources()}
+	r.post("/theme-assets", themeAssets.create)
+	r.get("/theme-assets/:id", themeAssets.get)
+	r.delete("/theme-assets/:id", themeAssets.delete)
+	for _, name := range []string{"theme", "asset"} {
+		r.get("/theme-assets/:id/"+name, themeAssets.related(name))
+		r.get("/theme-assets/:id/relationships/"+name, themeAssets.relationship(name))
 	}
 }

@@ -58,10 +58,9 @@ type themeResources struct {
 	links  links
 	assets assetsHandler
 	users  usersHandler
-	// pageCounts fills the layouts' pages-count attribute. It defaults to
-	// noPages (every count 0); the pages feature plugs in by setting it in
-	// routes.themes() (api/themes_routes.go) to a function that counts the
-	// site's live pages per layout_id, in one query for all ids.
+	// pageCounts fills the layouts' pages-count attribute: routes.themeResources
+	// (app.go) sets livePagesPerLayout, which counts the site's live pages per
+	// layout_id in one query for all ids.
 	pageCounts PageCounter
 }
 

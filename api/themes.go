@@ -87,29 +87,20 @@ func (h themesHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.renderThemes(ctx, h.db, siteID, ts)
-	if err != nil {
-		return err
-	}
-	cd := newCompound(q, rs...)
-	if err := h.includeForThemes(ctx, siteID, q, ts, cd); err != nil {
-		return err
-	}
-	return cd.sendPage(c, h.links, "/themes", rs, total)
+	return h.rows().respondPage(c, q, h.links, "/themes", siteID, ts, total)
 }
 
-// showTheme answers with one theme as primary data.
-func (h themesHandler) showTheme(c *fiber.Ctx, q *Query, status int, t *models.Theme) error {
-	ctx, siteID := c.UserContext(), siteOf(c)
-	rs, err := h.renderThemes(ctx, h.db, siteID, []models.Theme{*t})
-	if err != nil {
-		return err
-	}
-	cd := newCompound(q, rs[0])
-	if err := h.includeForThemes(ctx, siteID, q, []models.Theme{*t}, cd); err != nil {
-		return err
-	}
-	return cd.sendOne(c, status, rs[0], t.Version)
+// rows writes themes with their linkage and what include asks for.
+func (h themesHandler) rows() rowRenderer[models.Theme] {
+	return rowRenderer[models.Theme]{include: h.includeForThemes,
+		render: func(ctx context.Context, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
+			return h.renderThemes(ctx, h.db, siteID, ts)
+		}}
+}
+
+// respondTheme answers with one theme as primary data.
+func (h themesHandler) respondTheme(c *fiber.Ctx, q *Query, status int, t *models.Theme) error {
+	return h.rows().respondOne(c, q, status, siteOf(c), *t, t.Version)
 }
 
 // load finds the theme named by the URL.
@@ -124,7 +115,7 @@ func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
 // get serves GET /themes/:id.
 func (h themesHandler) get(c *fiber.Ctx) error {
 	return serveOne(c, themeSpec(false), h.load, func(q *Query, t *models.Theme) error {
-		return h.showTheme(c, q, fiber.StatusOK, t)
+		return h.respondTheme(c, q, fiber.StatusOK, t)
 	})
 }
 
@@ -177,7 +168,7 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.showTheme(c, q, fiber.StatusCreated, t)
+	return h.respondTheme(c, q, fiber.StatusCreated, t)
 }
 
 // copyTheme copies the layouts and theme assets of theme from into theme
@@ -206,9 +197,9 @@ func copyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error
 	return syncThemePaths(ctx, tx, siteID, assetIDs)
 }
 
-// patch serves PATCH /themes/:id: changes the attributes sent, and only
+// update serves PATCH /themes/:id: changes the attributes sent, and only
 // those; description is nulled only when sent as null.
-func (h themesHandler) patch(c *fiber.Ctx) error {
+func (h themesHandler) update(c *fiber.Ctx) error {
 	q, err := parseQuery(c, themeSpec(false))
 	if err != nil {
 		return err
@@ -238,7 +229,7 @@ func (h themesHandler) patch(c *fiber.Ctx) error {
 			}
 			t.UpdatedAt = time.Now().UTC()
 		},
-		show: func(t *models.Theme) error { return h.showTheme(c, q, fiber.StatusOK, t) },
+		respond: func(t *models.Theme) error { return h.respondTheme(c, q, fiber.StatusOK, t) },
 	})
 }
 
@@ -292,9 +283,9 @@ func (h themesHandler) relationship(name string) fiber.Handler {
 	}
 }
 
-// showRelatedTheme answers a related-resource link that names one theme
+// respondRelatedTheme answers a related-resource link that names one theme
 // (or none): /layouts/:id/theme, /theme-assets/:id/theme, /site/theme.
-func (k *themeResources) showRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.UUID) error {
+func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.UUID) error {
 	if themeID == nil {
 		return nullDocument(c, k.links.base+c.Path())
 	}
@@ -302,7 +293,7 @@ func (k *themeResources) showRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.
 	if err != nil {
 		return err
 	}
-	return themesHandler{k}.showTheme(c, q, fiber.StatusOK, t)
+	return themesHandler{k}.respondTheme(c, q, fiber.StatusOK, t)
 }
 
 // live serves GET /site/theme: the site's live theme, or data null before
@@ -316,5 +307,18 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 	if err := h.db.NewSelect().Model(s).Where("id = ?", siteOf(c)).Scan(c.UserContext()); err != nil {
 		return err
 	}
-	return h.showRelatedTheme(c, q, s.ThemeID)
+	return h.respondRelatedTheme(c, q, s.ThemeID)
+}
+
+// registerThemeRoutes registers /themes and its related links (docs/themes.md).
+func registerThemeRoutes(r routes) {
+	themes := themesHandler{r.themeResources()}
+	r.get("/themes", themes.list)
+	r.post("/themes", themes.create)
+	r.get("/themes/:id", themes.get)
+	r.patch("/themes/:id", themes.update)
+	for _, name := range []string{"user", "layouts", "theme-assets"} {
+		r.get("/themes/:id/"+name, themes.related(name))
+		r.get("/themes/:id/relationships/"+name, themes.relationship(name))
+	}
 }

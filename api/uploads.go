@@ -343,3 +343,17 @@ func (h uploadsHandler) relationship(name string) fiber.Handler {
 		return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
 	}
 }
+
+// registerUploadRoutes registers /upload-signatures and /asset-uploads.
+func registerUploadRoutes(r routes) {
+	d := r.deps
+	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: r.links}
+	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links}
+	r.post("/upload-signatures", uploads.createSignature)
+	r.post("/asset-uploads", uploads.createUpload)
+	r.get("/asset-uploads/:id", uploads.getUpload)
+	for _, name := range []string{"asset", "asset-file"} {
+		r.get("/asset-uploads/:id/"+name, assets.uploadRelated(uploads, name))
+		r.get("/asset-uploads/:id/relationships/"+name, uploads.relationship(name))
+	}
+}
