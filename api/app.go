@@ -122,7 +122,7 @@ func (r routes) themeResources() *themeResources {
 		links:      r.links,
 		assets:     assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
 		users:      usersHandler{db: d.DB, links: r.links},
-		pageCounts: livePagesPerLayout(d.DB),
+		pageCounts: models.LivePagesPerLayout(d.DB),
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 )
 
+// compound collects the included resources of a response: each resource
+// once (and never one that is primary data), with the sparse fieldsets
 // applied, and nothing that include did not ask for.
 type compound struct {
 	q    *Query

@@ -136,21 +136,12 @@ func (h layoutsHandler) rows() rowRenderer[models.Layout] {
 	return rowRenderer[models.Layout]{render: h.renderLayouts, include: h.includeForLayouts}
 }
 
-func findLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.Layout, error) {
-	l := new(models.Layout)
-	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("layout")
-	}
-	return l, err
-}
-
 func (h layoutsHandler) load(c *fiber.Ctx) (*models.Layout, error) {
 	id, err := idParam(c, "layout")
 	if err != nil {
 		return nil, err
 	}
-	return findLayout(c.UserContext(), h.db, siteOf(c), id)
+	return models.FindLayout(c.UserContext(), h.db, siteOf(c), id)
 }
 
 func (h layoutsHandler) respondLayout(c *fiber.Ctx, q *Query, status int, l *models.Layout) error {
@@ -238,7 +229,7 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
-	if _, err := findTheme(ctx, h.db, siteID, themeID); err != nil {
+	if _, err := models.FindTheme(ctx, h.db, siteID, themeID); err != nil {
 		if errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		}
@@ -282,7 +273,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if _, err := findTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
+		if _, err := models.FindTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		} else if err != nil {
 			return err
@@ -290,7 +281,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 	}
 	return patchRow(c, h.db, rowPatch[models.Layout]{
 		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, layoutColumns),
-		find:    findLayout,
+		find:    models.FindLayout,
 		version: func(l *models.Layout) int { return l.Version },
 		check: func(l *models.Layout) error {
 			if theme.sent && (theme.null || theme.id != l.ThemeID) {

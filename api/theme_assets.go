@@ -92,47 +92,15 @@ func themeAssetPath(v *string) (string, error) {
 	return p, nil
 }
 
-// lockAssets locks the site's assets with the given ids, in id order (so
-// concurrent writers cannot deadlock), while their theme paths change.
-func lockAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
-	var locked []uuid.UUID
-	return db.NewRaw(`SELECT id FROM assets WHERE site_id = ? AND id IN (?) ORDER BY id FOR UPDATE`, siteID, bun.In(assetIDs)).Scan(ctx, &locked)
-}
-
-// syncThemePaths sets each asset's theme_path to the path of its newest
-// theme asset, or NULL when no theme links it any more.
-func syncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
-	_, err := db.NewRaw(`UPDATE assets AS a SET theme_path = latest.path, updated_at = now()
-		FROM (SELECT x.id, (SELECT ta.path FROM theme_assets AS ta WHERE ta.site_id = x.site_id AND ta.asset_id = x.id
-		                    ORDER BY ta.created_at DESC, ta.path LIMIT 1) AS path
-		      FROM assets AS x WHERE x.site_id = ? AND x.id IN (?)) AS latest
-		WHERE a.id = latest.id AND a.theme_path IS DISTINCT FROM latest.path`, siteID, bun.In(assetIDs)).Exec(ctx)
-	return err
-}
-
 // themeAssetsHandler serves /theme-assets.
 type themeAssetsHandler struct{ *themeResources }
-
-func findThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*models.ThemeAsset, error) {
-	ta := new(models.ThemeAsset)
-	sel := db.NewSelect().Model(ta).Where("id = ? AND site_id = ?", id, siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	if err := sel.Scan(ctx); models.IsNoRows(err) {
-		return nil, models.NotFound("theme asset")
-	} else if err != nil {
-		return nil, err
-	}
-	return ta, nil
-}
 
 func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
 	id, err := idParam(c, "theme asset")
 	if err != nil {
 		return nil, err
 	}
-	return findThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
+	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
 }
 
 func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
@@ -226,7 +194,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 			}
 			return err
 		}
-		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
+		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
 	})
 	if err != nil {
 		return err
@@ -248,10 +216,10 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		// The asset first, as POST /theme-assets and POST /themes lock it,
 		// then the row itself.
-		if err := lockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
+		if err := models.LockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
 			return err
 		}
-		ta, err := findThemeAsset(ctx, tx, siteID, first.ID, true)
+		ta, err := models.FindThemeAsset(ctx, tx, siteID, first.ID, true)
 		if err != nil {
 			return err
 		}
@@ -261,7 +229,7 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 		if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, siteID).Exec(ctx); err != nil {
 			return err
 		}
-		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
+		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
 	})
 	if err != nil {
 		return err

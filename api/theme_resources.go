@@ -26,32 +26,6 @@ const (
 	maxLayoutContent = 1 << 20
 )
 
-// PageCounter counts, per layout, the live pages that use it. ids absent
-// from the result count as zero.
-type PageCounter func(ctx context.Context, siteID uuid.UUID, layoutIDs []uuid.UUID) (map[uuid.UUID]int, error)
-
-// livePagesPerLayout counts the live pages of a site using each layout,
-// in one query for all the layouts of a response.
-func livePagesPerLayout(db *bun.DB) PageCounter {
-	return func(ctx context.Context, siteID uuid.UUID, layoutIDs []uuid.UUID) (map[uuid.UUID]int, error) {
-		out := map[uuid.UUID]int{}
-		if len(layoutIDs) == 0 {
-			return out, nil
-		}
-		var rows []struct {
-			LayoutID uuid.UUID `bun:"layout_id"`
-			N        int       `bun:"n"`
-		}
-		err := db.NewSelect().Table("pages").Column("layout_id").ColumnExpr("count(*) AS n").
-			Where("site_id = ? AND published_at IS NOT NULL AND layout_id IN (?)", siteID, bun.In(layoutIDs)).
-			Group("layout_id").Scan(ctx, &rows)
-		for _, r := range rows {
-			out[r.LayoutID] = r.N
-		}
-		return out, err
-	}
-}
-
 // themeResources is what the themes, layouts and theme-assets handlers share.
 type themeResources struct {
 	db     *bun.DB
@@ -61,7 +35,7 @@ type themeResources struct {
 	// pageCounts fills the layouts' pages-count attribute: routes.themeResources
 	// (app.go) sets livePagesPerLayout, which counts the site's live pages per
 	// layout_id in one query for all ids.
-	pageCounts PageCounter
+	pageCounts models.PageCounter
 }
 
 func siteOf(c *fiber.Ctx) uuid.UUID { return oauth.PrincipalOf(c).SiteID }
@@ -106,17 +80,15 @@ func (k *themeResources) childIDs(ctx context.Context, db bun.IDB, siteID uuid.U
 	if len(themeIDs) == 0 {
 		return layouts, assets, nil
 	}
-	var ls []models.Layout
-	if err := db.NewSelect().Model(&ls).Column("id", "theme_id").
-		Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).OrderExpr("lower(file_name), id").Scan(ctx); err != nil {
+	ls, err := models.LayoutsOfThemes(ctx, db, siteID, themeIDs, "id", "theme_id")
+	if err != nil {
 		return nil, nil, err
 	}
 	for _, l := range ls {
 		layouts[l.ThemeID] = append(layouts[l.ThemeID], l.ID.String())
 	}
-	var tas []models.ThemeAsset
-	if err := db.NewSelect().Model(&tas).Column("id", "theme_id").
-		Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).OrderExpr("lower(path), id").Scan(ctx); err != nil {
+	tas, err := models.ThemeAssetsOfThemes(ctx, db, siteID, themeIDs, "id", "theme_id")
+	if err != nil {
 		return nil, nil, err
 	}
 	for _, ta := range tas {
@@ -138,38 +110,6 @@ func (k *themeResources) renderThemes(ctx context.Context, db bun.IDB, siteID uu
 	return out, nil
 }
 
-// findTheme finds a theme of the site; another site's theme is not found.
-func findTheme(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.Theme, error) {
-	t := new(models.Theme)
-	err := db.NewSelect().Model(t).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("theme")
-	}
-	return t, err
-}
-
-// themesByID loads the site's themes with the given ids.
-func themesByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID) ([]models.Theme, error) {
-	var ts []models.Theme
-	if len(themeIDs) == 0 {
-		return ts, nil
-	}
-	err := db.NewSelect().Model(&ts).Where("site_id = ? AND id IN (?)", siteID, bun.In(unique(themeIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return ts, err
-}
-
-func unique(in []uuid.UUID) []uuid.UUID {
-	seen := map[uuid.UUID]bool{}
-	out := make([]uuid.UUID, 0, len(in))
-	for _, id := range in {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // includeForThemes adds what include asks for to the themes' compound document.
 func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID, q *Query, ts []models.Theme, cd *compound) error {
 	if len(ts) == 0 || len(q.Include) == 0 {
@@ -184,8 +124,8 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 			}
 		}
 		if len(userIDs) > 0 {
-			var us []models.User
-			if err := k.db.NewSelect().Model(&us).Where("site_id = ? AND id IN (?)", siteID, bun.In(unique(userIDs))).OrderExpr("created_at, id").Scan(ctx); err != nil {
+			us, err := models.UsersByID(ctx, k.db, siteID, userIDs)
+			if err != nil {
 				return err
 			}
 			for i := range us {
@@ -194,8 +134,8 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 		}
 	}
 	if q.Include["layouts"] {
-		var ls []models.Layout
-		if err := k.db.NewSelect().Model(&ls).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).OrderExpr("lower(file_name), id").Scan(ctx); err != nil {
+		ls, err := models.LayoutsOfThemes(ctx, k.db, siteID, themeIDs)
+		if err != nil {
 			return err
 		}
 		rs, err := k.renderLayouts(ctx, siteID, ls)
@@ -205,8 +145,8 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 		cd.add(rs...)
 	}
 	if q.Include["theme-assets"] {
-		var tas []models.ThemeAsset
-		if err := k.db.NewSelect().Model(&tas).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).OrderExpr("lower(path), id").Scan(ctx); err != nil {
+		tas, err := models.ThemeAssetsOfThemes(ctx, k.db, siteID, themeIDs)
+		if err != nil {
 			return err
 		}
 		for i := range tas {
@@ -223,7 +163,7 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 
 // includeThemes adds the site's themes with the given ids.
 func (k *themeResources) includeThemes(ctx context.Context, siteID uuid.UUID, themeIDs []uuid.UUID, cd *compound) error {
-	ts, err := themesByID(ctx, k.db, siteID, themeIDs)
+	ts, err := models.ThemesByID(ctx, k.db, siteID, themeIDs)
 	if err != nil {
 		return err
 	}
@@ -240,8 +180,8 @@ func (k *themeResources) includeAssets(ctx context.Context, siteID uuid.UUID, as
 	if len(assetIDs) == 0 {
 		return nil
 	}
-	var as []models.Asset
-	if err := k.db.NewSelect().Model(&as).Where("site_id = ? AND id IN (?)", siteID, bun.In(unique(assetIDs))).OrderExpr("created_at, id").Scan(ctx); err != nil {
+	as, err := models.AssetsByID(ctx, k.db, siteID, assetIDs)
+	if err != nil {
 		return err
 	}
 	for i := range as {
@@ -249,6 +189,3 @@ func (k *themeResources) includeAssets(ctx context.Context, siteID uuid.UUID, as
 	}
 	return nil
 }
-
-// compound collects the included resources of a response: each resource
-// once (and never one that is primary data), with the sparse fieldsets

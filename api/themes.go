@@ -109,7 +109,7 @@ func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
 	if err != nil {
 		return nil, err
 	}
-	return findTheme(c.UserContext(), h.db, siteOf(c), id)
+	return models.FindTheme(c.UserContext(), h.db, siteOf(c), id)
 }
 
 // get serves GET /themes/:id.
@@ -151,7 +151,7 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 			// The source must be a theme of the caller's site; themes are
 			// never deleted, so it stays one until the copy is made. Each
 			// copy statement reads one consistent snapshot of the source.
-			if _, err := findTheme(ctx, tx, pr.SiteID, source.id); errors.Is(err, models.ErrNotFound) {
+			if _, err := models.FindTheme(ctx, tx, pr.SiteID, source.id); errors.Is(err, models.ErrNotFound) {
 				return unknownRelated("source", "theme")
 			} else if err != nil {
 				return err
@@ -161,7 +161,7 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 			return err
 		}
 		if source.sent && !source.null {
-			return copyTheme(ctx, tx, pr.SiteID, source.id, t.ID)
+			return models.CopyTheme(ctx, tx, pr.SiteID, source.id, t.ID)
 		}
 		return nil
 	})
@@ -169,32 +169,6 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	return h.respondTheme(c, q, fiber.StatusCreated, t)
-}
-
-// copyTheme copies the layouts and theme assets of theme from into theme
-// to, with new ids, in the caller's transaction.
-func copyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error {
-	if _, err := tx.NewRaw(`INSERT INTO layouts (id, site_id, theme_id, title, file_name, description, is_unique, content, version, created_at, updated_at)
-		SELECT gen_random_uuid(), site_id, ?, title, file_name, description, is_unique, content, 1, now(), now()
-		FROM layouts WHERE site_id = ? AND theme_id = ?`, to, siteID, from).Exec(ctx); err != nil {
-		return err
-	}
-	var assetIDs []uuid.UUID
-	if err := tx.NewRaw(`SELECT DISTINCT asset_id FROM theme_assets WHERE site_id = ? AND theme_id = ?`, siteID, from).Scan(ctx, &assetIDs); err != nil {
-		return err
-	}
-	if len(assetIDs) == 0 {
-		return nil
-	}
-	if err := lockAssets(ctx, tx, siteID, assetIDs); err != nil {
-		return err
-	}
-	if _, err := tx.NewRaw(`INSERT INTO theme_assets (id, site_id, theme_id, asset_id, path, version, created_at, updated_at)
-		SELECT gen_random_uuid(), site_id, ?, asset_id, path, 1, now(), now()
-		FROM theme_assets WHERE site_id = ? AND theme_id = ?`, to, siteID, from).Exec(ctx); err != nil {
-		return err
-	}
-	return syncThemePaths(ctx, tx, siteID, assetIDs)
 }
 
 // update serves PATCH /themes/:id: changes the attributes sent, and only
@@ -218,7 +192,7 @@ func (h themesHandler) update(c *fiber.Ctx) error {
 	}
 	return patchRow(c, h.db, rowPatch[models.Theme]{
 		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, themeColumns),
-		find:    findTheme,
+		find:    models.FindTheme,
 		version: func(t *models.Theme) int { return t.Version },
 		apply: func(t *models.Theme) {
 			if sent["title"] {
@@ -289,7 +263,7 @@ func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uu
 	if themeID == nil {
 		return nullDocument(c, k.links.base+c.Path())
 	}
-	t, err := findTheme(c.UserContext(), k.db, siteOf(c), *themeID)
+	t, err := models.FindTheme(c.UserContext(), k.db, siteOf(c), *themeID)
 	if err != nil {
 		return err
 	}
