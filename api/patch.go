@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -75,14 +76,13 @@ func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
 			return p.respond(m)
 		}
 		p.apply(m)
-		err = db.NewUpdate().Model(m).Column(append(p.cols, "updated_at")...).Set("version = version + 1").
-			Where("id = ? AND site_id = ? AND version = ?", p.id, siteID, read).Returning("*").Scan(ctx)
+		err = models.UpdateVersioned(ctx, db, m, siteID, p.id, read, p.cols...)
 		switch {
 		case err == nil:
 			return p.respond(m)
 		case p.conflict != nil && models.IsConflict(err):
 			return p.conflict()
-		case !models.IsNoRows(err):
+		case !errors.Is(err, models.ErrStaleVersion):
 			return err
 		case attempt == patchAttempts:
 			return stale(read)

@@ -168,3 +168,16 @@ func AssetsByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uu
 	err := db.NewSelect().Model(&as).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(assetIDs))).OrderExpr("created_at, id").Scan(ctx)
 	return as, err
 }
+
+// UpdateVersioned writes the columns of model m (a row of the site's with
+// the given id), and updated_at, as version + 1, only while the stored row
+// is still at version read, and reads the row back into m. A row that
+// moved on (or is gone) is ErrStaleVersion.
+func UpdateVersioned(ctx context.Context, db bun.IDB, m any, siteID, id uuid.UUID, read int, columns ...string) error {
+	err := db.NewUpdate().Model(m).Column(append(columns, "updated_at")...).Set("version = version + 1").
+		Where("id = ? AND site_id = ? AND version = ?", id, siteID, read).Returning("*").Scan(ctx)
+	if IsNoRows(err) {
+		return Stale(0)
+	}
+	return err
+}
