@@ -124,8 +124,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
 		return err
 	}
-	if doc.Data.Type != "revisions" {
-		return jsonapi.Conflict("type_mismatch", `data.type must be "revisions".`).AtPointer("/data/type")
+	if err := checkType(doc.Data.Type, "revisions"); err != nil {
+		return err
 	}
 	comments := cleanText(doc.Data.Attributes.Comments)
 	if utf8.RuneCountInString(comments) > 10000 {

@@ -122,8 +122,8 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := oauth.PrincipalOf(c).SiteID
-	if doc.Data.Type != "sites" {
-		return jsonapi.Conflict("type_mismatch", "data.type must be \"sites\".").AtPointer("/data/type")
+	if err := checkType(doc.Data.Type, "sites"); err != nil {
+		return err
 	}
 	if doc.Data.ID != "" && doc.Data.ID != siteID.String() {
 		return jsonapi.Conflict("id_mismatch", "data.id is not this site's id.").AtPointer("/data/id")
@@ -274,7 +274,7 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	case ident == nil:
 		return noUnpublish("/data")
 	case ident.Type != "themes":
-		return jsonapi.Conflict("type_mismatch", `data.type must be "themes".`).AtPointer("/data/type")
+		return checkType(ident.Type, "themes")
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
