@@ -17,6 +17,7 @@ import (
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Deps is what the API needs from the outside world. main builds it.
@@ -75,47 +76,54 @@ func New(d Deps) (*fiber.App, error) {
 	provider.Mount(app)
 
 	// Every JSON:API resource route needs a bearer token; the principal it
-	// yields scopes every query by site.
-	l := links{base: d.Config.PublicURL}
-	users := usersHandler{db: d.DB, links: l}
-	site := siteHandler{db: d.DB, links: l}
-	// Attached per route, not as a group: a group with middleware in Fiber
-	// catches every later path, and unknown routes must stay 404.
+	// yields scopes every query by site. Attached per route, not as a group:
+	// a group with middleware in Fiber catches every later path, and unknown
+	// routes must stay 404.
 	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, h} }
+	r := routes{app: app, authed: authed, deps: d, links: links{base: d.Config.PublicURL}}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
 	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
-	app.Get("/users/me", authed(users.me)...)
-	app.Get("/users/:id", authed(users.get)...)
-	app.Get("/site", authed(site.get)...)
-	app.Patch("/site", authed(site.patch)...)
 
-	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: l}
-	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: l}
-	app.Post("/upload-signatures", authed(uploads.createSignature)...)
-	app.Post("/asset-uploads", authed(uploads.createUpload)...)
-	app.Get("/asset-uploads/:id", authed(uploads.getUpload)...)
-	app.Get("/asset-uploads/:id/asset", authed(assets.uploadRelated(uploads, "asset"))...)
-	app.Get("/asset-uploads/:id/asset-file", authed(assets.uploadRelated(uploads, "asset-file"))...)
-	app.Get("/asset-uploads/:id/relationships/asset", authed(uploads.relationship("asset"))...)
-	app.Get("/asset-uploads/:id/relationships/asset-file", authed(uploads.relationship("asset-file"))...)
-	app.Get("/assets", authed(assets.list)...)
-	app.Get("/assets/:id", authed(assets.get)...)
-	app.Get("/asset-images/:id", authed(assets.getImage)...)
-
-	// Feature routes live beside their handlers.
-	r := routes{app: app, authed: authed, deps: d, links: l}
-	r.themes()
-	r.content()
+	// Every resource's routes: each function sits beside its handlers.
+	registerUserRoutes(r)
+	registerSiteRoutes(r)
+	registerUploadRoutes(r)
+	registerAssetRoutes(r)
+	registerThemeRoutes(r)
+	registerLayoutRoutes(r)
+	registerThemeAssetRoutes(r)
+	engine := drafts.NewEngine(d.Config.Storage)
+	kinds := registerContentRoutes(r, engine)
+	registerDraftRoutes(r, engine, kinds)
+	registerRevisionRoutes(r)
 	return app, nil
 }
 
-// routes is what a feature needs to register its endpoints.
+// routes is what a resource needs to register its endpoints.
 type routes struct {
 	app    *fiber.App
 	authed func(fiber.Handler) []fiber.Handler
 	deps   Deps
 	links  links
+}
+
+// get, post, patch and delete register an endpoint behind the token.
+func (r routes) get(path string, h fiber.Handler)    { r.app.Get(path, r.authed(h)...) }
+func (r routes) post(path string, h fiber.Handler)   { r.app.Post(path, r.authed(h)...) }
+func (r routes) patch(path string, h fiber.Handler)  { r.app.Patch(path, r.authed(h)...) }
+func (r routes) delete(path string, h fiber.Handler) { r.app.Delete(path, r.authed(h)...) }
+
+// themeResources is what the theme-family handlers share (theme_resources.go).
+func (r routes) themeResources() *themeResources {
+	d := r.deps
+	return &themeResources{
+		db:         d.DB,
+		links:      r.links,
+		assets:     assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
+		users:      usersHandler{db: d.DB, links: r.links},
+		pageCounts: models.LivePagesPerLayout(d.DB),
+	}
 }
 
 func proxyHeader(trusted []string) string {

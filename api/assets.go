@@ -82,7 +82,7 @@ func (h assetsHandler) findAsset(c *fiber.Ctx, id uuid.UUID) (*models.Asset, err
 	a := new(models.Asset)
 	err := h.db.NewSelect().Model(a).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No asset with that id.")
+		return nil, models.NotFound("asset")
 	}
 	return a, err
 }
@@ -91,7 +91,7 @@ func (h assetsHandler) findImage(c *fiber.Ctx, id uuid.UUID) (*models.AssetImage
 	i := new(models.AssetImage)
 	err := h.db.NewSelect().Model(i).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No asset image with that id.")
+		return nil, models.NotFound("asset image")
 	}
 	return i, err
 }
@@ -99,7 +99,7 @@ func (h assetsHandler) findImage(c *fiber.Ctx, id uuid.UUID) (*models.AssetImage
 func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return id, jsonapi.NotFound("No " + what + " with that id.")
+		return id, models.NotFound(what)
 	}
 	return id, nil
 }
@@ -181,4 +181,12 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 		}
 		return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
 	}
+}
+
+// registerAssetRoutes registers /assets and /asset-images.
+func registerAssetRoutes(r routes) {
+	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
+	r.get("/assets", assets.list)
+	r.get("/assets/:id", assets.get)
+	r.get("/asset-images/:id", assets.getImage)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -219,7 +220,7 @@ func (h contentHandler) relatedEndpoint(rel relatedMany, linkage bool) fiber.Han
 			return err
 		}
 		if v == nil {
-			return h.mapError(drafts.ErrNotFound)
+			return models.NotFound(h.singular())
 		}
 		ps, err := rel.load(ctx, siteID, []uuid.UUID{id}, drafted, q.Page.offset(), q.Page.size)
 		if err != nil {

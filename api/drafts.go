@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -100,7 +100,7 @@ func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
 		return nil, err
 	}
 	if len(ds) == 0 {
-		return nil, jsonapi.NotFound("No draft with that id.")
+		return nil, models.NotFound("draft")
 	}
 	return ds[0], nil
 }
@@ -209,22 +209,23 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 			return err
 		}
 		if len(locked) == 0 {
-			return drafts.ErrNotFound
+			return models.NotFound("draft")
 		}
 		if err := checkVersion(c, d.ID.String(), locked[0].Version, nil); err != nil {
 			return err
 		}
 		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)
 	})
-	switch {
-	case errors.Is(err, drafts.ErrNotFound):
-		return jsonapi.NotFound("No draft with that id.")
-	case errors.Is(err, drafts.ErrInFlight):
-		return jsonapi.Conflict("draft_in_flight", "The draft (or one it would revert with) is being published by a revision in progress.")
-	case errors.Is(err, drafts.ErrTooLarge):
-		return jsonapi.Unprocessable("too_large", "Reverting this draft would touch too many records at once.")
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// registerDraftRoutes registers /drafts; kinds render a draft's item.
+func registerDraftRoutes(r routes, engine *drafts.Engine, kinds map[string]contentHandler) {
+	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, content: kinds}
+	r.get("/drafts", h.list)
+	r.get("/drafts/:id", h.get)
+	r.delete("/drafts/:id", h.revert)
 }

@@ -33,6 +33,25 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	}
 }
 
+// domainErrors is the one table from domain errors (models/errors.go) to
+// statuses and codes. An *models.Error of a kind brings its own pointer,
+// code, detail or version; the row gives the rest.
+var domainErrors = []struct {
+	kind   error
+	status int
+	code   string
+	detail string
+}{
+	{models.ErrNotFound, http.StatusNotFound, "not_found", "No such record."},
+	{models.ErrConflict, http.StatusConflict, "conflict", "A record with that unique value already exists."},
+	{models.ErrInFlight, http.StatusConflict, "draft_in_flight", "The draft is being published by a revision in progress; try again when it has finished."},
+	{models.ErrDeleted, http.StatusConflict, "drafted_for_deletion", "The record is drafted for deletion; revert that draft (DELETE /drafts/:id) before changing it."},
+	{models.ErrStaleVersion, http.StatusPreconditionFailed, "stale_version", ""},
+	{models.ErrTooLarge, http.StatusUnprocessableEntity, "too_large", "The change touches more records than one request may."},
+	{models.ErrRetry, http.StatusConflict, "edited_concurrently", "Other writes to this record kept landing first; try again."},
+	{models.ErrInvalid, http.StatusUnprocessableEntity, "invalid", "A value breaks a rule."},
+}
+
 func toAPIError(err error) *jsonapi.Error {
 	var e *jsonapi.Error
 	var fe *fiber.Error
@@ -45,13 +64,45 @@ func toAPIError(err error) *jsonapi.Error {
 		return fromFiberError(fe)
 	case models.IsNoRows(err):
 		return jsonapi.NotFound("No such record.")
-	case errors.Is(err, models.ErrConflict):
-		return jsonapi.Conflict("conflict", "A record with that unique value already exists.")
 	case errors.Is(err, context.DeadlineExceeded):
 		return jsonapi.Unavailable("A dependency did not answer in time; try again.").WithHeader("Retry-After", "5")
-	default:
-		return jsonapi.Internal()
 	}
+	if de := fromDomainError(err); de != nil {
+		return de
+	}
+	return jsonapi.Internal()
+}
+
+// fromDomainError answers a domain error by its row in domainErrors (nil
+// for an error that is none).
+func fromDomainError(err error) *jsonapi.Error {
+	var de *models.Error
+	if !errors.As(err, &de) {
+		de = &models.Error{}
+	}
+	for _, row := range domainErrors {
+		if !errors.Is(err, row.kind) {
+			continue
+		}
+		var out *jsonapi.Error
+		if row.kind == models.ErrStaleVersion {
+			out = stale(de.Version)
+		} else {
+			code, detail := row.code, row.detail
+			if de.Code != "" {
+				code = de.Code
+			}
+			if de.Detail != "" {
+				detail = de.Detail
+			}
+			out = jsonapi.NewError(row.status, code, detail)
+		}
+		if de.Pointer != "" {
+			out.AtPointer(de.Pointer)
+		}
+		return out
+	}
+	return nil
 }
 
 // unavailable is the answer to a request that ran out of time, mostly

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -107,7 +108,7 @@ func (h layoutsHandler) list(c *fiber.Ctx) error {
 	sel := h.db.NewSelect().Where("site_id = ?", siteID).
 		Where(`theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ? AND t.published_at IS NOT NULL
 			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
-	return h.sendList(c, q, "/layouts", sel)
+	return h.respondList(c, q, "/layouts", sel)
 }
 
 // listOf serves GET /themes/:id/layouts: any theme's layouts.
@@ -117,34 +118,22 @@ func (h layoutsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 		return err
 	}
 	sel := h.db.NewSelect().Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)
-	return h.sendList(c, q, themePath(t.ID)+"/layouts", sel)
+	return h.respondList(c, q, themePath(t.ID)+"/layouts", sel)
 }
 
-func (h layoutsHandler) sendList(c *fiber.Ctx, q *Query, path string, sel *bun.SelectQuery) error {
+func (h layoutsHandler) respondList(c *fiber.Ctx, q *Query, path string, sel *bun.SelectQuery) error {
 	ctx, siteID := c.UserContext(), siteOf(c)
 	var ls []models.Layout
 	total, err := q.Apply(sel.Model(&ls)).ScanAndCount(ctx)
 	if err != nil {
 		return err
 	}
-	rs, err := h.renderLayouts(ctx, siteID, ls)
-	if err != nil {
-		return err
-	}
-	cd := newCompound(q, rs...)
-	if err := h.includeForLayouts(ctx, siteID, q, ls, cd); err != nil {
-		return err
-	}
-	return cd.sendPage(c, h.links, path, rs, total)
+	return h.rows().respondPage(c, q, h.links, path, siteID, ls, total)
 }
 
-func findLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*models.Layout, error) {
-	l := new(models.Layout)
-	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No layout with that id.")
-	}
-	return l, err
+// rows writes layouts with their pages-count and what include asks for.
+func (h layoutsHandler) rows() rowRenderer[models.Layout] {
+	return rowRenderer[models.Layout]{render: h.renderLayouts, include: h.includeForLayouts}
 }
 
 func (h layoutsHandler) load(c *fiber.Ctx) (*models.Layout, error) {
@@ -152,26 +141,17 @@ func (h layoutsHandler) load(c *fiber.Ctx) (*models.Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return findLayout(c.UserContext(), h.db, siteOf(c), id)
+	return models.FindLayout(c.UserContext(), h.db, siteOf(c), id)
 }
 
-func (h layoutsHandler) show(c *fiber.Ctx, q *Query, status int, l *models.Layout) error {
-	ctx, siteID := c.UserContext(), siteOf(c)
-	rs, err := h.renderLayouts(ctx, siteID, []models.Layout{*l})
-	if err != nil {
-		return err
-	}
-	cd := newCompound(q, rs[0])
-	if err := h.includeForLayouts(ctx, siteID, q, []models.Layout{*l}, cd); err != nil {
-		return err
-	}
-	return cd.sendOne(c, status, rs[0], l.Version)
+func (h layoutsHandler) respondLayout(c *fiber.Ctx, q *Query, status int, l *models.Layout) error {
+	return h.rows().respondOne(c, q, status, siteOf(c), *l, l.Version)
 }
 
 // get serves GET /layouts/:id: a layout of any theme of the site.
 func (h layoutsHandler) get(c *fiber.Ctx) error {
 	return serveOne(c, layoutSpec(false), h.load, func(q *Query, l *models.Layout) error {
-		return h.show(c, q, fiber.StatusOK, l)
+		return h.respondLayout(c, q, fiber.StatusOK, l)
 	})
 }
 
@@ -249,8 +229,8 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
-	if _, err := findTheme(ctx, h.db, siteID, themeID); err != nil {
-		if isNotFound(err) {
+	if _, err := models.FindTheme(ctx, h.db, siteID, themeID); err != nil {
+		if errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		}
 		return err
@@ -264,11 +244,11 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	return h.show(c, q, fiber.StatusCreated, l)
+	return h.respondLayout(c, q, fiber.StatusCreated, l)
 }
 
-// patch serves PATCH /layouts/:id: changes the attributes sent, and only those.
-func (h layoutsHandler) patch(c *fiber.Ctx) error {
+// update serves PATCH /layouts/:id: changes the attributes sent, and only those.
+func (h layoutsHandler) update(c *fiber.Ctx) error {
 	q, err := parseQuery(c, layoutSpec(false))
 	if err != nil {
 		return err
@@ -293,7 +273,7 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if _, err := findTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); isNotFound(err) {
+		if _, err := models.FindTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
 			return unknownRelated("theme", "theme")
 		} else if err != nil {
 			return err
@@ -301,7 +281,7 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 	}
 	return patchRow(c, h.db, rowPatch[models.Layout]{
 		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, layoutColumns),
-		find:    findLayout,
+		find:    models.FindLayout,
 		version: func(l *models.Layout) int { return l.Version },
 		check: func(l *models.Layout) error {
 			if theme.sent && (theme.null || theme.id != l.ThemeID) {
@@ -328,7 +308,7 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 			}
 			l.UpdatedAt = time.Now().UTC()
 		},
-		show:     func(l *models.Layout) error { return h.show(c, q, fiber.StatusOK, l) },
+		respond:  func(l *models.Layout) error { return h.respondLayout(c, q, fiber.StatusOK, l) },
 		conflict: fileNameTaken,
 	})
 }
@@ -336,7 +316,7 @@ func (h layoutsHandler) patch(c *fiber.Ctx) error {
 // theme serves GET /layouts/:id/theme.
 func (h layoutsHandler) theme(c *fiber.Ctx) error {
 	return serveOne(c, themeSpec(false), h.load, func(q *Query, l *models.Layout) error {
-		return h.showRelatedTheme(c, q, &l.ThemeID)
+		return h.respondRelatedTheme(c, q, &l.ThemeID)
 	})
 }
 
@@ -350,4 +330,15 @@ func (h layoutsHandler) relationship(c *fiber.Ctx) error {
 		return err
 	}
 	return linkageDocument(c, h.layoutResource(l, 0).Relationships["theme"])
+}
+
+// registerLayoutRoutes registers /layouts (docs/themes.md).
+func registerLayoutRoutes(r routes) {
+	layouts := layoutsHandler{r.themeResources()}
+	r.get("/layouts", layouts.list)
+	r.post("/layouts", layouts.create)
+	r.get("/layouts/:id", layouts.get)
+	r.patch("/layouts/:id", layouts.update)
+	r.get("/layouts/:id/theme", layouts.theme)
+	r.get("/layouts/:id/relationships/theme", layouts.relationship)
 }

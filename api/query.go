@@ -203,7 +203,7 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 	return &out
 }
 
-// collectionLinks builds first/prev/next/last links for a collection at
+// collection builds first/prev/next/last links for a collection at
 // path, keeping the other query parameters.
 func (l links) collection(path string, q *Query, total int64) *jsonapi.Links {
 	last := max(1, int((total+int64(q.Page.size)-1)/int64(q.Page.size)))

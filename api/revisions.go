@@ -17,6 +17,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -113,15 +114,18 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		prev := new(drafts.Revision)
 		err := h.db.NewSelect().Model(prev).Where("site_id = ? AND user_id = ? AND idempotency_key = ?", pr.SiteID, pr.UserID, key).Scan(ctx)
 		if err == nil {
-			return h.answer(c, q, prev.ID)
+			return h.respondAfterWait(c, q, prev.ID)
+		}
+		if !models.IsNoRows(err) {
+			return fmt.Errorf("look up the idempotency key: %w", err)
 		}
 	}
 	var doc jsonapi.RequestDocument[revisionRequest]
 	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
 		return err
 	}
-	if doc.Data.Type != "revisions" {
-		return jsonapi.Conflict("type_mismatch", `data.type must be "revisions".`).AtPointer("/data/type")
+	if err := checkType(doc.Data.Type, "revisions"); err != nil {
+		return err
 	}
 	comments := cleanText(doc.Data.Attributes.Comments)
 	if utf8.RuneCountInString(comments) > 10000 {
@@ -169,31 +173,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}
-	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ds, err := drafts.Drafts(ctx, tx, pr.SiteID, ids, true)
-		if err != nil {
-			return err
-		}
-		found := map[uuid.UUID]*drafts.Draft{}
-		for _, d := range ds {
-			found[d.ID] = d
-		}
-		for i, id := range ids {
-			d := found[id]
-			ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
-			switch {
-			case d == nil:
-				return jsonapi.NotFound("No draft with that id (reverted or already published?).").AtPointer(ptr + "/id")
-			case d.RevisionID != nil:
-				return jsonapi.Conflict("draft_in_flight", fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)).AtPointer(ptr)
-			case want[id] != nil && *want[id] != d.Version:
-				return stale(d.Version).AtPointer(ptr + "/meta/version")
-			}
-		}
-		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err = tx.NewUpdate().Model((*drafts.Draft)(nil)).Set("revision_id = ?", rev.ID).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := drafts.Reserve(ctx, tx, rev, want); err != nil {
 			return err
 		}
 		// Started inside the transaction, as uploads are: a committed
@@ -219,12 +200,12 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.answer(c, q, rev.ID)
+	return h.respondAfterWait(c, q, rev.ID)
 }
 
-// answer waits for a revision's workflow (up to the configured time) and
+// respondAfterWait waits for a revision's workflow (up to the configured time) and
 // answers with its state.
-func (h revisionsHandler) answer(c *fiber.Ctx, q *Query, id uuid.UUID) error {
+func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	ctx := c.UserContext()
 	wait, cancel := context.WithTimeout(ctx, h.cfg.PublishWait)
 	defer cancel()
@@ -245,10 +226,10 @@ func (h revisionsHandler) answer(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	case drafts.Publishing:
 		return respondIncluded(c, fiber.StatusAccepted, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))}, q.Include["versions"])
 	}
-	return h.render(c, q, rev, fiber.StatusCreated)
+	return h.respondRevision(c, q, rev, fiber.StatusCreated)
 }
 
-func (h revisionsHandler) render(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
+func (h revisionsHandler) respondRevision(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
 	var versions []*drafts.Version
 	if err := h.db.NewSelect().Model(&versions).Where("revision_id = ?", rev.ID).Order("created_at", "id").Limit(maxRevisionDrafts * 2).Scan(c.UserContext()); err != nil {
 		return err
@@ -271,8 +252,10 @@ func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
 	}
 	rev := new(drafts.Revision)
 	err = h.db.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if err != nil {
-		return nil, jsonapi.NotFound("No revision with that id.")
+	if models.IsNoRows(err) {
+		return nil, models.NotFound("revision")
+	} else if err != nil {
+		return nil, err
 	}
 	return rev, nil
 }
@@ -287,7 +270,7 @@ func (h revisionsHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, q, rev, fiber.StatusOK)
+	return h.respondRevision(c, q, rev, fiber.StatusOK)
 }
 
 // list serves GET /revisions, newest first.
@@ -341,8 +324,21 @@ func (h revisionsHandler) version(c *fiber.Ctx) error {
 		return err
 	}
 	v := new(drafts.Version)
-	if err := h.db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext()); err != nil {
-		return jsonapi.NotFound("No version with that id.")
+	if err := h.db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext()); models.IsNoRows(err) {
+		return models.NotFound("version")
+	} else if err != nil {
+		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
+}
+
+// registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
+func registerRevisionRoutes(r routes) {
+	d := r.deps
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links}
+	r.post("/revisions", h.create)
+	r.get("/revisions", h.list)
+	r.get("/revisions/:id", h.get)
+	r.get("/revisions/:id/versions", h.versions)
+	r.get("/versions/:id", h.version)
 }

@@ -76,7 +76,7 @@ func (h siteHandler) load(ctx context.Context, db bun.IDB, siteID uuid.UUID, loc
 	return s, sel.Scan(ctx)
 }
 
-func (h siteHandler) show(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
+func (h siteHandler) respondSite(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
 	r := h.resource(s)
 	cd := newCompound(q, r)
 	if q.Include["theme"] && s.ThemeID != nil {
@@ -85,7 +85,7 @@ func (h siteHandler) show(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
 		}
 	}
 	setETag(c, s.ID.String(), s.Version)
-	return cd.send(c, fiber.StatusOK, q.Sparse(r), nil, nil)
+	return cd.respond(c, fiber.StatusOK, q.Sparse(r), nil, nil)
 }
 
 // get serves GET /site: the caller's site.
@@ -98,7 +98,7 @@ func (h siteHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.show(c, q, s)
+	return h.respondSite(c, q, s)
 }
 
 // siteChange is a validated PATCH of the site.
@@ -110,9 +110,9 @@ type siteChange struct {
 	themePointer string
 }
 
-// patch serves PATCH /site: changes the attributes sent, and only those;
+// update serves PATCH /site: changes the attributes sent, and only those;
 // a theme relationship publishes that theme (docs/themes.md).
-func (h siteHandler) patch(c *fiber.Ctx) error {
+func (h siteHandler) update(c *fiber.Ctx) error {
 	q, err := parseQuery(c, siteSpec())
 	if err != nil {
 		return err
@@ -122,8 +122,8 @@ func (h siteHandler) patch(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := oauth.PrincipalOf(c).SiteID
-	if doc.Data.Type != "sites" {
-		return jsonapi.Conflict("type_mismatch", "data.type must be \"sites\".").AtPointer("/data/type")
+	if err := checkType(doc.Data.Type, "sites"); err != nil {
+		return err
 	}
 	if doc.Data.ID != "" && doc.Data.ID != siteID.String() {
 		return jsonapi.Conflict("id_mismatch", "data.id is not this site's id.").AtPointer("/data/id")
@@ -167,18 +167,18 @@ func (h siteHandler) patch(c *fiber.Ctx) error {
 		}
 		change.theme, change.themePointer = &theme.id, "/data/relationships/theme/data/id"
 	}
-	s, err := h.update(c, siteID, bodyVersion, change)
+	s, err := h.save(c, siteID, bodyVersion, change)
 	if err != nil {
 		return err
 	}
-	return h.show(c, q, s)
+	return h.respondSite(c, q, s)
 }
 
 func noUnpublish(pointer string) *jsonapi.Error {
 	return jsonapi.Unprocessable("theme_required", "A site always has a live theme once one is published: publish another theme instead of null.").AtPointer(pointer)
 }
 
-// update applies change in one transaction with the site row locked: the
+// save applies change in one transaction with the site row locked: the
 // precondition (If-Match or meta.version) is judged against the locked
 // version, and the write bumps it, so two editors never both land.
 //
@@ -187,9 +187,9 @@ func noUnpublish(pointer string) *jsonapi.Error {
 // with the greatest published-at" and sites.theme_id never disagree, even
 // across API replicas with skewed clocks. Naming the theme that is already
 // live changes nothing.
-func (h siteHandler) update(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change siteChange) (*models.ThemedSite, error) {
+func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change siteChange) (*models.ThemedSite, error) {
 	var out *models.ThemedSite
-	err := h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		s, err := h.load(ctx, tx, siteID, true)
 		if err != nil {
 			return err
@@ -250,10 +250,10 @@ func (h siteHandler) themeRelationship(c *fiber.Ctx) error {
 	return linkageDocument(c, h.resource(s).Relationships["theme"])
 }
 
-// patchThemeRelationship serves PATCH /site/relationships/theme with
+// updateThemeRelationship serves PATCH /site/relationships/theme with
 // {"data":{"type":"themes","id":...}}: publishes that theme, as PATCH /site
 // does. If-Match applies to the site's ETag.
-func (h siteHandler) patchThemeRelationship(c *fiber.Ctx) error {
+func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	if _, err := queryParams(c); err != nil {
 		return err
 	}
@@ -274,16 +274,27 @@ func (h siteHandler) patchThemeRelationship(c *fiber.Ctx) error {
 	case ident == nil:
 		return noUnpublish("/data")
 	case ident.Type != "themes":
-		return jsonapi.Conflict("type_mismatch", `data.type must be "themes".`).AtPointer("/data/type")
+		return checkType(ident.Type, "themes")
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
 		return unknownRelated("theme", "theme").AtPointer("/data/id")
 	}
-	s, err := h.update(c, oauth.PrincipalOf(c).SiteID, nil, siteChange{theme: &id, themePointer: "/data/id"})
+	s, err := h.save(c, oauth.PrincipalOf(c).SiteID, nil, siteChange{theme: &id, themePointer: "/data/id"})
 	if err != nil {
 		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
 	return linkageDocument(c, h.resource(s).Relationships["theme"])
+}
+
+// registerSiteRoutes registers /site, its live theme and its theme
+// relationship (docs/themes.md).
+func registerSiteRoutes(r routes) {
+	site := siteHandler{db: r.deps.DB, links: r.links}
+	r.get("/site", site.get)
+	r.patch("/site", site.update)
+	r.get("/site/theme", themesHandler{r.themeResources()}.live)
+	r.get("/site/relationships/theme", site.themeRelationship)
+	r.patch("/site/relationships/theme", site.updateThemeRelationship)
 }

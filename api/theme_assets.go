@@ -92,62 +92,37 @@ func themeAssetPath(v *string) (string, error) {
 	return p, nil
 }
 
-// lockAssets locks the site's assets with the given ids, in id order (so
-// concurrent writers cannot deadlock), while their theme paths change.
-func lockAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
-	var locked []uuid.UUID
-	return db.NewRaw(`SELECT id FROM assets WHERE site_id = ? AND id IN (?) ORDER BY id FOR UPDATE`, siteID, bun.In(assetIDs)).Scan(ctx, &locked)
-}
-
-// syncThemePaths sets each asset's theme_path to the path of its newest
-// theme asset, or NULL when no theme links it any more.
-func syncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
-	_, err := db.NewRaw(`UPDATE assets AS a SET theme_path = latest.path, updated_at = now()
-		FROM (SELECT x.id, (SELECT ta.path FROM theme_assets AS ta WHERE ta.site_id = x.site_id AND ta.asset_id = x.id
-		                    ORDER BY ta.created_at DESC, ta.path LIMIT 1) AS path
-		      FROM assets AS x WHERE x.site_id = ? AND x.id IN (?)) AS latest
-		WHERE a.id = latest.id AND a.theme_path IS DISTINCT FROM latest.path`, siteID, bun.In(assetIDs)).Exec(ctx)
-	return err
-}
-
 // themeAssetsHandler serves /theme-assets.
 type themeAssetsHandler struct{ *themeResources }
-
-func findThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*models.ThemeAsset, error) {
-	ta := new(models.ThemeAsset)
-	sel := db.NewSelect().Model(ta).Where("id = ? AND site_id = ?", id, siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	if err := sel.Scan(ctx); models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No theme asset with that id.")
-	} else if err != nil {
-		return nil, err
-	}
-	return ta, nil
-}
 
 func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
 	id, err := idParam(c, "theme asset")
 	if err != nil {
 		return nil, err
 	}
-	return findThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
+	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
 }
 
-func (h themeAssetsHandler) show(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
-	r := h.themeAssetResource(ta)
-	cd := newCompound(q, r)
-	if err := h.includeForThemeAssets(c.UserContext(), siteOf(c), q, []models.ThemeAsset{*ta}, cd); err != nil {
-		return err
-	}
-	return cd.sendOne(c, status, r, ta.Version)
+func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
+	return h.rows().respondOne(c, q, status, siteOf(c), *ta, ta.Version)
+}
+
+// rows writes theme assets with what include asks for.
+func (h themeAssetsHandler) rows() rowRenderer[models.ThemeAsset] {
+	return rowRenderer[models.ThemeAsset]{include: h.includeForThemeAssets,
+		render: func(_ context.Context, _ uuid.UUID, tas []models.ThemeAsset) ([]*jsonapi.Resource, error) {
+			rs := make([]*jsonapi.Resource, len(tas))
+			for i := range tas {
+				rs[i] = h.themeAssetResource(&tas[i])
+			}
+			return rs, nil
+		}}
 }
 
 // get serves GET /theme-assets/:id.
 func (h themeAssetsHandler) get(c *fiber.Ctx) error {
 	return serveOne(c, themeAssetSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-		return h.show(c, q, fiber.StatusOK, ta)
+		return h.respondThemeAsset(c, q, fiber.StatusOK, ta)
 	})
 }
 
@@ -163,15 +138,7 @@ func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 	if err != nil {
 		return err
 	}
-	rs := make([]*jsonapi.Resource, len(tas))
-	for i := range tas {
-		rs[i] = h.themeAssetResource(&tas[i])
-	}
-	cd := newCompound(q, rs...)
-	if err := h.includeForThemeAssets(ctx, t.SiteID, q, tas, cd); err != nil {
-		return err
-	}
-	return cd.sendPage(c, h.links, themePath(t.ID)+"/theme-assets", rs, total)
+	return h.rows().respondPage(c, q, h.links, themePath(t.ID)+"/theme-assets", t.SiteID, tas, total)
 }
 
 // create serves POST /theme-assets: links an asset of the site to a theme
@@ -206,7 +173,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	}
 	siteID := siteOf(c)
 	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", themeID, siteID).Count(ctx); err != nil {
 			return err
 		} else if n == 0 {
@@ -227,12 +194,12 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 			}
 			return err
 		}
-		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
+		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
 	})
 	if err != nil {
 		return err
 	}
-	return h.show(c, q, fiber.StatusCreated, ta)
+	return h.respondThemeAsset(c, q, fiber.StatusCreated, ta)
 }
 
 // delete serves DELETE /theme-assets/:id: unlinks the asset from the theme
@@ -246,13 +213,13 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := siteOf(c)
-	err = h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		// The asset first, as POST /theme-assets and POST /themes lock it,
 		// then the row itself.
-		if err := lockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
+		if err := models.LockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
 			return err
 		}
-		ta, err := findThemeAsset(ctx, tx, siteID, first.ID, true)
+		ta, err := models.FindThemeAsset(ctx, tx, siteID, first.ID, true)
 		if err != nil {
 			return err
 		}
@@ -262,7 +229,7 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 		if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, siteID).Exec(ctx); err != nil {
 			return err
 		}
-		return syncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
+		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
 	})
 	if err != nil {
 		return err
@@ -275,7 +242,7 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if name == "theme" {
 			return serveOne(c, themeSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-				return h.showRelatedTheme(c, q, &ta.ThemeID)
+				return h.respondRelatedTheme(c, q, &ta.ThemeID)
 			})
 		}
 		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
@@ -299,5 +266,17 @@ func (h themeAssetsHandler) relationship(name string) fiber.Handler {
 			return err
 		}
 		return linkageDocument(c, h.themeAssetResource(ta).Relationships[name])
+	}
+}
+
+// registerThemeAssetRoutes registers /theme-assets (docs/themes.md).
+func registerThemeAssetRoutes(r routes) {
+	themeAssets := themeAssetsHandler{r.themeResources()}
+	r.post("/theme-assets", themeAssets.create)
+	r.get("/theme-assets/:id", themeAssets.get)
+	r.delete("/theme-assets/:id", themeAssets.delete)
+	for _, name := range []string{"theme", "asset"} {
+		r.get("/theme-assets/:id/"+name, themeAssets.related(name))
+		r.get("/theme-assets/:id/relationships/"+name, themeAssets.relationship(name))
 	}
 }

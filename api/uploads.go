@@ -80,17 +80,11 @@ func sanitiseFilename(name string) string {
 // createSignature serves POST /upload-signatures: an S3 POST policy for
 // exactly one key, one content type and a bounded size, valid one hour.
 func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
-	var doc jsonapi.RequestDocument[signatureRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+	data, err := decodeCreate[signatureRequest](c, "upload-signatures")
+	if err != nil {
 		return err
 	}
-	if doc.Data.Type != "upload-signatures" {
-		return jsonapi.Conflict("type_mismatch", `data.type must be "upload-signatures".`).AtPointer("/data/type")
-	}
-	if doc.Data.ID != "" {
-		return jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
-	}
-	a := doc.Data.Attributes
+	a := data.Attributes
 	a.Filename = cleanText(a.Filename)
 	if strings.TrimSpace(a.Filename) == "" || utf8.RuneCountInString(a.Filename) > 255 {
 		return jsonapi.Unprocessable("invalid_filename", "filename is required (at most 255 characters).").AtPointer("/data/attributes/filename")
@@ -161,47 +155,38 @@ func (h uploadsHandler) resource(u *models.AssetUpload) *jsonapi.Resource {
 // and starts the ingestion workflow; 202 with status "processing". Posting
 // the same key again after an error starts a new attempt.
 func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
-	var doc jsonapi.RequestDocument[uploadRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+	data, err := decodeCreate[uploadRequest](c, "asset-uploads")
+	if err != nil {
 		return err
 	}
-	if doc.Data.Type != "asset-uploads" {
-		return jsonapi.Conflict("type_mismatch", `data.type must be "asset-uploads".`).AtPointer("/data/type")
-	}
-	if doc.Data.ID != "" {
-		return jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
-	}
-	a := doc.Data.Attributes
+	a := data.Attributes
 	a.FileName, a.UserAgent = cleanText(a.FileName), cleanText(a.UserAgent)
 	pr := oauth.PrincipalOf(c)
 	ctx := c.UserContext()
-	invalid := func(attr, code, detail string) error {
-		return jsonapi.Unprocessable(code, detail).AtPointer("/data/attributes/" + attr)
-	}
 	switch {
 	case strings.TrimSpace(a.FileName) == "" || utf8.RuneCountInString(a.FileName) > 255:
-		return invalid("file-name", "invalid_file_name", "file-name is required (at most 255 characters).")
+		return invalidAttr("file-name", "invalid_file_name", "file-name is required (at most 255 characters).")
 	case a.Key == "":
-		return invalid("key", "invalid_key", "key is required: the key of the upload signature.")
+		return invalidAttr("key", "invalid_key", "key is required: the key of the upload signature.")
 	case a.FileSize == nil || *a.FileSize < 1:
-		return invalid("file-size", "invalid_file_size", "file-size is required: the file's size in bytes.")
+		return invalidAttr("file-size", "invalid_file_size", "file-size is required: the file's size in bytes.")
 	case *a.FileSize > h.cfg.MaxUploadBytes:
-		return invalid("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *a.FileSize, h.cfg.MaxUploadBytes))
+		return invalidAttr("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *a.FileSize, h.cfg.MaxUploadBytes))
 	case utf8.RuneCountInString(a.UserAgent) > 512:
-		return invalid("user-agent", "invalid_user_agent", "user-agent is at most 512 characters.")
+		return invalidAttr("user-agent", "invalid_user_agent", "user-agent is at most 512 characters.")
 	}
 	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
-		return invalid("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
+		return invalidAttr("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
 	}
 	sig := new(models.UploadSignature)
-	err := h.db.NewSelect().Model(sig).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx)
+	err = h.db.NewSelect().Model(sig).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx)
 	if models.IsNoRows(err) {
-		return invalid("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
+		return invalidAttr("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
 	} else if err != nil {
 		return err
 	}
 	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(a.ContentType)) {
-		return invalid("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
+		return invalidAttr("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
 	}
 	// The notice names the object as it is now: ingestion reads only this
 	// version (its ETag), so bytes posted to the key later never reach an
@@ -214,13 +199,13 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		if err := h.db.NewSelect().Model(existing).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx); err == nil && existing.Status != models.UploadError {
 			return h.alreadyUploaded(existing)
 		}
-		return invalid("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
+		return invalidAttr("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
 	} else if err != nil {
 		return jsonapi.Unavailable("The file storage is unreachable; try again shortly.").WithHeader("Retry-After", "5")
 	}
 
 	var up *models.AssetUpload
-	err = h.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
 			return err
 		}
@@ -310,12 +295,12 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return nil, jsonapi.NotFound("No asset upload with that id.")
+		return nil, models.NotFound("asset upload")
 	}
 	up := new(models.AssetUpload)
 	err = h.db.NewSelect().Model(up).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return nil, jsonapi.NotFound("No asset upload with that id.")
+		return nil, models.NotFound("asset upload")
 	}
 	return up, err
 }
@@ -347,5 +332,19 @@ func (h uploadsHandler) relationship(name string) fiber.Handler {
 		}
 		rel := h.resource(up).Relationships[name]
 		return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+	}
+}
+
+// registerUploadRoutes registers /upload-signatures and /asset-uploads.
+func registerUploadRoutes(r routes) {
+	d := r.deps
+	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: r.links}
+	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links}
+	r.post("/upload-signatures", uploads.createSignature)
+	r.post("/asset-uploads", uploads.createUpload)
+	r.get("/asset-uploads/:id", uploads.getUpload)
+	for _, name := range []string{"asset", "asset-file"} {
+		r.get("/asset-uploads/:id/"+name, assets.uploadRelated(uploads, name))
+		r.get("/asset-uploads/:id/relationships/"+name, uploads.relationship(name))
 	}
 }

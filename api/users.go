@@ -31,11 +31,11 @@ func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
 
 // me serves GET /users/me: the token's user.
 func (h usersHandler) me(c *fiber.Ctx) error {
-	return h.show(c, oauth.PrincipalOf(c).UserID.String())
+	return h.respondUser(c, oauth.PrincipalOf(c).UserID.String())
 }
 
 // get serves GET /users/:id, within the caller's site only.
-func (h usersHandler) get(c *fiber.Ctx) error { return h.show(c, c.Params("id")) }
+func (h usersHandler) get(c *fiber.Ctx) error { return h.respondUser(c, c.Params("id")) }
 
 // find loads a user of a site.
 func (h usersHandler) find(ctx context.Context, siteID, id uuid.UUID) (*models.User, error) {
@@ -44,18 +44,25 @@ func (h usersHandler) find(ctx context.Context, siteID, id uuid.UUID) (*models.U
 	return u, err
 }
 
-func (h usersHandler) show(c *fiber.Ctx, id string) error {
+func (h usersHandler) respondUser(c *fiber.Ctx, id string) error {
 	uid, err := uuid.Parse(id)
 	if err != nil {
-		return jsonapi.NotFound("No user with that id.")
+		return models.NotFound("user")
 	}
 	u := new(models.User)
 	err = h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", uid, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
 	if models.IsNoRows(err) {
-		return jsonapi.NotFound("No user with that id.") // another site's user looks the same as none
+		return models.NotFound("user") // another site's user looks the same as none
 	}
 	if err != nil {
 		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u)})
+}
+
+// registerUserRoutes registers /users/me and /users/:id.
+func registerUserRoutes(r routes) {
+	users := usersHandler{db: r.deps.DB, links: r.links}
+	r.get("/users/me", users.me)
+	r.get("/users/:id", users.get)
 }

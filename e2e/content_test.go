@@ -258,3 +258,29 @@ func TestRevisionErrors(t *testing.T) {
 		t.Errorf("idempotent retry: %d %s / %d %s", first.Status, first.Raw, second.Status, second.Raw)
 	}
 }
+
+// TestEveryPatchNeedsItsID: one decoding rule for every resource
+// (docs/api-conventions.md): a PATCH without data.id is 400 at /data/id,
+// one naming another record 409 id_mismatch, for drafted content as for
+// themes. Content PATCHes used to accept a missing data.id.
+func TestEveryPatchNeedsItsID(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	page, _ := e.page("About us", "about", "")
+	theme := e.do(http.MethodPost, "/themes", map[string]any{"data": map[string]any{"type": "themes", "attributes": map[string]any{"title": "T"}}})
+	if theme.Status != 201 {
+		t.Fatalf("POST /themes = %d %s", theme.Status, theme.Raw)
+	}
+	themeID := theme.resource(t).ID
+	for _, tc := range []struct{ typ, id string }{{"pages", page}, {"themes", themeID}} {
+		noID := e.do(http.MethodPatch, "/"+tc.typ+"/"+tc.id, map[string]any{"data": map[string]any{"type": tc.typ, "attributes": map[string]any{"title": "X"}}})
+		if noID.Status != 400 || len(noID.Errors) != 1 || noID.Errors[0].Code != "malformed_document" || noID.Errors[0].Source.Pointer != "/data/id" {
+			t.Errorf("%s: PATCH without data.id = %d %s, want 400 malformed_document at /data/id", tc.typ, noID.Status, noID.Raw)
+		}
+		other := e.do(http.MethodPatch, "/"+tc.typ+"/"+tc.id, map[string]any{"data": map[string]any{"type": tc.typ, "id": "00000000-0000-4000-8000-000000000000", "attributes": map[string]any{"title": "X"}}})
+		if other.Status != 409 || len(other.Errors) != 1 || other.Errors[0].Code != "id_mismatch" || other.Errors[0].Source.Pointer != "/data/id" {
+			t.Errorf("%s: PATCH naming another id = %d %s, want 409 id_mismatch", tc.typ, other.Status, other.Raw)
+		}
+	}
+}

@@ -35,9 +35,6 @@ type User struct {
 	UpdatedAt    time.Time `bun:"updated_at,notnull,default:current_timestamp"`
 }
 
-// ErrConflict means a unique value (slug, e-mail, client id) is taken.
-var ErrConflict = errors.New("already exists")
-
 // CreateSite inserts a site.
 func CreateSite(ctx context.Context, db bun.IDB, title, slug string) (*Site, error) {
 	now := time.Now().UTC()

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 )
 
 // Draft is a pending change of one item.
@@ -40,17 +41,17 @@ const (
 	Delete = "delete"
 )
 
-// Errors the API maps to statuses.
+// The domain errors of the engine (models/errors.go; api/errors.go maps them).
 var (
-	ErrNotFound = errors.New("no such record")
-	ErrInFlight = errors.New("the draft is being published by a revision in progress")
-	ErrDeleted  = errors.New("the record is drafted for deletion; revert that draft first")
-	ErrStale    = errors.New("the record changed since it was read")
-	ErrTooLarge = errors.New("the change touches too many records at once")
+	ErrNotFound = models.ErrNotFound
+	ErrInFlight = models.ErrInFlight
+	ErrDeleted  = models.ErrDeleted
+	ErrStale    = models.ErrStaleVersion
+	ErrTooLarge = models.ErrTooLarge
 	// ErrRetry means another writer drafted the item while this transaction
 	// waited for its row: the transaction must run again (it then locks the
 	// draft first, in the order every writer uses).
-	ErrRetry     = errors.New("the record was drafted concurrently; run the transaction again")
+	ErrRetry     = models.ErrRetry
 	errNoChanges = errors.New("no changes")
 )
 
@@ -157,7 +158,7 @@ func (e *Engine) Load(ctx context.Context, db bun.IDB, k *Kind, siteID, id uuid.
 	if v := views[id]; v != nil {
 		return v, nil
 	}
-	return nil, ErrNotFound
+	return nil, models.NotFound(k.Singular())
 }
 
 // LoadMany reads items of a site with their drafts, keyed by id, in two
@@ -390,7 +391,7 @@ SELECT (SELECT to_jsonb(r) FROM r) AS row, (SELECT to_jsonb(d) FROM d) AS draft,
 		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	if len(res.Row) == 0 || string(res.Row) == "null" {
-		return nil, ErrNotFound
+		return nil, models.NotFound(k.Singular())
 	}
 	v := &View{Kind: k, DraftedPath: res.Path}
 	if err := json.Unmarshal(res.Row, &v.Row); err != nil {
@@ -408,7 +409,7 @@ SELECT (SELECT to_jsonb(r) FROM r) AS row, (SELECT to_jsonb(d) FROM d) AS draft,
 	return v, nil
 }
 
-// Version returns the version a write must match: the row's.
+// rowVersion is the version a write must match: the row's.
 func rowVersion(r Row) int {
 	f, _ := r["version"].(float64)
 	return int(f)

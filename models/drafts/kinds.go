@@ -8,6 +8,8 @@
 // described by the Kinds table below.
 package drafts
 
+import "strings"
+
 // FieldType is how a column's value is checked and stored.
 type FieldType int
 
@@ -65,6 +67,9 @@ type Kind struct {
 	// Derived columns are computed, not edited (pages' path).
 	Derived []string
 }
+
+// Singular names one item of the kind in messages: "page", "content-block".
+func (k *Kind) Singular() string { return strings.TrimSuffix(k.Type, "s") }
 
 // Field returns the field named name (attribute or relationship).
 func (k *Kind) Field(name string) (Field, bool) {

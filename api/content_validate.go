@@ -1,0 +1,172 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// Validation of a drafted state of pages, contents and content blocks. A
+// validator runs inside the write's transaction and queries through db
+// (that transaction), never the pool.
+
+var (
+	pageSlugPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,98}[a-z0-9])?$`)
+	varNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	pageTypes       = map[string]bool{"home": true, "page": true, "not_found": true, "error": true, "search": true}
+	dataTypes       = map[string]bool{"text": true, "html": true, "image": true, "link": true, "markdown": true}
+)
+
+// textLen checks the length of a text column, trimmed, in characters.
+func textLen(state drafts.Row, col, attr string, min, max int) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(str(state[col])))
+	if n < min || n > max {
+		if min > 0 {
+			return invalidAttr(attr, "invalid_"+col, fmt.Sprintf("%s must be %d to %d characters.", attr, min, max))
+		}
+		return invalidAttr(attr, "invalid_"+col, fmt.Sprintf("%s must be at most %d characters.", attr, max))
+	}
+	return nil
+}
+
+// checkRef checks that a referenced record (id, or nil when optional)
+// belongs to the site; drafted records count (a page may be created under a
+// page created in the same session). Another site's record is reported as
+// missing: 404 at the identifier (unknownRelated).
+func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, rel, what string, required bool) error {
+	if id == nil {
+		if required {
+			return relErr("required", rel, rel+" is required.")
+		}
+		return nil
+	}
+	s := str(id)
+	if _, err := uuid.Parse(s); err != nil {
+		return unknownRelated(rel, what)
+	}
+	var found struct {
+		Exists  bool `bun:"e"`
+		Deleted bool `bun:"d"`
+	}
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID, table).Scan(ctx, &found)
+	switch {
+	case err != nil:
+		return err
+	case !found.Exists:
+		return unknownRelated(rel, what) // 404; existing but not allowed is 422
+
+	case found.Deleted:
+		// Publishing the deletion would take this record with it, unversioned.
+		return relErr("drafted_for_deletion", rel, "That "+what+" is drafted for deletion; revert its delete draft first, or point elsewhere.")
+	}
+	return nil
+}
+
+func validatePage(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, id *uuid.UUID, s, prev drafts.Row) error {
+	pt := str(s["page_type"])
+	if !pageTypes[pt] {
+		return invalidAttr("page-type", "invalid_page_type", "page-type must be one of home, page, not_found, error, search.")
+	}
+	slug := str(s["slug"])
+	if !(pt == "home" && slug == "") && !pageSlugPattern.MatchString(slug) {
+		return invalidAttr("slug", "invalid_slug", "slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.")
+	}
+	if err := textLen(s, "title", "title", 1, 200); err != nil {
+		return err
+	}
+	for col, attr := range map[string]string{"description": "description", "keywords": "keywords"} {
+		if err := textLen(s, col, attr, 0, 1000); err != nil {
+			return err
+		}
+	}
+	if cu, ok := s["canonical_url"].(string); ok {
+		if u, err := url.Parse(cu); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(cu) > 2000 {
+			return invalidAttr("canonical-url", "invalid_canonical_url", "canonical-url must be an absolute http(s) URL or null.")
+		}
+	}
+	if pt != "page" {
+		// One page per site of each special type, as drafted: a page counts
+		// by its drafted type (a create draft's row is in pages already; an
+		// update draft may change the type), and one drafted for deletion
+		// does not count. Two writers could both find the type free, so the
+		// check runs under a per-site lock held to the end of the write's
+		// transaction (db is that transaction).
+		if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
+			return fmt.Errorf("lock special page types: %w", err)
+		}
+		q := db.NewSelect().TableExpr("pages AS p").
+			Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
+			Where("p.site_id = ?", siteID).
+			Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
+			Where("d.event IS DISTINCT FROM 'delete'")
+		if id != nil {
+			q = q.Where("p.id <> ?", *id)
+		}
+		taken, err := q.Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return invalidAttr("page-type", "page_type_taken", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
+		}
+	}
+	if prev != nil && str(prev["parent_id"]) == str(s["parent_id"]) {
+		// The parent did not change: it was checked when set, and a parent
+		// drafted for deletion since takes this page with it (a delete
+		// draft, which an update is refused on before validation).
+		return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+	}
+	if err := checkRef(ctx, db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
+		return err
+	}
+	if p := s["parent_id"]; p != nil && id != nil {
+		// The parent must not be the page itself or a descendant, following
+		// drafted parents (a loop could be drafted one edit at a time).
+		loop, err := engine.IsAncestor(ctx, db, siteID, *id, uuid.MustParse(str(p)))
+		if err != nil {
+			return err
+		}
+		if loop {
+			return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
+		}
+	}
+	return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+}
+
+func validateContent(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, _ *uuid.UUID, s, _ drafts.Row) error {
+	if err := textLen(s, "title", "title", 1, 200); err != nil {
+		return err
+	}
+	return checkRef(ctx, db, siteID, s["page_id"], "pages", "page", "page", true)
+}
+
+// maxBody bounds a block body (it is also bounded by the request body limit).
+const maxBody = 256 << 10
+
+func validateBlock(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, _ *uuid.UUID, s, _ drafts.Row) error {
+	if !varNamePattern.MatchString(str(s["var_name"])) {
+		return invalidAttr("var-name", "invalid_var_name", "var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).")
+	}
+	if !dataTypes[str(s["data_type"])] {
+		return invalidAttr("data-type", "invalid_data_type", "data-type must be one of text, html, image, link, markdown.")
+	}
+	if len(str(s["body"])) > maxBody {
+		return invalidAttr("body", "invalid_body", fmt.Sprintf("body must be at most %d bytes.", maxBody))
+	}
+	if err := checkRef(ctx, db, siteID, s["content_id"], "contents", "content", "content", true); err != nil {
+		return err
+	}
+	return checkRef(ctx, db, siteID, s["asset_id"], "assets", "asset", "asset", false)
+}
+
+// respondIncluded writes doc, making sure included is present (possibly
+// empty) whenever include was asked for, and absent otherwise.

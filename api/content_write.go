@@ -1,0 +1,235 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// changeOf reads the attributes and relationships of a create or update
+// document (decodeCreate or decodePatch read the rest) into column changes.
+func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.RawMessage]) (drafts.Change, error) {
+	change := drafts.Change{}
+	for name, raw := range data.Attributes {
+		ptr := "/data/attributes/" + name
+		f, ok := h.kind.Field(name)
+		if roAttributes[name] {
+			return nil, jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer(ptr)
+		}
+		if !ok || f.IsRef() {
+			return nil, jsonapi.BadRequest("unknown_member", fmt.Sprintf("%s has no attribute %q.", h.kind.Type, name)).AtPointer(ptr)
+		}
+		v, err := decodeValue(f, raw)
+		if err != nil {
+			return nil, jsonapi.BadRequest("invalid_member", err.Error()).AtPointer(ptr)
+		}
+		change[f.Column] = v
+	}
+	for name, rel := range data.Relationships {
+		ptr := "/data/relationships/" + name
+		f, ok := h.kind.Field(name)
+		if !ok || !f.IsRef() {
+			if name == "draft" {
+				return nil, jsonapi.Unprocessable("read_only", "draft is set by the server.").AtPointer(ptr)
+			}
+			return nil, jsonapi.BadRequest("unknown_member", fmt.Sprintf("%s has no relationship %q.", h.kind.Type, name)).AtPointer(ptr)
+		}
+		ident, err := rel.ToOne()
+		if err != nil {
+			return nil, jsonapi.BadRequest("invalid_member", err.Error()).AtPointer(ptr)
+		}
+		if ident == nil {
+			if f.Type == drafts.Ref {
+				return nil, jsonapi.Unprocessable("required", name+" cannot be null.").AtPointer(ptr + "/data")
+			}
+			change[f.Column] = nil
+			continue
+		}
+		if ident.Type != f.RefType {
+			return nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
+		}
+		if _, err := uuid.Parse(ident.ID); err != nil {
+			return nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))
+		}
+		change[f.Column] = ident.ID
+	}
+	return change, nil
+}
+
+func decodeValue(f drafts.Field, raw json.RawMessage) (any, error) {
+	if string(raw) == "null" {
+		if f.Type == drafts.NullString {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s cannot be null", f.Name)
+	}
+	var err error
+	switch f.Type {
+	case drafts.Bool:
+		var b bool
+		err = json.Unmarshal(raw, &b)
+		if err == nil {
+			return b, nil
+		}
+		return nil, fmt.Errorf("%s must be true or false", f.Name)
+	case drafts.Int:
+		var n int32
+		if err = json.Unmarshal(raw, &n); err == nil {
+			return n, nil
+		}
+		return nil, fmt.Errorf("%s must be a whole number", f.Name)
+	default:
+		var s string
+		if err = json.Unmarshal(raw, &s); err == nil {
+			return cleanText(s), nil
+		}
+		return nil, fmt.Errorf("%s must be a string", f.Name)
+	}
+}
+
+// create serves POST /<kind>: the record is created as a draft (201, not
+// live until published).
+func (h contentHandler) create(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	data, err := decodeCreate[map[string]json.RawMessage](c, h.kind.Type)
+	if err != nil {
+		return err
+	}
+	change, err := h.changeOf(data)
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	state := drafts.Row{}
+	for k, v := range h.defaults {
+		state[k] = v
+	}
+	for k, v := range change {
+		state[k] = v
+	}
+	var v *drafts.View
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := h.validate(ctx, tx, h.engine, pr.SiteID, nil, state, nil); err != nil {
+			return err
+		}
+		values := drafts.Change{}
+		for _, f := range h.kind.Fields {
+			values[f.Column] = state[f.Column]
+		}
+		v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+h.path(v.Row.ID().String()))
+	return h.respondView(c, fiber.StatusCreated, q, pr.SiteID, v, true)
+}
+
+// update serves PATCH /<kind>/:id: the change is drafted; live data stays.
+func (h contentHandler) update(c *fiber.Ctx) error {
+	q, err := parseQuery(c, h.spec(false))
+	if err != nil {
+		return err
+	}
+	req, err := decodePatch[map[string]json.RawMessage](c, h.singular(), h.kind.Type)
+	if err != nil {
+		return err
+	}
+	change, err := h.changeOf(req.data)
+	if err != nil {
+		return err
+	}
+	id, bodyVersion := req.id, req.bodyVersion
+	pr := oauth.PrincipalOf(c)
+	v, err := h.write(c, id, bodyVersion, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
+		if cur.Draft != nil && cur.Draft.Event == drafts.Delete {
+			return nil, drafts.ErrDeleted
+		}
+		state := drafts.Row{}
+		for k, val := range cur.Drafted() {
+			state[k] = val
+		}
+		for k, val := range change {
+			state[k] = val
+		}
+		if err := h.validate(ctx, tx, h.engine, pr.SiteID, &id, state, cur.Drafted()); err != nil {
+			return nil, err
+		}
+		return h.engine.Update(ctx, tx, cur, pr.SiteID, pr.UserID, change, expect)
+	})
+	if err != nil {
+		return err
+	}
+	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+// remove serves DELETE /<kind>/:id: a delete draft for the record and its
+// children (200 with the drafted view, trashed-at set). A record never
+// published is removed outright with its create (204).
+func (h contentHandler) remove(c *fiber.Ctx) error {
+	q, id, err := h.target(c)
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	v, err := h.write(c, id, nil, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
+		return h.engine.Delete(ctx, tx, cur, pr.SiteID, pr.UserID, expect)
+	})
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return h.respondView(c, fiber.StatusOK, q, pr.SiteID, v, true)
+}
+
+// write runs a change to an existing record in a transaction: it locks and
+// reads the record with its draft (one statement, drafts.LockForWrite),
+// checks the client's precondition (If-Match or meta.version) against it,
+// and hands fn the version the write must find — the one read under the
+// lock, only when the client stated one.
+func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
+	fn func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error)) (*drafts.View, error) {
+	siteID := oauth.PrincipalOf(c).SiteID
+	var v *drafts.View
+	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := h.engine.LockForWrite(ctx, tx, h.kind, siteID, id)
+		if err != nil {
+			return err
+		}
+		f, _ := cur.Row["version"].(float64)
+		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
+			return err
+		}
+		v, err = fn(ctx, tx, cur, h.expectation(c, int(f), bodyVersion))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// expectation is the version a write must still find under the lock: the
+// one read, when the client stated a precondition (If-Match or meta.version,
+// already checked against it); none otherwise.
+func (h contentHandler) expectation(c *fiber.Ctx, read int, bodyVersion *int) *int {
+	if bodyVersion == nil && strings.TrimSpace(c.Get(fiber.HeaderIfMatch)) == "" {
+		return nil
+	}
+	return &read
+}

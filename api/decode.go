@@ -1,0 +1,200 @@
+package api
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+)
+
+// decodeResource reads a request body: one resource of type typ.
+func decodeResource[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A], error) {
+	var doc jsonapi.RequestDocument[A]
+	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		return nil, err
+	}
+	if err := checkType(doc.Data.Type, typ); err != nil {
+		return nil, err
+	}
+	return doc.Data, nil
+}
+
+// decodeCreate reads the body of a POST: one resource of type typ, without
+// an id (ids are made by the server).
+func decodeCreate[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A], error) {
+	data, err := decodeResource[A](c, typ)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNoClientID(data.ID); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// patchRequest is the request of a PATCH of the resource the URL names.
+type patchRequest[A any] struct {
+	id          uuid.UUID // the id in the URL
+	bodyVersion *int      // meta.version from the body, nil when absent
+	data        *jsonapi.RequestResource[A]
+}
+
+// decodePatch reads a PATCH: the id in the URL (what names the resource in
+// its 404), then the body: one resource of type typ with that id, and its
+// meta.version.
+func decodePatch[A any](c *fiber.Ctx, what, typ string) (patchRequest[A], error) {
+	var req patchRequest[A]
+	var err error
+	if req.id, err = idParam(c, what); err != nil {
+		return req, err
+	}
+	if req.data, err = decodeResource[A](c, typ); err != nil {
+		return req, err
+	}
+	if err := checkID(req.data.ID, req.id); err != nil {
+		return req, err
+	}
+	req.bodyVersion, err = metaVersion(req.data.Meta)
+	return req, err
+}
+
+// checkType answers 409 when the body's type is not the endpoint's.
+func checkType(got, want string) error {
+	if got != want {
+		return jsonapi.Conflict("type_mismatch", fmt.Sprintf("data.type must be %q.", want)).AtPointer("/data/type")
+	}
+	return nil
+}
+
+// checkNoClientID refuses a client-generated id on a create (ids are made by the server).
+func checkNoClientID(id string) error {
+	if id != "" {
+		return jsonapi.NewError(fiber.StatusForbidden, "client_id_unsupported", "Ids are made by the server.").AtPointer("/data/id")
+	}
+	return nil
+}
+
+// checkID answers 400 when a PATCH body has no id and 409 when it is not the URL's.
+func checkID(got string, want uuid.UUID) error {
+	if got == "" {
+		return jsonapi.BadRequest("malformed_document", "data.id is required in an update.").AtPointer("/data/id")
+	}
+	if got != want.String() {
+		return jsonapi.Conflict("id_mismatch", "data.id does not match the id in the URL.").AtPointer("/data/id")
+	}
+	return nil
+}
+
+// checkReadOnly answers 422 for the first read-only attribute that was sent.
+func checkReadOnly(sent map[string]bool, names []string) error {
+	for _, name := range names {
+		if sent[name] {
+			return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
+		}
+	}
+	return nil
+}
+
+// checkRelationshipNames answers 422 for a read-only relationship and 400
+// for one the resource does not have.
+func checkRelationshipNames(rels map[string]jsonapi.RequestRelationship, writable, readOnly []string) error {
+	names := make([]string, 0, len(rels))
+	for name := range rels {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		switch {
+		case contains(writable, name):
+		case contains(readOnly, name):
+			return jsonapi.Unprocessable("read_only", "The "+name+" relationship is set by the server.").AtPointer("/data/relationships/" + name)
+		default:
+			return jsonapi.BadRequest("unknown_member", fmt.Sprintf("The relationship %q is not recognised here.", name)).AtPointer("/data/relationships/" + name)
+		}
+	}
+	return nil
+}
+
+// toOne is a to-one relationship as a request sent it.
+type toOne struct {
+	sent, null bool
+	id         uuid.UUID
+}
+
+// readToOne reads the to-one relationship name, whose members must be of
+// type typ. An id that is not a UUID cannot name a record: it is answered
+// like any unknown id, with a 404 at the identifier's id.
+func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what string) (toOne, error) {
+	r, ok := rels[name]
+	if !ok {
+		return toOne{}, nil
+	}
+	ptr := "/data/relationships/" + name + "/data"
+	ident, err := r.ToOne()
+	if err != nil {
+		return toOne{}, jsonapi.BadRequest("invalid_member", fmt.Sprintf(`relationships.%s.data must be null or {"type":%q,"id":"..."}.`, name, typ)).AtPointer(ptr)
+	}
+	if ident == nil {
+		return toOne{sent: true, null: true}, nil
+	}
+	if ident.Type != typ {
+		return toOne{}, jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).AtPointer(ptr + "/type")
+	}
+	id, err := uuid.Parse(ident.ID)
+	if err != nil {
+		return toOne{}, unknownRelated(name, what)
+	}
+	return toOne{sent: true, id: id}, nil
+}
+
+// unknownRelated is the answer for a relationship naming a record that is
+// not the caller's site's (missing, not a UUID, or another site's: they
+// look alike): 404, as JSON:API 1.1 asks, pointing at the identifier's id
+// (/data/relationships/<name>/data/id; callers naming a member of a to-many
+// linkage or a relationship endpoint's body re-point it). A record that
+// exists but may not be referenced is a 422 instead.
+func unknownRelated(name, what string) *jsonapi.Error {
+	return jsonapi.NotFound("No " + what + " with that id.").AtPointer("/data/relationships/" + name + "/data/id")
+}
+
+// requiredToOne answers 422 when a required relationship is missing or null.
+func requiredToOne(rel toOne, name, what string) error {
+	if !rel.sent {
+		return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship is required: the "+what+".").AtPointer("/data/relationships/" + name)
+	}
+	if rel.null {
+		return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship cannot be null.").AtPointer("/data/relationships/" + name + "/data")
+	}
+	return nil
+}
+
+// readRequiredToOne reads a required to-one relationship (readToOne, then
+// requiredToOne with role, what the record is to the resource) and answers
+// the id it names.
+func readRequiredToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what, role string) (uuid.UUID, error) {
+	rel, err := readToOne(rels, name, typ, what)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if err := requiredToOne(rel, name, role); err != nil {
+		return uuid.Nil, err
+	}
+	return rel.id, nil
+}
+
+// serveOne answers a GET of one row: it reads the query against spec, then
+// the row the URL names (load), and answers with respond.
+func serveOne[M any](c *fiber.Ctx, spec QuerySpec, load func(*fiber.Ctx) (*M, error), respond func(*Query, *M) error) error {
+	q, err := parseQuery(c, spec)
+	if err != nil {
+		return err
+	}
+	m, err := load(c)
+	if err != nil {
+		return err
+	}
+	return respond(q, m)
+}

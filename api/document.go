@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+)
+
+// compound collects the included resources of a response: each resource
+// once (and never one that is primary data), with the sparse fieldsets
+// applied, and nothing that include did not ask for.
+type compound struct {
+	q    *Query
+	seen map[string]bool
+	list []*jsonapi.Resource
+}
+
+func newCompound(q *Query, primary ...*jsonapi.Resource) *compound {
+	cd := &compound{q: q, seen: map[string]bool{}, list: []*jsonapi.Resource{}}
+	for _, r := range primary {
+		cd.seen[r.Type+"/"+r.ID] = true
+	}
+	return cd
+}
+
+func (cd *compound) add(rs ...*jsonapi.Resource) {
+	for _, r := range rs {
+		if key := r.Type + "/" + r.ID; !cd.seen[key] {
+			cd.seen[key] = true
+			cd.list = append(cd.list, cd.q.Sparse(r))
+		}
+	}
+}
+
+// compoundDocument is a top-level document whose included member is
+// always present, even when empty, as JSON:API asks when include is given.
+type compoundDocument struct {
+	Data     any                 `json:"data"`
+	Included []*jsonapi.Resource `json:"included"`
+	Links    *jsonapi.Links      `json:"links,omitempty"`
+	Meta     map[string]any      `json:"meta,omitempty"`
+	JSONAPI  *jsonapi.Version    `json:"jsonapi"`
+}
+
+// respond writes the response: a compound document when include was given.
+func (cd *compound) respond(c *fiber.Ctx, status int, data any, l *jsonapi.Links, meta map[string]any) error {
+	return respondIncluded(c, status, jsonapi.Document{Data: data, Included: cd.list, Links: l, Meta: meta}, len(cd.q.Include) > 0)
+}
+
+// respondOne writes one resource as primary data, with its ETag, and with its
+// Location when it was just created.
+func (cd *compound) respondOne(c *fiber.Ctx, status int, r *jsonapi.Resource, version int) error {
+	setETag(c, r.ID, version)
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, r.Links.Self)
+	}
+	return cd.respond(c, status, cd.q.Sparse(r), nil, nil)
+}
+
+// respondPage writes a page of the collection at path as primary data, with
+// its pagination links and meta.total.
+func (cd *compound) respondPage(c *fiber.Ctx, l links, path string, rs []*jsonapi.Resource, total int64) error {
+	return cd.respond(c, fiber.StatusOK, sparseAll(cd.q, rs), l.collection(path, cd.q, total), map[string]any{"total": total})
+}
+
+// sparseAll applies the sparse fieldsets to primary data.
+func sparseAll(q *Query, rs []*jsonapi.Resource) []*jsonapi.Resource {
+	out := make([]*jsonapi.Resource, len(rs))
+	for i, r := range rs {
+		out[i] = q.Sparse(r)
+	}
+	return out
+}
+
+// linkageDocument answers GET .../relationships/<name>.
+func linkageDocument(c *fiber.Ctx, rel *jsonapi.Relationship) error {
+	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+}
+
+// nullDocument answers a related-resource link whose relationship is empty.
+func nullDocument(c *fiber.Ctx, self string) error {
+	return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": &jsonapi.Links{Self: self}, "jsonapi": jsonapi.V11})
+}
+
+// respondIncluded writes doc, making sure included is present (possibly
+// empty) whenever include was asked for, and absent otherwise.
+func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
+	if !included {
+		doc.Included = nil
+		return respond(c, status, doc)
+	}
+	if doc.Included == nil {
+		doc.Included = []*jsonapi.Resource{}
+	}
+	return respondRaw(c, status, compoundDocument{Data: doc.Data, Included: doc.Included, Links: doc.Links, Meta: doc.Meta, JSONAPI: jsonapi.V11})
+}
+
+// rowRenderer writes rows of one type (themes, layouts, theme assets) as
+// primary data with what include asks for: render makes their resources,
+// include adds their related records to the compound document.
+type rowRenderer[M any] struct {
+	render  func(ctx context.Context, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, error)
+	include func(ctx context.Context, siteID uuid.UUID, q *Query, rows []M, cd *compound) error
+}
+
+// compound renders rows and collects what include asks for.
+func (rr rowRenderer[M]) compound(c *fiber.Ctx, q *Query, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, *compound, error) {
+	rs, err := rr.render(c.UserContext(), siteID, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	cd := newCompound(q, rs...)
+	if err := rr.include(c.UserContext(), siteID, q, rows, cd); err != nil {
+		return nil, nil, err
+	}
+	return rs, cd, nil
+}
+
+// respondPage writes rows as a page of the collection at path.
+func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, q *Query, l links, path string, siteID uuid.UUID, rows []M, total int64) error {
+	rs, cd, err := rr.compound(c, q, siteID, rows)
+	if err != nil {
+		return err
+	}
+	return cd.respondPage(c, l, path, rs, total)
+}
+
+// respondOne writes one row, at version, as primary data.
+func (rr rowRenderer[M]) respondOne(c *fiber.Ctx, q *Query, status int, siteID uuid.UUID, row M, version int) error {
+	rs, cd, err := rr.compound(c, q, siteID, []M{row})
+	if err != nil {
+		return err
+	}
+	return cd.respondOne(c, status, rs[0], version)
+}

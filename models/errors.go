@@ -1,0 +1,80 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Domain errors. Stores and the drafts engine return these (or an *Error of
+// one of these kinds); api/errors.go maps each kind to one HTTP status and
+// code, in one table. Handlers never map them themselves.
+var (
+	// ErrNotFound: no record of the caller's site has that id.
+	ErrNotFound = errors.New("no such record")
+	// ErrConflict: a unique value (slug, e-mail, client id) is taken.
+	ErrConflict = errors.New("already exists")
+	// ErrInFlight: the draft is held by a revision being published.
+	ErrInFlight = errors.New("the draft is being published by a revision in progress")
+	// ErrDeleted: the record is drafted for deletion.
+	ErrDeleted = errors.New("the record is drafted for deletion; revert that draft first")
+	// ErrStaleVersion: the record changed since the caller read it.
+	ErrStaleVersion = errors.New("the record changed since it was read")
+	// ErrTooLarge: the change touches more records than one request may.
+	ErrTooLarge = errors.New("the change touches too many records at once")
+	// ErrRetry: another writer drafted the item while this transaction
+	// waited for its row: the transaction must run again (api/tx.go does,
+	// a bounded number of times).
+	ErrRetry = errors.New("the record was drafted concurrently; run the transaction again")
+	// ErrInvalid: a value the domain's rules refuse.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Kinds lists every domain error kind (api/errors_test.go walks it).
+var Kinds = []error{ErrNotFound, ErrConflict, ErrInFlight, ErrDeleted, ErrStaleVersion, ErrTooLarge, ErrRetry, ErrInvalid}
+
+// Error is a domain error of one Kind with what the client needs to act on
+// it: where in its request the culprit is (a JSON pointer; "" when the URL
+// names it), a refining code (Invalid: "invalid_title"), a sentence, and
+// for ErrStaleVersion the version the record is at (0 when unknown). Empty
+// fields take the defaults of the kind's row in the error table.
+type Error struct {
+	Kind    error
+	Code    string
+	Pointer string
+	Detail  string
+	Version int
+}
+
+func (e *Error) Error() string {
+	msg := e.Kind.Error()
+	if e.Detail != "" {
+		msg = e.Detail
+	}
+	if e.Pointer != "" {
+		return fmt.Sprintf("%s (at %s)", msg, e.Pointer)
+	}
+	return msg
+}
+
+// Unwrap makes errors.Is(e, e.Kind) hold.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// NotFound is ErrNotFound for the record the URL names; what is its
+// singular type ("page", "theme").
+func NotFound(what string) *Error {
+	return &Error{Kind: ErrNotFound, Detail: "No " + what + " with that id."}
+}
+
+// RefNotFound is ErrNotFound for a record the request refers to (a
+// relationship), at pointer: a record of another site looks the same.
+func RefNotFound(pointer, what string) *Error {
+	return &Error{Kind: ErrNotFound, Pointer: pointer, Detail: "No " + what + " with that id."}
+}
+
+// Invalid is ErrInvalid: the value at pointer breaks the rule code.
+func Invalid(pointer, code, detail string) *Error {
+	return &Error{Kind: ErrInvalid, Code: code, Pointer: pointer, Detail: detail}
+}
+
+// Stale is ErrStaleVersion for a record now at version (0 when unknown).
+func Stale(version int) *Error { return &Error{Kind: ErrStaleVersion, Version: version} }
