@@ -20,18 +20,18 @@ import (
 type Draft struct {
 	bun.BaseModel `bun:"table:drafts,alias:d"`
 
-	ID            uuid.UUID      `bun:"id,pk,type:uuid"`
-	SiteID        uuid.UUID      `bun:"site_id,type:uuid,notnull"`
-	ItemType      string         `bun:"item_type,notnull"`
-	ItemID        uuid.UUID      `bun:"item_id,type:uuid,notnull"`
-	Event         string         `bun:"event,notnull"`
-	Drafted       map[string]any `bun:"drafted,type:jsonb,notnull"`
-	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull"`
-	UserID        *uuid.UUID     `bun:"user_id,type:uuid"`
-	RevisionID    *uuid.UUID     `bun:"revision_id,type:uuid"`
-	CreatedAt     time.Time      `bun:"created_at,notnull"`
-	UpdatedAt     time.Time      `bun:"updated_at,notnull"`
-	Version       int            `bun:"version,notnull"`
+	ID            uuid.UUID      `bun:"id,pk,type:uuid" json:"id"`
+	SiteID        uuid.UUID      `bun:"site_id,type:uuid,notnull" json:"site_id"`
+	ItemType      string         `bun:"item_type,notnull" json:"item_type"`
+	ItemID        uuid.UUID      `bun:"item_id,type:uuid,notnull" json:"item_id"`
+	Event         string         `bun:"event,notnull" json:"event"`
+	Drafted       map[string]any `bun:"drafted,type:jsonb,notnull" json:"drafted"`
+	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull" json:"object_changes"`
+	UserID        *uuid.UUID     `bun:"user_id,type:uuid" json:"user_id"`
+	RevisionID    *uuid.UUID     `bun:"revision_id,type:uuid" json:"revision_id"`
+	CreatedAt     time.Time      `bun:"created_at,notnull" json:"created_at"`
+	UpdatedAt     time.Time      `bun:"updated_at,notnull" json:"updated_at"`
+	Version       int            `bun:"version,notnull" json:"version"`
 }
 
 // Draft events.
@@ -326,22 +326,6 @@ func checkNoDraftAppeared(ctx context.Context, tx bun.IDB, k *Kind, id uuid.UUID
 	return nil
 }
 
-// draftRow is a draft as to_jsonb writes it.
-type draftRow struct {
-	ID            uuid.UUID      `json:"id"`
-	SiteID        uuid.UUID      `json:"site_id"`
-	ItemType      string         `json:"item_type"`
-	ItemID        uuid.UUID      `json:"item_id"`
-	Event         string         `json:"event"`
-	Drafted       map[string]any `json:"drafted"`
-	ObjectChanges map[string]any `json:"object_changes"`
-	UserID        *uuid.UUID     `json:"user_id"`
-	RevisionID    *uuid.UUID     `json:"revision_id"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
-	Version       int            `json:"version"`
-}
-
 // LockForWrite locks an item's draft, then the item, for a write, and loads
 // both, in one statement. Lock order everywhere is drafts before rows
 // (publishing and reverting start from drafts), so a write racing a publish
@@ -398,13 +382,10 @@ SELECT (SELECT to_jsonb(r) FROM r) AS row, (SELECT to_jsonb(d) FROM d) AS draft,
 		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	if len(res.Draft) > 0 && string(res.Draft) != "null" {
-		var dr draftRow
-		if err := json.Unmarshal(res.Draft, &dr); err != nil {
+		v.Draft = new(Draft) // its json tags are the columns, as to_jsonb writes them
+		if err := json.Unmarshal(res.Draft, v.Draft); err != nil {
 			return nil, fmt.Errorf("lock %s: draft: %w", k.Type, err)
 		}
-		v.Draft = &Draft{ID: dr.ID, SiteID: dr.SiteID, ItemType: dr.ItemType, ItemID: dr.ItemID, Event: dr.Event,
-			Drafted: dr.Drafted, ObjectChanges: dr.ObjectChanges, UserID: dr.UserID, RevisionID: dr.RevisionID,
-			CreatedAt: dr.CreatedAt, UpdatedAt: dr.UpdatedAt, Version: dr.Version}
 	}
 	return v, nil
 }
