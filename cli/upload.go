@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -242,38 +244,31 @@ var storageFields = [][2]string{
 }
 
 // postToStorage streams file to the signature's endpoint as a multipart
-// form POST, as a browser form does.
+// form POST, as a browser form does. The length is given up front: S3
+// and MinIO refuse a POST form sent chunked.
 func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.Reader, size int64) error {
 	endpoint, _ := sig["endpoint"].(string)
 	if endpoint == "" {
 		return errors.New("the signature has no endpoint")
 	}
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		err := func() error {
-			for _, f := range storageFields {
-				v, _ := sig[f[1]].(string)
-				if err := mw.WriteField(f[0], v); err != nil {
-					return err
-				}
-			}
-			fw, err := mw.CreateFormFile("file", "upload")
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(fw, file); err != nil {
-				return err
-			}
-			return mw.Close()
-		}()
-		pw.CloseWithError(err)
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, pr)
-	if err != nil {
-		pr.Close()
+	var head bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	for _, f := range storageFields {
+		v, _ := sig[f[1]].(string)
+		if err := mw.WriteField(f[0], v); err != nil {
+			return err
+		}
+	}
+	if _, err := mw.CreateFormFile("file", "upload"); err != nil {
 		return err
 	}
+	tail := "\r\n--" + mw.Boundary() + "--\r\n"
+	body := io.MultiReader(&head, io.LimitReader(file, size), strings.NewReader(tail))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = int64(head.Len()) + size + int64(len(tail))
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := c.http.Do(req)
@@ -284,15 +279,15 @@ func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var s3 struct {
 		Code    string `xml:"Code"`
 		Message string `xml:"Message"`
 	}
-	if xml.Unmarshal(body, &s3) == nil && s3.Code != "" {
+	if xml.Unmarshal(b, &s3) == nil && s3.Code != "" {
 		return fmt.Errorf("storage refused the file: %d %s: %s", resp.StatusCode, s3.Code, s3.Message)
 	}
-	return fmt.Errorf("storage refused the file: %d %.200s", resp.StatusCode, body)
+	return fmt.Errorf("storage refused the file: %d %.200s", resp.StatusCode, b)
 }
 
 // retryAfter reads Retry-After in seconds, bounded to a minute.
