@@ -86,6 +86,7 @@ func TestCLIUploadAndPublishWithToken(t *testing.T) {
 
 	t.Run("upload", func(t *testing.T) {
 		stdout, stderr, code := c.run(t, "", "upload", photo, missing, notes)
+		t.Logf("pressroom upload:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 		if code != 1 {
 			t.Errorf("exit code %d with two bad files, want 1\nstderr:\n%s", code, stderr)
 		}
