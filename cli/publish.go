@@ -145,7 +145,11 @@ func Publish(ctx context.Context, o Options, po PublishOptions) (*PublishResult,
 	case "publishing":
 		fmt.Fprintf(o.Stdout, "still publishing: revision %s (see GET /revisions/%s)\n", res.RevisionID, res.RevisionID)
 	default:
-		fmt.Fprintf(o.Stdout, "failed: revision %s: %s\n", res.RevisionID, res.ErrorMessage)
+		if res.RevisionID != "" {
+			fmt.Fprintf(o.Stdout, "failed: revision %s: %s\n", res.RevisionID, res.ErrorMessage)
+		} else { // 422 publish_failed carries the reason, not the revision
+			fmt.Fprintf(o.Stdout, "failed: %s\n", res.ErrorMessage)
+		}
 		return res, fmt.Errorf("%w: %s", ErrPublishFailed, res.ErrorMessage)
 	}
 	return res, nil
