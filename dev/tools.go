@@ -24,6 +24,8 @@ import (
 type Tool struct {
 	// Name is the folder under dev/tools and the binary's name.
 	Name string
+	// Title names the tool in progress reports.
+	Title string
 	// Package is the main package to build.
 	Package string
 	// EnvOverride names a variable that, when set, gives a ready binary and
@@ -32,8 +34,8 @@ type Tool struct {
 }
 
 var (
-	TemporalTool = Tool{Name: "temporal", Package: "github.com/temporalio/cli/cmd/temporal", EnvOverride: "PRESSROOM_TEMPORAL_BIN"}
-	MinIOTool    = Tool{Name: "minio", Package: "github.com/minio/minio", EnvOverride: "PRESSROOM_MINIO_BIN"}
+	TemporalTool = Tool{Name: "temporal", Title: "Temporal CLI", Package: "github.com/temporalio/cli/cmd/temporal", EnvOverride: "PRESSROOM_TEMPORAL_BIN"}
+	MinIOTool    = Tool{Name: "minio", Title: "MinIO", Package: "github.com/minio/minio", EnvOverride: "PRESSROOM_MINIO_BIN"}
 )
 
 // CacheDir is where built tools are kept between runs and between clones:
@@ -82,19 +84,58 @@ func (t Tool) Ensure(ctx context.Context, repoRoot string, log io.Writer) (strin
 	if _, err := os.Stat(bin); err == nil { // built by another process while we waited
 		return bin, nil
 	}
-	fmt.Fprintf(log, "building %s from dev/tools/%s (once; cached in %s; takes a few minutes)\n", t.Name, t.Name, cache)
+	// go build says nothing while it works, for minutes: report which tool
+	// and the time so far, and keep its output for a failure.
+	done := track(log, t.label(modDir), fmt.Sprintf("from dev/tools/%s, once; cached in %s; takes a few minutes", t.Name, cache))
 	tmp := bin + ".tmp"
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, t.Package)
 	cmd.Dir = modDir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	out := &tailBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Run()
+	done(err)
+	if err != nil {
+		_, _ = log.Write(out.Bytes())
 		return "", fmt.Errorf("build %s: %w", t.Name, err)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("install %s: %w", t.Name, err)
 	}
 	return bin, nil
+}
+
+// label is the tool's title and the version its module pins, e.g.
+// "Temporal CLI v1.5.1".
+func (t Tool) label(modDir string) string {
+	title := t.Title
+	if title == "" {
+		title = t.Name
+	}
+	if v := pinnedVersion(filepath.Join(modDir, "go.mod"), t.Package); v != "" {
+		return title + " " + v
+	}
+	return title
+}
+
+// pinnedVersion reads from a go.mod the version of the module that
+// provides pkg (the longest module path pkg starts with); "" if none.
+func pinnedVersion(goMod, pkg string) string {
+	b, err := os.ReadFile(goMod)
+	if err != nil {
+		return ""
+	}
+	var best, version string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) < 2 || !strings.HasPrefix(f[1], "v") {
+			continue
+		}
+		if (pkg == f[0] || strings.HasPrefix(pkg, f[0]+"/")) && len(f[0]) > len(best) {
+			best, version = f[0], f[1]
+		}
+	}
+	return version
 }
 
 func moduleKey(modDir string) (string, error) {

@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -109,7 +110,18 @@ func TestEnsureUsesCachedBinary(t *testing.T) {
 	// After a pin bump the cached binary no longer matches, so Ensure builds
 	// (and fails here, the package being fake).
 	writeModule(t, modDir, testGoMod, testGoSum+"example.com/z v1.0.0/go.mod h1:FFFF=\n")
-	if got, err := tool.Ensure(context.Background(), root, io.Discard); err == nil {
+	var log bytes.Buffer
+	if got, err := tool.Ensure(context.Background(), root, &log); err == nil {
 		t.Errorf("after go.sum changed, Ensure = %q without building; want a rebuild", got)
+	}
+	// The build was reported, and its failure with go build's own output.
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^building faketool \(from dev/tools/faketool, once; cached in .+\)$`),
+		regexp.MustCompile(`(?m)^building faketool failed after \d+ s$`),
+		regexp.MustCompile(`example\.com/x`), // go build's complaint about the module
+	} {
+		if !want.MatchString(log.String()) {
+			t.Errorf("build log lacks %s:\n%s", want, log.String())
+		}
 	}
 }

@@ -11,24 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/pressroom/pressroom/config"
 )
-
-const usage = `pressroom: a content-site editing API
-
-Usage:
-  pressroom serve                  run the HTTP API
-  pressroom worker                 run the Temporal worker
-  pressroom migrate up|down|status apply, roll back (last batch) or list migrations
-  pressroom site create   -slug S -title T
-  pressroom user create   -site S -email E [-name N]   (password from PRESSROOM_PASSWORD or stdin)
-  pressroom client create -name N [-redirect-uri U ...] [-public]
-  pressroom storage init           create the storage buckets with their expiry and CORS rules
-
-Configuration comes from environment variables; see the README.
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -37,7 +24,11 @@ func main() {
 	if err != nil {
 		var u usageError
 		if errors.As(err, &u) {
-			fmt.Fprint(os.Stderr, usage)
+			if c, _ := lookup(os.Args[1:]); c != nil {
+				fmt.Fprint(os.Stderr, c.usage())
+			} else {
+				fmt.Fprint(os.Stderr, usage)
+			}
 		}
 		fmt.Fprintln(os.Stderr, "pressroom:", err)
 		os.Exit(1)
@@ -52,6 +43,29 @@ func (u usageError) Error() string { return u.msg }
 func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"no command given"}
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		c, rest := lookup(args[1:])
+		if c == nil || len(rest) > 0 {
+			return usageError{fmt.Sprintf("help: no command %q", strings.Join(args[1:], " "))}
+		}
+		fmt.Fprint(stdout, c.usage())
+		return nil
+	}
+	c, rest := lookup(args)
+	if c != nil && wantsHelp(rest) {
+		fmt.Fprint(stdout, c.usage())
+		return nil
+	}
+	// The editor commands are clients of a running API: they need none of
+	// the server's configuration.
+	if c != nil && c.client {
+		return runClient(ctx, c.name, rest, getenv, stdin, stdout, stderr)
 	}
 	cfg, err := config.FromEnv(getenv)
 	if err != nil {
@@ -76,9 +90,6 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Read
 		return clientCreate(ctx, env, rest[1:])
 	case cmd == "storage" && len(rest) == 1 && rest[0] == "init":
 		return storageInit(ctx, env)
-	case cmd == "help" || cmd == "-h" || cmd == "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
 	}
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
 }

@@ -301,3 +301,86 @@ func TestUsageErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestHelp: every command answers --help, -h and `pressroom help CMD` with
+// its usage and examples, on stdout, without needing any configuration
+// (even a bad one), and `pressroom --help` lists every command.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	badConfig := func(k string) string {
+		if k == "PRESSROOM_LOG_LEVEL" {
+			return "loud"
+		}
+		return ""
+	}
+	runOut := func(t *testing.T, args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, badConfig, strings.NewReader(""), &stdout, &stderr); err != nil {
+			t.Fatalf("pressroom %s: %v", strings.Join(args, " "), err)
+		}
+		if stderr.Len() > 0 {
+			t.Errorf("pressroom %s wrote to stderr: %s", strings.Join(args, " "), stderr.String())
+		}
+		return stdout.String()
+	}
+	overview := runOut(t, "--help")
+	if overview != usage || runOut(t, "-h") != usage {
+		t.Errorf("--help printed %q, want the usage text", overview)
+	}
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(c.name) + ` +\S`).MatchString(overview) {
+				t.Errorf("pressroom --help does not list %q:\n%s", c.name, overview)
+			}
+			words := strings.Fields(c.name)
+			got := runOut(t, append(words, "--help")...)
+			if !strings.HasPrefix(got, "Usage: pressroom "+c.name) || !regexp.MustCompile(`(?m)^Examples?:\n  pressroom `).MatchString(got) &&
+				!regexp.MustCompile(`(?m)^Examples?:\n  \S+=\S* pressroom `).MatchString(got) {
+				t.Errorf("pressroom %s --help = %q; want the usage line and examples", c.name, got)
+			}
+			for _, other := range [][]string{append(words, "-h"), append([]string{"help"}, words...), append(append(words, "-x", "1"), "-help")} {
+				if o := runOut(t, other...); o != got {
+					t.Errorf("pressroom %s = %q; want the same as --help", strings.Join(other, " "), o)
+				}
+			}
+		})
+	}
+	t.Run("help for an unknown command", func(t *testing.T) {
+		t.Parallel()
+		err := run(context.Background(), []string{"help", "frobnicate"}, badConfig, strings.NewReader(""), io.Discard, io.Discard)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("help frobnicate = %v; want a usageError", err)
+		}
+	})
+}
+
+// TestEditorCommandUsageErrors: the editor commands refuse bad command
+// lines before they contact any API, and need no server configuration.
+func TestEditorCommandUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"upload"},
+		{"upload", "--timeout", "soon", "a.jpg"},
+		{"publish", "--all", "--draft", "x"},
+		{"publish", "extra"},
+		{"login", "--colour", "red"},
+		{"logout", "now"},
+	} {
+		err := run(context.Background(), args, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("pressroom %q: err = %v; want a usageError", args, err)
+		}
+	}
+	// A file that is not there is reported without contacting the API
+	// (nothing listens at this address) and fails the command.
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"upload", "--api", "http://127.0.0.1:1", "/nonexistent/photo.jpg"},
+		func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr)
+	if err == nil || !strings.Contains(stderr.String(), "/nonexistent/photo.jpg: failed: cannot read the file") {
+		t.Errorf("upload of a missing file = %v\n%s", err, stderr.String())
+	}
+}

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// UploadOptions tune Upload.
+type UploadOptions struct {
+	// Timeout bounds the wait for one file's processing.
+	Timeout time.Duration
+}
+
+// UploadResult is one file's outcome.
+type UploadResult struct {
+	File     string
+	UploadID string
+	// URL is the asset's original when the upload finished.
+	URL string
+	Err error
+}
+
+// ErrSomeFailed is returned when at least one file did not become an asset.
+var ErrSomeFailed = errors.New("some files failed")
+
+// longPoll is the ?wait= of GET /asset-uploads/:id (the API allows up to 20 s).
+const longPoll = "20s"
+
+// maxNoticeRetries bounds how often a notice refused with 429
+// too_many_uploads (the site's concurrent-upload limit) is sent again.
+const maxNoticeRetries = 20
+
+// Upload turns files into assets the way the API documents it
+// (docs/assets.md): a signature, the file straight to storage with the
+// signature's form fields, the notice, then a long poll until the upload
+// finished or failed. Files go one at a time (the site's concurrent-upload
+// limit is small); one line of progress per step goes to Stderr, and the
+// asset URLs to Stdout at the end. A file that fails does not stop the
+// others; the result is ErrSomeFailed then.
+func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([]UploadResult, error) {
+	if len(files) == 0 {
+		return nil, errors.New("upload: name at least one file")
+	}
+	if uo.Timeout <= 0 {
+		uo.Timeout = 10 * time.Minute
+	}
+	// Files that cannot be read are reported before signing in, and a run
+	// where none can be read never contacts the API.
+	results := make([]UploadResult, len(files))
+	readable := 0
+	for i, f := range files {
+		results[i].File = f
+		if st, err := os.Stat(f); err != nil {
+			results[i].Err = fmt.Errorf("cannot read the file: %w", err)
+		} else if !st.Mode().IsRegular() {
+			results[i].Err = errors.New("not a regular file")
+		} else {
+			readable++
+		}
+	}
+	var c *client
+	if readable > 0 {
+		var err error
+		if c, err = connect(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	failed := 0
+	for i, f := range files {
+		if results[i].Err == nil {
+			results[i] = c.uploadOne(ctx, o, uo, f, fmt.Sprintf("[%d/%d] %s", i+1, len(files), f))
+		}
+		if results[i].Err != nil {
+			failed++
+			fmt.Fprintf(o.Stderr, "[%d/%d] %s: failed: %v\n", i+1, len(files), f, results[i].Err)
+		}
+		if ctx.Err() != nil {
+			return results, ctx.Err()
+		}
+	}
+	for _, r := range results {
+		if r.Err == nil {
+			fmt.Fprintf(o.Stdout, "%s\t%s\n", r.File, r.URL)
+		}
+	}
+	if failed > 0 {
+		return results, fmt.Errorf("%w: %d of %d", ErrSomeFailed, failed, len(files))
+	}
+	return results, nil
+}
+
+func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, path, label string) UploadResult {
+	res := UploadResult{File: path}
+	f, err := os.Open(path)
+	if err != nil {
+		res.Err = fmt.Errorf("cannot read the file: %w", err)
+		return res
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if !st.Mode().IsRegular() {
+		res.Err = errors.New("not a regular file")
+		return res
+	}
+	if st.Size() == 0 {
+		res.Err = errors.New("the file is empty")
+		return res
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	// The server decides which types it accepts (GET /asset-types) and
+	// checks the bytes again; this only names what the file looks like.
+	ctype := http.DetectContentType(head[:n])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		res.Err = err
+		return res
+	}
+	name := filepath.Base(path)
+
+	sigResp, err := c.do(ctx, http.MethodPost, "/upload-signatures", map[string]any{"data": map[string]any{
+		"type": "upload-signatures", "attributes": map[string]any{"filename": name, "content-type": ctype}}})
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if sigResp.status != http.StatusOK {
+		res.Err = sigResp.err("POST", "/upload-signatures")
+		return res
+	}
+	sig, err := sigResp.resource()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	fmt.Fprintf(o.Stderr, "%s: uploading %s (%s) to storage\n", label, humanBytes(st.Size()), ctype)
+	if err := c.postToStorage(ctx, sig.Attributes, f, st.Size()); err != nil {
+		res.Err = err
+		return res
+	}
+
+	notice := map[string]any{"data": map[string]any{"type": "asset-uploads", "attributes": map[string]any{
+		"file-name": name, "key": sig.Attributes["key"], "content-type": sig.Attributes["content-type"],
+		"file-size": st.Size(), "user-agent": userAgent}}}
+	var up resource
+	for attempt := 0; ; attempt++ {
+		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
+			wait := retryAfter(r.header, 2*time.Second)
+			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
+			if err := sleep(ctx, wait); err != nil {
+				res.Err = err
+				return res
+			}
+			continue
+		}
+		if r.status != http.StatusAccepted {
+			res.Err = r.err("POST", "/asset-uploads")
+			return res
+		}
+		if up, err = r.resource(); err != nil {
+			res.Err = err
+			return res
+		}
+		break
+	}
+	res.UploadID = up.ID
+	fmt.Fprintf(o.Stderr, "%s: processing (upload %s)\n", label, up.ID)
+
+	start := time.Now()
+	deadline := start.Add(uo.Timeout)
+	for up.Attributes["status"] == "processing" {
+		if time.Now().After(deadline) {
+			res.Err = fmt.Errorf("still processing after %s (upload %s): look again later with GET /asset-uploads/%s", uo.Timeout, up.ID, up.ID)
+			return res
+		}
+		p := "/asset-uploads/" + up.ID + "?wait=" + longPoll
+		r, err := c.do(ctx, http.MethodGet, p, nil)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		if r.status != http.StatusOK {
+			res.Err = r.err("GET", p)
+			return res
+		}
+		if up, err = r.resource(); err != nil {
+			res.Err = err
+			return res
+		}
+		if up.Attributes["status"] == "processing" {
+			fmt.Fprintf(o.Stderr, "%s: still processing… %s\n", label, time.Since(start).Round(time.Second))
+		}
+	}
+	if up.Attributes["status"] != "finished" {
+		msg, _ := up.Attributes["error-message"].(string)
+		res.Err = fmt.Errorf("status %v: %s", up.Attributes["status"], msg)
+		return res
+	}
+	p := "/asset-uploads/" + up.ID + "/asset-file"
+	r, err := c.do(ctx, http.MethodGet, p, nil)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if r.status != http.StatusOK {
+		res.Err = r.err("GET", p)
+		return res
+	}
+	file, err := r.resource()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.URL, _ = file.Attributes["url"].(string)
+	fmt.Fprintf(o.Stderr, "%s: finished in %s\n", label, time.Since(start).Round(100*time.Millisecond))
+	return res
+}
+
+// storageFields maps the signature's attributes to the S3 POST form fields
+// (docs/assets.md §1), in the order S3 wants them: every field before file.
+var storageFields = [][2]string{
+	{"key", "key"}, {"acl", "acl"}, {"Content-Type", "content-type"}, {"policy", "policy"},
+	{"x-amz-credential", "x-storage-credential"}, {"x-amz-algorithm", "x-storage-algorithm"},
+	{"x-amz-date", "x-storage-date"}, {"x-amz-signature", "x-storage-signature"},
+}
+
+// postToStorage streams file to the signature's endpoint as a multipart
+// form POST, as a browser form does. The length is given up front: S3
+// and MinIO refuse a POST form sent chunked.
+func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.Reader, size int64) error {
+	endpoint, _ := sig["endpoint"].(string)
+	if endpoint == "" {
+		return errors.New("the signature has no endpoint")
+	}
+	var head bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	for _, f := range storageFields {
+		v, _ := sig[f[1]].(string)
+		if err := mw.WriteField(f[0], v); err != nil {
+			return err
+		}
+	}
+	if _, err := mw.CreateFormFile("file", "upload"); err != nil {
+		return err
+	}
+	tail := "\r\n--" + mw.Boundary() + "--\r\n"
+	body := io.MultiReader(&head, io.LimitReader(file, size), strings.NewReader(tail))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = int64(head.Len()) + size + int64(len(tail))
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("upload to storage: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var s3 struct {
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	if xml.Unmarshal(b, &s3) == nil && s3.Code != "" {
+		return fmt.Errorf("storage refused the file: %d %s: %s", resp.StatusCode, s3.Code, s3.Message)
+	}
+	return fmt.Errorf("storage refused the file: %d %.200s", resp.StatusCode, b)
+}
+
+// retryAfter reads Retry-After in seconds, bounded to a minute.
+func retryAfter(h http.Header, def time.Duration) time.Duration {
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 {
+		return min(time.Duration(s)*time.Second, time.Minute)
+	}
+	return def
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}

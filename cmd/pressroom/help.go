@@ -1,0 +1,201 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// command is one subcommand's entry in `pressroom --help` and its own
+// `--help` text.
+type command struct {
+	name     string // the words that select it: "site create"
+	synopsis string // what follows "pressroom " in the usage line
+	summary  string // one line for the overview
+	client   bool   // talks to a running API; needs no server configuration
+	help     string // description, flags and examples
+}
+
+var commands = []command{
+	{name: "serve", synopsis: "serve", summary: "run the HTTP API", help: `
+Runs the JSON:API server on PRESSROOM_HTTP_ADDR until interrupted, then drains
+requests for up to PRESSROOM_SHUTDOWN_TIMEOUT. With PRESSROOM_AUTO_MIGRATE on it
+applies pending migrations first. Configuration comes from environment
+variables (see the README).
+
+Examples:
+  pressroom serve
+  PRESSROOM_HTTP_ADDR=:9090 PRESSROOM_PUBLIC_URL=https://api.example.com pressroom serve
+`},
+	{name: "worker", synopsis: "worker", summary: "run the Temporal worker", help: `
+Polls the task queues for upload and publish workflows until interrupted. It
+retries until Temporal answers, so it may be started before the server.
+
+Examples:
+  pressroom worker
+  PRESSROOM_TEMPORAL_ADDRESS=temporal:7233 pressroom worker
+`},
+	{name: "migrate", synopsis: "migrate up|down|status", summary: "apply, roll back (last batch) or list migrations", help: `
+  up      apply every pending migration
+  down    roll back the last batch
+  status  list migrations as applied or pending
+
+Examples:
+  pressroom migrate status
+  DATABASE_URL=postgres://pressroom@db/pressroom pressroom migrate up
+`},
+	{name: "site create", synopsis: "site create -slug S -title T", summary: "create a site", help: `
+Flags:
+  -slug S    subdomain slug (lowercase letters, digits, hyphens)
+  -title T   site title
+
+Example:
+  pressroom site create -slug demo -title "Demo site"
+`},
+	{name: "user create", synopsis: "user create -site S -email E [-name N]", summary: "create an editor (password from PRESSROOM_PASSWORD or stdin)", help: `
+The password (at least 8 characters) comes from PRESSROOM_PASSWORD or the first
+line of stdin, never from the command line, where ps and shell history keep it.
+
+Flags:
+  -site S    slug of the user's site
+  -email E   e-mail address (the login name)
+  -name N    display name
+
+Examples:
+  pressroom user create -site demo -email editor@example.com -name "Ed Itor" < password.txt
+  PRESSROOM_PASSWORD=… pressroom user create -site demo -email editor@example.com
+`},
+	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public]", summary: "create an OAuth client", help: `
+Prints the client id and, for a confidential client, its secret (once).
+urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI.
+
+Flags:
+  -name N           client name
+  -redirect-uri U   an allowed redirect URI (repeatable)
+  -public           a public client: no secret, PKCE required
+
+Examples:
+  pressroom client create -name "Editor app" -redirect-uri https://editor.example.com/callback
+  pressroom client create -name "Desktop app" -public
+`},
+	{name: "storage init", synopsis: "storage init", summary: "create the storage buckets with their expiry and CORS rules", help: `
+Creates the uploads and assets buckets (PRESSROOM_S3_UPLOADS_BUCKET,
+PRESSROOM_S3_ASSETS_BUCKET) when missing and sets their rules. Safe to repeat.
+
+Example:
+  pressroom storage init
+`},
+	{name: "login", synopsis: "login [--api URL] [--client-id ID]", summary: "sign in to an API (prints a URL, reads the code)", client: true, help: `
+Signs in with the OAuth authorization-code flow and PKCE, out of band: it
+prints an address to open in a browser; sign in there and paste the code the
+page shows. The refresh token is stored in the user's configuration directory
+($XDG_CONFIG_HOME/pressroom/credentials.json, mode 0600) per API URL, and
+replaced every time it is used, as the server rotates it. Instead of signing
+in, a command may use an access token from PRESSROOM_TOKEN.
+
+Flags:
+  --api URL        the API (default $PRESSROOM_API_URL, else http://localhost:8080)
+  --client-id ID   the OAuth client (default: the built-in public client "pressroom")
+
+Examples:
+  pressroom login
+  pressroom login --api https://api.example.com
+`},
+	{name: "logout", synopsis: "logout [--api URL]", summary: "forget the stored sign-in", client: true, help: `
+Removes the stored sign-in for the API.
+
+Example:
+  pressroom logout --api https://api.example.com
+`},
+	{name: "upload", synopsis: "upload [--api URL] [--timeout D] FILE...", summary: "upload images as assets; prints their URLs", client: true, help: `
+For each file, in turn: asks for an upload signature, posts the file straight to
+storage, sends the upload notice and waits (long poll) until the service has
+processed it. A line of progress per step goes to stderr; at the end stdout
+lists each uploaded file with its asset's URL. A file that fails (missing,
+refused by the API or by storage, rejected while processing) is reported with
+the reason and the others go on; the exit status is then 1.
+
+Flags (before the files):
+  --api URL      the API (default $PRESSROOM_API_URL, else http://localhost:8080)
+  --timeout D    how long to wait for one file's processing (default 10m)
+
+Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
+
+Examples:
+  pressroom upload photos/harbour.jpg
+  pressroom upload --api https://api.example.com *.png
+  PRESSROOM_TOKEN=eyJ… pressroom upload logo.gif > urls.txt
+`},
+	{name: "publish", synopsis: "publish [--api URL] [--all | --draft ID ...] [-m COMMENT]", summary: "list pending drafts, publish all or some", client: true, help: `
+Without --all or --draft, lists the site's pending drafts (id, event, record,
+title). With them, publishes those drafts in one revision with the comment and
+shows the outcome: published (with the number of versions), failed (with the
+server's reason; exit status 1), or still publishing after --wait (the
+revision goes on publishing on the server).
+
+Flags:
+  --api URL        the API (default $PRESSROOM_API_URL, else http://localhost:8080)
+  --all            publish every pending draft
+  --draft ID       publish this draft (repeatable)
+  -m, --comment C  the revision's comment
+  --wait D         how long to follow a revision still publishing (default 1m)
+
+Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
+
+Examples:
+  pressroom publish
+  pressroom publish --all -m "Spring update"
+  pressroom publish --draft 0192f3c4-… --draft 0192f3c5-… -m "Fix the footer"
+`},
+}
+
+// lookup finds the command args start with and returns it with the
+// remaining arguments.
+func lookup(args []string) (*command, []string) {
+	for _, n := range []int{2, 1} {
+		if len(args) < n {
+			continue
+		}
+		name := strings.Join(args[:n], " ")
+		if i := slices.IndexFunc(commands, func(c command) bool { return c.name == name }); i >= 0 {
+			return &commands[i], args[n:]
+		}
+	}
+	return nil, args
+}
+
+// wantsHelp reports whether args ask for help (before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+func (c *command) usage() string {
+	return fmt.Sprintf("Usage: pressroom %s\n\n%s.\n%s", c.synopsis, strings.ToUpper(c.summary[:1])+c.summary[1:], c.help)
+}
+
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString("pressroom: a content-site editing API\n\nUsage: pressroom COMMAND [FLAGS] [ARGS]\n\n")
+	b.WriteString("Server and administration (configured by environment variables; see the README):\n")
+	for _, c := range commands {
+		if !c.client {
+			fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)
+		}
+	}
+	b.WriteString("\nEditor commands (talk to a running API: --api or PRESSROOM_API_URL, default http://localhost:8080):\n")
+	for _, c := range commands {
+		if c.client {
+			fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)
+		}
+	}
+	b.WriteString("\nRun `pressroom COMMAND --help` (or `pressroom help COMMAND`) for its flags and examples.\n")
+	return b.String()
+}()
