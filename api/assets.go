@@ -1,12 +1,13 @@
 package api
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
@@ -78,24 +79,6 @@ func (h assetsHandler) imageResource(i *models.AssetImage) *jsonapi.Resource {
 	}
 }
 
-func (h assetsHandler) findAsset(c *fiber.Ctx, id uuid.UUID) (*models.Asset, error) {
-	a := new(models.Asset)
-	err := h.db.NewSelect().Model(a).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset")
-	}
-	return a, err
-}
-
-func (h assetsHandler) findImage(c *fiber.Ctx, id uuid.UUID) (*models.AssetImage, error) {
-	i := new(models.AssetImage)
-	err := h.db.NewSelect().Model(i).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset image")
-	}
-	return i, err
-}
-
 func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
@@ -113,8 +96,7 @@ func (h assetsHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var rows []models.Asset
-	total, err := q.Apply(h.db.NewSelect().Model(&rows).Where("site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
+	rows, total, err := models.ListAssets(c.UserContext(), h.db, siteOf(c), q.Apply)
 	if err != nil {
 		return err
 	}
@@ -125,36 +107,32 @@ func (h assetsHandler) list(c *fiber.Ctx) error {
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, total), Meta: map[string]any{"total": total}})
 }
 
-// get serves GET /assets/:id.
-func (h assetsHandler) get(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	id, err := idParam(c, "asset")
+// finder finds a record of a site by id (models.FindAsset and the like).
+type finder[M any] func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
+
+// respondFound answers with the caller's site's record find finds by id,
+// rendered by render.
+func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find finder[M], render func(*M) *jsonapi.Resource) error {
+	m, err := find(c.UserContext(), db, siteOf(c), id)
 	if err != nil {
 		return err
 	}
-	a, err := h.findAsset(c, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: render(m)})
 }
 
-// getImage serves GET /asset-images/:id.
-func (h assetsHandler) getImage(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
+// getByID serves GET /<type>/:id of a type without query parameters; what
+// names the type in a 404.
+func getByID[M any](db bun.IDB, what string, find finder[M], render func(*M) *jsonapi.Resource) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if _, err := queryParams(c); err != nil {
+			return err
+		}
+		id, err := idParam(c, what)
+		if err != nil {
+			return err
+		}
+		return respondFound(c, db, id, find, render)
 	}
-	id, err := idParam(c, "asset image")
-	if err != nil {
-		return err
-	}
-	i, err := h.findImage(c, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
 }
 
 // uploadRelated serves GET /asset-uploads/:id/asset and /asset-file: the
@@ -169,17 +147,9 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 			return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": h.links.self(c.Path()), "jsonapi": jsonapi.V11})
 		}
 		if name == "asset" {
-			a, err := h.findAsset(c, *up.AssetID)
-			if err != nil {
-				return err
-			}
-			return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
+			return respondFound(c, h.db, *up.AssetID, models.FindAsset, h.assetResource)
 		}
-		i, err := h.findImage(c, *up.AssetImageID)
-		if err != nil {
-			return err
-		}
-		return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
+		return respondFound(c, h.db, *up.AssetImageID, models.FindAssetImage, h.imageResource)
 	}
 }
 
@@ -187,6 +157,6 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 func registerAssetRoutes(r routes) {
 	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
 	r.get("/assets", assets.list)
-	r.get("/assets/:id", assets.get)
-	r.get("/asset-images/:id", assets.getImage)
+	r.get("/assets/:id", getByID(assets.db, "asset", models.FindAsset, assets.assetResource))
+	r.get("/asset-images/:id", getByID(assets.db, "asset image", models.FindAssetImage, assets.imageResource))
 }

@@ -78,8 +78,7 @@ func (h draftsHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var ds []*drafts.Draft
-	total, err := q.Apply(h.db.NewSelect().Model(&ds).Where("d.site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
+	ds, total, err := drafts.List(c.UserContext(), h.db, siteOf(c), q.Apply)
 	if err != nil {
 		return err
 	}
@@ -182,7 +181,7 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 	}
 	if q.Include["user"] && d.UserID != nil {
 		u := usersHandler{db: h.db, links: h.links}
-		if user, err := u.find(ctx, d.SiteID, *d.UserID); err == nil {
+		if user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID); err == nil {
 			add(u.resource(user))
 		}
 	}

@@ -2,17 +2,14 @@ package api
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -105,10 +102,11 @@ func (h layoutsHandler) list(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := siteOf(c)
-	sel := h.db.NewSelect().Where("site_id = ?", siteID).
-		Where(`theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ? AND t.published_at IS NOT NULL
-			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
-	return h.respondList(c, q, "/layouts", sel)
+	ls, total, err := models.ListLiveLayouts(c.UserContext(), h.db, siteID, q.Apply)
+	if err != nil {
+		return err
+	}
+	return h.rows().respondPage(c, q, h.links, "/layouts", siteID, ls, total)
 }
 
 // listOf serves GET /themes/:id/layouts: any theme's layouts.
@@ -117,18 +115,11 @@ func (h layoutsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 	if err != nil {
 		return err
 	}
-	sel := h.db.NewSelect().Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)
-	return h.respondList(c, q, themePath(t.ID)+"/layouts", sel)
-}
-
-func (h layoutsHandler) respondList(c *fiber.Ctx, q *Query, path string, sel *bun.SelectQuery) error {
-	ctx, siteID := c.UserContext(), siteOf(c)
-	var ls []models.Layout
-	total, err := q.Apply(sel.Model(&ls)).ScanAndCount(ctx)
+	ls, total, err := models.ListLayouts(c.UserContext(), h.db, t.SiteID, t.ID, q.Apply)
 	if err != nil {
 		return err
 	}
-	return h.rows().respondPage(c, q, h.links, path, siteID, ls, total)
+	return h.rows().respondPage(c, q, h.links, themePath(t.ID)+"/layouts", t.SiteID, ls, total)
 }
 
 // rows writes layouts with their pages-count and what include asks for.
@@ -202,11 +193,6 @@ func (r layoutRequest) validate(sent map[string]bool, create bool) (layoutFields
 	return f, nil
 }
 
-// fileNameTaken is the answer when a theme already has a layout of that file name.
-func fileNameTaken() *jsonapi.Error {
-	return invalidAttr("file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
-}
-
 // create serves POST /layouts: a layout in a theme of the caller's site.
 func (h layoutsHandler) create(c *fiber.Ctx) error {
 	q, err := parseQuery(c, layoutSpec(false))
@@ -228,20 +214,10 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
-	if _, err := models.FindTheme(ctx, h.db, siteID, themeID); err != nil {
-		if errors.Is(err, models.ErrNotFound) {
-			return unknownRelated("theme", "theme")
-		}
-		return err
-	}
 	now := time.Now().UTC()
-	l := &models.Layout{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, Title: f.title, FileName: f.fileName,
+	l := &models.Layout{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, Title: f.title, FileName: f.fileName,
 		Description: f.description, Unique: f.unique, Content: f.content, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if _, err := h.db.NewInsert().Model(l).Exec(ctx); err != nil {
-		if models.IsConflict(err) {
-			return fileNameTaken()
-		}
+	if err := models.CreateLayout(c.UserContext(), h.db, l); err != nil {
 		return err
 	}
 	return h.respondLayout(c, q, fiber.StatusCreated, l)
@@ -273,9 +249,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if _, err := models.FindTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
-			return unknownRelated("theme", "theme")
-		} else if err != nil {
+		if err := models.CheckLayoutTheme(c.UserContext(), h.db, siteOf(c), theme.id); err != nil {
 			return err
 		}
 	}
@@ -309,7 +283,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 			l.UpdatedAt = time.Now().UTC()
 		},
 		respond:  func(l *models.Layout) error { return h.respondLayout(c, q, fiber.StatusOK, l) },
-		conflict: fileNameTaken,
+		conflict: models.LayoutFileNameTaken(),
 	})
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -44,9 +43,9 @@ type rowPatch[M any] struct {
 	apply func(*M)
 	// respond answers with the row.
 	respond func(*M) error
-	// conflict answers a write that breaks a unique constraint (nil: the
-	// error is passed on).
-	conflict func() *jsonapi.Error
+	// conflict is the error of a write that breaks a unique constraint
+	// (nil: the database's error is passed on).
+	conflict error
 }
 
 // patchRow runs a PATCH under optimistic concurrency (DESIGN.md §2): it
@@ -81,7 +80,7 @@ func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
 		case err == nil:
 			return p.respond(m)
 		case p.conflict != nil && models.IsConflict(err):
-			return p.conflict()
+			return p.conflict
 		case !errors.Is(err, models.ErrStaleVersion):
 			return err
 		case attempt == patchAttempts:

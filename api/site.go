@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -67,15 +66,6 @@ func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 // include more, is served by themesHandler.live.
 func (h siteHandler) themes() *themeResources { return &themeResources{db: h.db, links: h.links} }
 
-func (h siteHandler) load(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*models.ThemedSite, error) {
-	s := new(models.ThemedSite)
-	sel := db.NewSelect().Model(s).Where("id = ?", siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	return s, sel.Scan(ctx)
-}
-
 func (h siteHandler) respondSite(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
 	r := h.resource(s)
 	cd := newCompound(q, r)
@@ -94,20 +84,11 @@ func (h siteHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.load(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, false)
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
 	if err != nil {
 		return err
 	}
 	return h.respondSite(c, q, s)
-}
-
-// siteChange is a validated PATCH of the site.
-type siteChange struct {
-	title, slug *string
-	// theme, when set, is the theme to publish; themePointer is where an
-	// unknown theme is reported.
-	theme        *uuid.UUID
-	themePointer string
 }
 
 // update serves PATCH /site: changes the attributes sent, and only those;
@@ -140,19 +121,19 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 		}
 		return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
 	}
-	var change siteChange
+	var change models.SiteChange
 	if a.Title != nil {
 		t := strings.TrimSpace(cleanText(*a.Title))
 		if t == "" || utf8.RuneCountInString(t) > 200 {
 			return jsonapi.Unprocessable("invalid_title", "title must be 1 to 200 characters.").AtPointer("/data/attributes/title")
 		}
-		change.title = &t
+		change.Title = &t
 	}
 	if a.SubdomainSlug != nil {
 		if !slugPattern.MatchString(*a.SubdomainSlug) {
 			return jsonapi.Unprocessable("invalid_slug", "subdomain-slug must be 1 to 63 lowercase letters, digits or inner hyphens.").AtPointer("/data/attributes/subdomain-slug")
 		}
-		change.slug = a.SubdomainSlug
+		change.Slug = a.SubdomainSlug
 	}
 	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
 		return err
@@ -165,7 +146,7 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 		if theme.null {
 			return noUnpublish("/data/relationships/theme/data")
 		}
-		change.theme, change.themePointer = &theme.id, "/data/relationships/theme/data/id"
+		change.Theme, change.ThemePointer = &theme.id, "/data/relationships/theme/data/id"
 	}
 	s, err := h.save(c, siteID, bodyVersion, change)
 	if err != nil {
@@ -178,60 +159,15 @@ func noUnpublish(pointer string) *jsonapi.Error {
 	return jsonapi.Unprocessable("theme_required", "A site always has a live theme once one is published: publish another theme instead of null.").AtPointer(pointer)
 }
 
-// save applies change in one transaction with the site row locked: the
-// precondition (If-Match or meta.version) is judged against the locked
-// version, and the write bumps it, so two editors never both land.
-//
-// Publishing a theme sets its published-at to the database's clock, but
-// always later than any published-at of the site's themes, so "the theme
-// with the greatest published-at" and sites.theme_id never disagree, even
-// across API replicas with skewed clocks. Naming the theme that is already
-// live changes nothing.
-func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change siteChange) (*models.ThemedSite, error) {
+// save applies change (models.UpdateSite), judging If-Match or
+// meta.version against the locked site.
+func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change models.SiteChange) (*models.ThemedSite, error) {
 	var out *models.ThemedSite
 	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		s, err := h.load(ctx, tx, siteID, true)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, s.ID.String(), s.Version, bodyVersion); err != nil {
-			return err
-		}
-		out = s
-		var cols []string
-		if change.title != nil {
-			s.Title = *change.title
-			cols = append(cols, "title")
-		}
-		if change.slug != nil {
-			s.SubdomainSlug = *change.slug
-			cols = append(cols, "subdomain_slug")
-		}
-		if change.theme != nil && (s.ThemeID == nil || *s.ThemeID != *change.theme) {
-			res, err := tx.NewRaw(`UPDATE themes SET
-				published_at = GREATEST(clock_timestamp(), (SELECT max(published_at) FROM themes WHERE site_id = ?) + interval '1 millisecond'),
-				updated_at = clock_timestamp(), version = version + 1
-				WHERE id = ? AND site_id = ?`, siteID, *change.theme, siteID).Exec(ctx)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return unknownRelated("theme", "theme").AtPointer(change.themePointer)
-			}
-			s.ThemeID = change.theme
-			cols = append(cols, "theme_id")
-		}
-		if len(cols) == 0 {
-			return nil
-		}
-		s.UpdatedAt = time.Now().UTC()
-		err = tx.NewUpdate().Model(s).Column(append(cols, "updated_at")...).Set("version = version + 1").
-			Where("id = ? AND version = ?", s.ID, s.Version).Returning("*").Scan(ctx)
-		if models.IsConflict(err) {
-			return jsonapi.Unprocessable("taken", "That subdomain-slug is taken.").AtPointer("/data/attributes/subdomain-slug")
-		}
+		var err error
+		out, err = models.UpdateSite(ctx, tx, siteID, change, func(s *models.ThemedSite) error {
+			return checkVersion(c, s.ID.String(), s.Version, bodyVersion)
+		})
 		return err
 	})
 	return out, err
@@ -242,7 +178,7 @@ func (h siteHandler) themeRelationship(c *fiber.Ctx) error {
 	if _, err := queryParams(c); err != nil {
 		return err
 	}
-	s, err := h.load(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, false)
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
 	if err != nil {
 		return err
 	}
@@ -280,7 +216,7 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	if err != nil {
 		return unknownRelated("theme", "theme").AtPointer("/data/id")
 	}
-	s, err := h.save(c, oauth.PrincipalOf(c).SiteID, nil, siteChange{theme: &id, themePointer: "/data/id"})
+	s, err := h.save(c, oauth.PrincipalOf(c).SiteID, nil, models.SiteChange{Theme: &id, ThemePointer: "/data/id"})
 	if err != nil {
 		return err
 	}

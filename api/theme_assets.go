@@ -100,7 +100,7 @@ func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
+	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id)
 }
 
 func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
@@ -132,9 +132,7 @@ func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	var tas []models.ThemeAsset
-	total, err := q.Apply(h.db.NewSelect().Model(&tas).Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)).ScanAndCount(ctx)
+	tas, total, err := models.ListThemeAssets(c.UserContext(), h.db, t.SiteID, t.ID, q.Apply)
 	if err != nil {
 		return err
 	}
@@ -171,30 +169,9 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := siteOf(c)
-	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
+	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", themeID, siteID).Count(ctx); err != nil {
-			return err
-		} else if n == 0 {
-			return unknownRelated("theme", "theme")
-		}
-		var locked []uuid.UUID
-		if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, assetID, siteID).Scan(ctx, &locked); err != nil {
-			return err
-		}
-		if len(locked) == 0 {
-			return unknownRelated("asset", "asset")
-		}
-		// Stamped by the database, like the copies POST /themes makes, so
-		// "the newest link of an asset" compares one clock.
-		if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); err != nil {
-			if models.IsConflict(err) {
-				return invalidAttr("path", "taken", "This theme already has an asset at that path (compared without regard to case).")
-			}
-			return err
-		}
-		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
+		return models.CreateThemeAsset(ctx, tx, ta)
 	})
 	if err != nil {
 		return err
@@ -208,28 +185,14 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 	if _, err := queryParams(c); err != nil {
 		return err
 	}
-	first, err := h.load(c)
+	read, err := h.load(c)
 	if err != nil {
 		return err
 	}
-	siteID := siteOf(c)
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		// The asset first, as POST /theme-assets and POST /themes lock it,
-		// then the row itself.
-		if err := models.LockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
-			return err
-		}
-		ta, err := models.FindThemeAsset(ctx, tx, siteID, first.ID, true)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, ta.ID.String(), ta.Version, nil); err != nil {
-			return err
-		}
-		if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, siteID).Exec(ctx); err != nil {
-			return err
-		}
-		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
+		return models.DeleteThemeAsset(ctx, tx, read, func(ta *models.ThemeAsset) error {
+			return checkVersion(c, ta.ID.String(), ta.Version, nil)
+		})
 	})
 	if err != nil {
 		return err
@@ -246,7 +209,7 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 			})
 		}
 		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
-			a, err := h.assets.findAsset(c, ta.AssetID)
+			a, err := models.FindAsset(c.UserContext(), h.db, ta.SiteID, ta.AssetID)
 			if err != nil {
 				return err
 			}

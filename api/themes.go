@@ -81,9 +81,8 @@ func (h themesHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, siteID := c.UserContext(), siteOf(c)
-	var ts []models.Theme
-	total, err := q.Apply(h.db.NewSelect().Model(&ts).Where("site_id = ?", siteID)).ScanAndCount(ctx)
+	siteID := siteOf(c)
+	ts, total, err := models.ListThemes(c.UserContext(), h.db, siteID, q.Apply)
 	if err != nil {
 		return err
 	}
@@ -146,24 +145,12 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 	now := time.Now().UTC()
 	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: f.title, Description: f.description,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
+	var sourceID *uuid.UUID
+	if source.sent && !source.null {
+		sourceID = &source.id
+	}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if source.sent && !source.null {
-			// The source must be a theme of the caller's site; themes are
-			// never deleted, so it stays one until the copy is made. Each
-			// copy statement reads one consistent snapshot of the source.
-			if _, err := models.FindTheme(ctx, tx, pr.SiteID, source.id); errors.Is(err, models.ErrNotFound) {
-				return unknownRelated("source", "theme")
-			} else if err != nil {
-				return err
-			}
-		}
-		if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
-			return err
-		}
-		if source.sent && !source.null {
-			return models.CopyTheme(ctx, tx, pr.SiteID, source.id, t.ID)
-		}
-		return nil
+		return models.CreateTheme(ctx, tx, t, sourceID)
 	})
 	if err != nil {
 		return err
@@ -223,9 +210,8 @@ func (h themesHandler) related(name string) fiber.Handler {
 			if t.UserID == nil {
 				return nullDocument(c, h.links.base+c.Path())
 			}
-			u := new(models.User)
-			err := h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", *t.UserID, t.SiteID).Scan(c.UserContext())
-			if models.IsNoRows(err) {
+			u, err := models.FindUser(c.UserContext(), h.db, t.SiteID, *t.UserID)
+			if errors.Is(err, models.ErrNotFound) {
 				return nullDocument(c, h.links.base+c.Path())
 			} else if err != nil {
 				return err
@@ -277,8 +263,8 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s := new(models.ThemedSite)
-	if err := h.db.NewSelect().Model(s).Where("id = ?", siteOf(c)).Scan(c.UserContext()); err != nil {
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
+	if err != nil {
 		return err
 	}
 	return h.respondRelatedTheme(c, q, s.ThemeID)

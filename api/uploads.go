@@ -104,8 +104,8 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	}
 	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: a.Filename, ContentType: contentType,
 		MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires, CreatedAt: time.Now().UTC()}
-	if _, err := h.db.NewInsert().Model(sig).Exec(c.UserContext()); err != nil {
-		return fmt.Errorf("record signature: %w", err)
+	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
+		return err
 	}
 	res := &jsonapi.Resource{Type: "upload-signatures", ID: sigID.String(), Links: h.links.self("/upload-signatures/" + sigID.String()),
 		Attributes: signatureAttributes{
@@ -178,8 +178,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
 		return invalidAttr("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
 	}
-	sig := new(models.UploadSignature)
-	err = h.db.NewSelect().Model(sig).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx)
+	sig, err := models.SignatureByKey(ctx, h.db, pr.SiteID, a.Key)
 	if models.IsNoRows(err) {
 		return invalidAttr("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
 	} else if err != nil {
@@ -195,8 +194,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, a.Key, minio.StatObjectOptions{})
 	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
 		// A finished upload's file is gone from the uploads bucket: say so.
-		existing := new(models.AssetUpload)
-		if err := h.db.NewSelect().Model(existing).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx); err == nil && existing.Status != models.UploadError {
+		if existing, err := models.UploadByKey(ctx, h.db, pr.SiteID, a.Key, false); err == nil && existing.Status != models.UploadError {
 			return h.alreadyUploaded(existing)
 		}
 		return invalidAttr("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
@@ -209,8 +207,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
 			return err
 		}
-		existing := new(models.AssetUpload)
-		err := tx.NewSelect().Model(existing).Where("key = ?", a.Key).For("UPDATE").Scan(ctx)
+		existing, err := models.UploadByKey(ctx, tx, pr.SiteID, a.Key, true)
 		now := time.Now().UTC()
 		switch {
 		case models.IsNoRows(err):
@@ -225,11 +222,8 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		}
 		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = a.FileName, a.Key, sig.ContentType, *a.FileSize, a.UserAgent
 		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
-		if _, err := tx.NewInsert().Model(up).On("CONFLICT (id) DO UPDATE").
-			Set("file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type, file_size = EXCLUDED.file_size").
-			Set("user_agent = EXCLUDED.user_agent, status = EXCLUDED.status, error_message = NULL, attempt = EXCLUDED.attempt, updated_at = EXCLUDED.updated_at").
-			Exec(ctx); err != nil {
-			return fmt.Errorf("record upload: %w", err)
+		if err := models.SaveUpload(ctx, tx, up); err != nil {
+			return err
 		}
 		// Started inside the transaction: if Temporal refuses, the row is
 		// rolled back and the client retries, so no upload is left
@@ -252,17 +246,13 @@ func (h uploadsHandler) alreadyUploaded(existing *models.AssetUpload) error {
 
 // limitSite refuses a notice while the site already has
 // cfg.SiteUploadLimit uploads processing, so one site cannot take every
-// worker slot. It counts in the database under a per-site transaction lock,
-// so the limit holds across API replicas.
+// worker slot (models.ProcessingUploads counts them under a per-site lock).
 func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID) error {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "asset-uploads:"+siteID.String()); err != nil {
-		return fmt.Errorf("lock site uploads: %w", err)
-	}
-	n, err := tx.NewSelect().Model((*models.AssetUpload)(nil)).Where("site_id = ? AND status = ?", siteID, models.UploadProcessing).Count(ctx)
+	n, err := models.ProcessingUploads(ctx, tx, siteID)
 	if err != nil {
-		return fmt.Errorf("count processing uploads: %w", err)
+		return err
 	}
-	if int(n) >= h.cfg.SiteUploadLimit {
+	if n >= h.cfg.SiteUploadLimit {
 		return jsonapi.NewError(fiber.StatusTooManyRequests, "too_many_uploads",
 			fmt.Sprintf("Your site already has %d uploads processing, the most it may have at once; notify this one when one of them is done.", n)).
 			WithHeader("Retry-After", "5")
@@ -293,16 +283,11 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 
 // loadUpload finds an upload of the caller's site.
 func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
-	id, err := uuid.Parse(c.Params("id"))
+	id, err := idParam(c, "asset upload")
 	if err != nil {
-		return nil, models.NotFound("asset upload")
+		return nil, err
 	}
-	up := new(models.AssetUpload)
-	err = h.db.NewSelect().Model(up).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset upload")
-	}
-	return up, err
+	return models.FindUpload(c.UserContext(), h.db, siteOf(c), id)
 }
 
 // getUpload serves GET /asset-uploads/:id.

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -39,12 +40,7 @@ func LivePagesPerLayout(db *bun.DB) PageCounter {
 
 // FindTheme finds a theme of the site; another site's theme is not found.
 func FindTheme(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Theme, error) {
-	t := new(Theme)
-	err := db.NewSelect().Model(t).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("theme")
-	}
-	return t, err
+	return Find[Theme](ctx, db, siteID, id, "theme", false)
 }
 
 // ThemesByID loads the site's themes with the given ids.
@@ -96,27 +92,14 @@ func CopyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error
 	return SyncThemePaths(ctx, tx, siteID, assetIDs)
 }
 
+// FindLayout finds a layout of the site.
 func FindLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Layout, error) {
-	l := new(Layout)
-	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("layout")
-	}
-	return l, err
+	return Find[Layout](ctx, db, siteID, id, "layout", false)
 }
 
-func FindThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*ThemeAsset, error) {
-	ta := new(ThemeAsset)
-	sel := db.NewSelect().Model(ta).Where("id = ? AND site_id = ?", id, siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	if err := sel.Scan(ctx); IsNoRows(err) {
-		return nil, NotFound("theme asset")
-	} else if err != nil {
-		return nil, err
-	}
-	return ta, nil
+// FindThemeAsset finds a theme asset of the site.
+func FindThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*ThemeAsset, error) {
+	return Find[ThemeAsset](ctx, db, siteID, id, "theme asset", false)
 }
 
 // LockAssets locks the site's assets with the given ids, in id order (so
@@ -180,4 +163,125 @@ func UpdateVersioned(ctx context.Context, db bun.IDB, m any, siteID, id uuid.UUI
 		return Stale(0)
 	}
 	return err
+}
+
+// ListThemes loads one page of the site's themes.
+func ListThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Theme, int64, error) {
+	return List[Theme](ctx, db, page, "site_id = ?", siteID)
+}
+
+// ListLayouts loads one page of the layouts of a theme of the site.
+func ListLayouts(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, page Page) ([]Layout, int64, error) {
+	return List[Layout](ctx, db, page, "site_id = ? AND theme_id = ?", siteID, themeID)
+}
+
+// ListLiveLayouts loads one page of the layouts of the site's latest
+// published theme (the greatest published_at): none while none is published.
+func ListLiveLayouts(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Layout, int64, error) {
+	return List[Layout](ctx, db, page, `site_id = ?0 AND theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ?0 AND t.published_at IS NOT NULL
+			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
+}
+
+// ListThemeAssets loads one page of the theme assets of a theme of the site.
+func ListThemeAssets(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, page Page) ([]ThemeAsset, int64, error) {
+	return List[ThemeAsset](ctx, db, page, "site_id = ? AND theme_id = ?", siteID, themeID)
+}
+
+// mustHaveTheme is RefNotFound at rel unless the site has the theme. Themes
+// are never deleted, so the answer holds for the caller's transaction.
+func mustHaveTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, rel string) error {
+	if _, err := FindTheme(ctx, db, siteID, themeID); errors.Is(err, ErrNotFound) {
+		return RefNotFound(rel, "theme")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// CreateTheme inserts t and, with a source, copies the layouts and theme
+// assets of that theme of the site into it, in the caller's transaction;
+// each copy statement reads one consistent snapshot of the source.
+func CreateTheme(ctx context.Context, tx bun.Tx, t *Theme, source *uuid.UUID) error {
+	if source != nil {
+		if err := mustHaveTheme(ctx, tx, t.SiteID, *source, "source"); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
+		return err
+	}
+	if source == nil {
+		return nil
+	}
+	return CopyTheme(ctx, tx, t.SiteID, *source, t.ID)
+}
+
+// LayoutFileNameTaken is the error of a second layout of a theme with the
+// same file name.
+func LayoutFileNameTaken() *Error {
+	return Invalid("/data/attributes/file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
+}
+
+// CheckLayoutTheme is RefNotFound at the theme relationship unless the
+// site has the theme a layout is put in.
+func CheckLayoutTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID) error {
+	return mustHaveTheme(ctx, db, siteID, themeID, "theme")
+}
+
+// CreateLayout inserts l into a theme of its site.
+func CreateLayout(ctx context.Context, db bun.IDB, l *Layout) error {
+	if err := CheckLayoutTheme(ctx, db, l.SiteID, l.ThemeID); err != nil {
+		return err
+	}
+	if _, err := db.NewInsert().Model(l).Exec(ctx); IsConflict(err) {
+		return LayoutFileNameTaken()
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// CreateThemeAsset links an asset of the site to a theme of the site at
+// ta's path, and sets the asset's theme_path, in the caller's transaction.
+// The asset is locked first, as CopyTheme and DeleteThemeAsset lock it.
+func CreateThemeAsset(ctx context.Context, tx bun.Tx, ta *ThemeAsset) error {
+	if err := mustHaveTheme(ctx, tx, ta.SiteID, ta.ThemeID, "theme"); err != nil {
+		return err
+	}
+	var locked []uuid.UUID
+	if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, ta.AssetID, ta.SiteID).Scan(ctx, &locked); err != nil {
+		return err
+	}
+	if len(locked) == 0 {
+		return RefNotFound("asset", "asset")
+	}
+	// Stamped by the database, like the copies CopyTheme makes, so "the
+	// newest link of an asset" compares one clock.
+	if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); IsConflict(err) {
+		return Invalid("/data/attributes/path", "taken", "This theme already has an asset at that path (compared without regard to case).")
+	} else if err != nil {
+		return err
+	}
+	return SyncThemePaths(ctx, tx, ta.SiteID, []uuid.UUID{ta.AssetID})
+}
+
+// DeleteThemeAsset unlinks the theme asset read as read from its theme
+// (the asset itself stays) and updates the asset's theme_path, in the
+// caller's transaction: the asset is locked first, then the row, which
+// check judges (the caller's preconditions) before it is deleted.
+func DeleteThemeAsset(ctx context.Context, tx bun.Tx, read *ThemeAsset, check func(*ThemeAsset) error) error {
+	if err := LockAssets(ctx, tx, read.SiteID, []uuid.UUID{read.AssetID}); err != nil {
+		return err
+	}
+	ta, err := Find[ThemeAsset](ctx, tx, read.SiteID, read.ID, "theme asset", true)
+	if err != nil {
+		return err
+	}
+	if err := check(ta); err != nil {
+		return err
+	}
+	if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, ta.SiteID).Exec(ctx); err != nil {
+		return err
+	}
+	return SyncThemePaths(ctx, tx, ta.SiteID, []uuid.UUID{ta.AssetID})
 }

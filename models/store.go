@@ -1,0 +1,36 @@
+package models
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Page is the caller's filter, sort and pagination of a list (the api's
+// parsed query); a store applies it to the site-scoped select it builds.
+type Page func(*bun.SelectQuery) *bun.SelectQuery
+
+// Find loads the record of model T of the site with that id, FOR UPDATE
+// when lock is set. Another site's record looks like none: NotFound(what).
+func Find[T any](ctx context.Context, db bun.IDB, siteID, id uuid.UUID, what string, lock bool) (*T, error) {
+	m := new(T)
+	sel := db.NewSelect().Model(m).Where("id = ? AND site_id = ?", id, siteID)
+	if lock {
+		sel = sel.For("UPDATE")
+	}
+	if err := sel.Scan(ctx); IsNoRows(err) {
+		return nil, NotFound(what)
+	} else if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// List loads one page of the records of model T matching where (which
+// scopes them by site), and how many match in all.
+func List[T any](ctx context.Context, db bun.IDB, page Page, where string, args ...any) ([]T, int64, error) {
+	var rows []T
+	total, err := page(db.NewSelect().Model(&rows).Where(where, args...)).ScanAndCount(ctx)
+	return rows, total, err
+}
