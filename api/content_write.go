@@ -55,7 +55,7 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 			continue
 		}
 		if ident.Type != f.RefType {
-			return nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
+			return nil, wrongRelationshipType(name, f.RefType)
 		}
 		if _, err := uuid.Parse(ident.ID); err != nil {
 			return nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))

@@ -141,13 +141,21 @@ func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what stri
 		return toOne{sent: true, null: true}, nil
 	}
 	if ident.Type != typ {
-		return toOne{}, jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).AtPointer(ptr + "/type")
+		return toOne{}, wrongRelationshipType(name, typ)
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
 		return toOne{}, unknownRelated(name, what)
 	}
 	return toOne{sent: true, id: id}, nil
+}
+
+// wrongRelationshipType is the answer for a to-one relationship whose
+// identifier is not of type typ, for every resource: 422
+// invalid_relationship_type at the identifier's type.
+func wrongRelationshipType(name, typ string) *jsonapi.Error {
+	return jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).
+		AtPointer("/data/relationships/" + name + "/data/type")
 }
 
 // unknownRelated is the answer for a relationship naming a record that is
