@@ -87,25 +87,11 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// list serves GET /assets: the site's assets, newest first, paginated.
-func (h assetsHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"assets"},
-		Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
-		DefaultSort: "created_at DESC, id",
-		Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}})
-	if err != nil {
-		return err
-	}
-	rows, total, err := models.ListAssets(c.UserContext(), h.db, siteOf(c), q.Apply)
-	if err != nil {
-		return err
-	}
-	data := make([]*jsonapi.Resource, len(rows))
-	for i := range rows {
-		data[i] = q.Sparse(h.assetResource(&rows[i]))
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, total), Meta: map[string]any{"total": total}})
-}
+// assetSpec is the query GET /assets reads: the site's assets, newest first.
+var assetSpec = QuerySpec{Collection: true, Fields: []string{"assets"},
+	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
+	DefaultSort: "created_at DESC, id",
+	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
 
 // finder finds a record of a site by id (models.FindAsset and the like).
 type finder[M any] func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
@@ -156,7 +142,7 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 // registerAssetRoutes registers /assets and /asset-images.
 func registerAssetRoutes(r routes) {
 	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
-	r.get("/assets", assets.list)
+	r.get("/assets", rowRenderer[models.Asset]{render: renderEach(assets.assetResource)}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
 	r.get("/assets/:id", getByID(assets.db, "asset", models.FindAsset, assets.assetResource))
 	r.get("/asset-images/:id", getByID(assets.db, "asset image", models.FindAssetImage, assets.imageResource))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
@@ -178,7 +177,7 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	withDraft := q.Include["draft"]
 	views, total, err := drafts.ListViews(c.UserContext(), h.db, h.kind, siteID, withDraft, q.Apply)
 	if err != nil {
@@ -229,7 +228,7 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	v, err := h.loads.Get(c.UserContext(), loadScope(siteID, q.Include["draft"]), id)
 	if err != nil {
 		return err

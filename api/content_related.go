@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -163,7 +162,7 @@ func (h contentHandler) relatedEndpoint(rel relatedMany, linkage bool) fiber.Han
 		if err != nil {
 			return err
 		}
-		ctx, siteID, drafted := c.UserContext(), oauth.PrincipalOf(c).SiteID, q.Include["draft"]
+		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Include["draft"]
 		v, err := h.loads.Get(ctx, loadScope(siteID, drafted), id)
 		if err != nil {
 			return err

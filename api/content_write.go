@@ -204,7 +204,7 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 // lock, only when the client stated one.
 func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
 	fn func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error)) (*drafts.View, error) {
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	var v *drafts.View
 	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := h.engine.LockForWrite(ctx, tx, h.kind, siteID, id)

@@ -61,6 +61,56 @@ func decodePatch[A any](c *fiber.Ctx, what, typ string) (patchRequest[A], error)
 	return req, err
 }
 
+// attributesOf is a request's attributes that validate themselves into the
+// fields F, given which members were sent and whether the request creates.
+type attributesOf[F any] interface {
+	validate(sent map[string]bool, create bool) (F, error)
+}
+
+// relNames are a resource's relationships: those a request may set, and
+// those the server sets.
+type relNames struct{ writable, readOnly []string }
+
+// write is a decoded, validated POST or PATCH of one resource: its query,
+// its body (and for a PATCH the URL's id and meta.version), and the
+// validated attributes.
+type write[A attributesOf[F], F any] struct {
+	q *Query
+	patchRequest[A]
+	fields F
+}
+
+// readCreate reads a POST: the query against spec, the body (decodeCreate),
+// its attributes and its relationship names.
+func readCreate[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, typ string, rels relNames) (w write[A, F], err error) {
+	if w.q, err = parseQuery(c, spec); err != nil {
+		return w, err
+	}
+	if w.data, err = decodeCreate[A](c, typ); err != nil {
+		return w, err
+	}
+	return w, w.validate(true, rels)
+}
+
+// readPatch reads a PATCH of the resource the URL names (what names it in a
+// 404) as readCreate reads a POST, with decodePatch.
+func readPatch[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, what, typ string, rels relNames) (w write[A, F], err error) {
+	if w.q, err = parseQuery(c, spec); err != nil {
+		return w, err
+	}
+	if w.patchRequest, err = decodePatch[A](c, what, typ); err != nil {
+		return w, err
+	}
+	return w, w.validate(false, rels)
+}
+
+func (w *write[A, F]) validate(create bool, rels relNames) (err error) {
+	if w.fields, err = w.data.Attributes.validate(w.data.Sent, create); err != nil {
+		return err
+	}
+	return checkRelationshipNames(w.data.Relationships, rels.writable, rels.readOnly)
+}
+
 // checkType answers 409 when the body's type is not the endpoint's.
 func checkType(got, want string) error {
 	if got != want {

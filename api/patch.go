@@ -15,18 +15,33 @@ import (
 // retried when another write lands between its read and its write.
 const patchAttempts = 3
 
-// attrColumn maps an attribute a PATCH may change to its column.
-type attrColumn struct{ attr, col string }
+// attrColumn maps an attribute a PATCH may change to its column, and sets
+// its validated value (from the fields F) on the row M.
+type attrColumn[M, F any] struct {
+	attr, col string
+	set       func(*M, F)
+}
 
-// sentColumns lists the columns of the attributes sent, in the order of cols.
-func sentColumns(sent map[string]bool, cols []attrColumn) []string {
-	var out []string
+// patchOf is the rowPatch of the PATCH w of a row rr renders, found by
+// find: it writes the columns of the attributes sent (in the order of
+// cols), set from w's fields, and answers with rr. The caller adds check
+// and conflict.
+func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, w write[A, F], rr rowRenderer[M], find finder[M], cols []attrColumn[M, F]) rowPatch[M] {
+	var sent []attrColumn[M, F]
+	var names []string
 	for _, a := range cols {
-		if sent[a.attr] {
-			out = append(out, a.col)
+		if w.data.Sent[a.attr] {
+			sent, names = append(sent, a), append(names, a.col)
 		}
 	}
-	return out
+	return rowPatch[M]{id: w.id, bodyVersion: w.bodyVersion, cols: names, find: find, version: rr.version,
+		apply: func(m *M) {
+			for _, a := range sent {
+				a.set(m, w.fields)
+			}
+		},
+		respond: func(m *M) error { return rr.respondOne(c, w.q, fiber.StatusOK, m) },
+	}
 }
 
 // rowPatch is a PATCH of one versioned row (of type M) of the caller's site.
@@ -39,7 +54,8 @@ type rowPatch[M any] struct {
 	version func(*M) int
 	// check judges the preconditions other than the version (nil: none).
 	check func(*M) error
-	// apply sets the attributes sent, and updated_at, on the row read.
+	// apply sets the attributes sent on the row read (models.UpdateVersioned
+	// stamps updated_at).
 	apply func(*M)
 	// respond answers with the row.
 	respond func(*M) error

@@ -13,7 +13,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -45,11 +44,7 @@ func siteSpec() QuerySpec {
 }
 
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
-	var theme *string
-	if s.ThemeID != nil {
-		id := s.ThemeID.String()
-		theme = &id
-	}
+	theme := optionalID(s.ThemeID)
 	r := &jsonapi.Resource{Type: "sites", ID: s.ID.String(),
 		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, CreatedAt: timestamp(s.CreatedAt), UpdatedAt: timestamp(s.UpdatedAt)},
 		Links:      h.links.self("/site"),
@@ -102,7 +97,7 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	if err := checkType(doc.Data.Type, "sites"); err != nil {
 		return err
 	}
@@ -216,7 +211,7 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	if err != nil {
 		return unknownRelated("theme", "theme").AtPointer("/data/id")
 	}
-	s, err := h.save(c, oauth.PrincipalOf(c).SiteID, nil, models.SiteChange{Theme: &id, ThemePointer: "/data/id"})
+	s, err := h.save(c, siteOf(c), nil, models.SiteChange{Theme: &id, ThemePointer: "/data/id"})
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,14 @@ func (k *themeResources) includeForThemeAssets(ctx context.Context, siteID uuid.
 	return nil
 }
 
+// validate checks the attributes of a POST: the path, and no read-only member.
+func (r themeAssetRequest) validate(sent map[string]bool, _ bool) (string, error) {
+	if err := checkReadOnly(sent, []string{"created-at", "updated-at"}); err != nil {
+		return "", err
+	}
+	return themeAssetPath(r.Path)
+}
+
 // themeAssetPath validates the path of an asset in a theme's assets
 // folder: relative, canonical (no empty, "." or trailing segments), no
 // "..", no backslashes or control characters, 1 to 255 characters.
@@ -95,72 +103,34 @@ func themeAssetPath(v *string) (string, error) {
 // themeAssetsHandler serves /theme-assets.
 type themeAssetsHandler struct{ *themeResources }
 
+// load finds the theme asset named by the URL.
 func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
-	id, err := idParam(c, "theme asset")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id)
-}
-
-func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
-	return h.rows().respondOne(c, q, status, siteOf(c), *ta, ta.Version)
+	return loadByID(c, h.db, "theme asset", models.FindThemeAsset)
 }
 
 // rows writes theme assets with what include asks for.
 func (h themeAssetsHandler) rows() rowRenderer[models.ThemeAsset] {
 	return rowRenderer[models.ThemeAsset]{include: h.includeForThemeAssets,
-		render: func(_ context.Context, _ uuid.UUID, tas []models.ThemeAsset) ([]*jsonapi.Resource, error) {
-			rs := make([]*jsonapi.Resource, len(tas))
-			for i := range tas {
-				rs[i] = h.themeAssetResource(&tas[i])
-			}
-			return rs, nil
-		}}
-}
-
-// get serves GET /theme-assets/:id.
-func (h themeAssetsHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, themeAssetSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-		return h.respondThemeAsset(c, q, fiber.StatusOK, ta)
-	})
+		render:  renderEach(h.themeAssetResource),
+		version: func(ta *models.ThemeAsset) int { return ta.Version }}
 }
 
 // listOf serves GET /themes/:id/theme-assets.
 func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
-	q, err := parseQuery(c, themeAssetSpec(true))
-	if err != nil {
-		return err
-	}
-	tas, total, err := models.ListThemeAssets(c.UserContext(), h.db, t.SiteID, t.ID, q.Apply)
-	if err != nil {
-		return err
-	}
-	return h.rows().respondPage(c, q, h.links, themePath(t.ID)+"/theme-assets", t.SiteID, tas, total)
+	return h.rows().respondPage(c, themeAssetSpec(true), h.links, themePath(t.ID)+"/theme-assets", t.SiteID,
+		func(ctx context.Context, page models.Page) ([]models.ThemeAsset, int64, error) {
+			return models.ListThemeAssets(ctx, h.db, t.SiteID, t.ID, page)
+		})
 }
 
 // create serves POST /theme-assets: links an asset of the site to a theme
 // of the site at a path, and sets the asset's theme-path.
 func (h themeAssetsHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeAssetSpec(false))
+	w, err := readCreate[themeAssetRequest, string](c, themeAssetSpec(false), "theme-assets", relNames{writable: []string{"theme", "asset"}})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[themeAssetRequest](c, "theme-assets")
-	if err != nil {
-		return err
-	}
-	if err := checkReadOnly(data.Sent, []string{"created-at", "updated-at"}); err != nil {
-		return err
-	}
-	p, err := themeAssetPath(data.Attributes.Path)
-	if err != nil {
-		return err
-	}
-	rels := data.Relationships
-	if err := checkRelationshipNames(rels, []string{"theme", "asset"}, nil); err != nil {
-		return err
-	}
+	p, rels := w.fields, w.data.Relationships
 	themeID, err := readRequiredToOne(rels, "theme", "themes", "theme", "theme to put the asset in")
 	if err != nil {
 		return err
@@ -176,7 +146,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respondThemeAsset(c, q, fiber.StatusCreated, ta)
+	return h.rows().respondOne(c, w.q, fiber.StatusCreated, ta)
 }
 
 // delete serves DELETE /theme-assets/:id: unlinks the asset from the theme
@@ -218,28 +188,16 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 	}
 }
 
-// relationship serves GET /theme-assets/:id/relationships/{theme,asset}.
-func (h themeAssetsHandler) relationship(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		ta, err := h.load(c)
-		if err != nil {
-			return err
-		}
-		return linkageDocument(c, h.themeAssetResource(ta).Relationships[name])
-	}
-}
-
 // registerThemeAssetRoutes registers /theme-assets (docs/themes.md).
 func registerThemeAssetRoutes(r routes) {
 	themeAssets := themeAssetsHandler{r.themeResources()}
 	r.post("/theme-assets", themeAssets.create)
-	r.get("/theme-assets/:id", themeAssets.get)
+	r.get("/theme-assets/:id", themeAssets.rows().get(themeAssetSpec(false), themeAssets.load))
 	r.delete("/theme-assets/:id", themeAssets.delete)
 	for _, name := range []string{"theme", "asset"} {
 		r.get("/theme-assets/:id/"+name, themeAssets.related(name))
-		r.get("/theme-assets/:id/relationships/"+name, themeAssets.relationship(name))
+		r.get("/theme-assets/:id/relationships/"+name, serveLinkage(themeAssets.load, func(_ context.Context, ta *models.ThemeAsset) (*jsonapi.Relationship, error) {
+			return themeAssets.themeAssetResource(ta).Relationships[name], nil
+		}))
 	}
 }

@@ -53,20 +53,16 @@ func ids[T any](rows []T, id func(*T) uuid.UUID) []uuid.UUID {
 // themeResource renders a theme with the linkage of its layouts and theme assets.
 func (k *themeResources) themeResource(t *models.Theme, layoutIDs, assetIDs []string) *jsonapi.Resource {
 	p := themePath(t.ID)
-	var published, user *string
+	var published *string
 	if t.PublishedAt != nil {
 		s := timestamp(*t.PublishedAt)
 		published = &s
-	}
-	if t.UserID != nil {
-		s := t.UserID.String()
-		user = &s
 	}
 	r := &jsonapi.Resource{Type: "themes", ID: t.ID.String(), Links: k.links.self(p),
 		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: published,
 			CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
-			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", user)),
+			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(t.UserID))),
 			"layouts":      k.links.relationship(p, "layouts", jsonapi.ToMany("layouts", layoutIDs)),
 			"theme-assets": k.links.relationship(p, "theme-assets", jsonapi.ToMany("theme-assets", assetIDs)),
 		}}

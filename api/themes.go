@@ -37,8 +37,14 @@ type themeRequest struct {
 
 var themeReadOnly = []string{"published-at", "created-at", "updated-at"}
 
-// themeColumns are the columns of the attributes a PATCH /themes may change.
-var themeColumns = []attrColumn{{"title", "title"}, {"description", "description"}}
+// themeReadOnlyRels are the relationships of a theme the server sets.
+var themeReadOnlyRels = []string{"user", "layouts", "theme-assets"}
+
+// themeColumns are the attributes a PATCH /themes may change.
+var themeColumns = []attrColumn[models.Theme, themeFields]{
+	{"title", "title", func(t *models.Theme, f themeFields) { t.Title = f.title }},
+	{"description", "description", func(t *models.Theme, f themeFields) { t.Description = f.description }},
+}
 
 // themeFields are the validated attributes of a theme request.
 type themeFields struct {
@@ -75,69 +81,30 @@ func themeSpec(collection bool) QuerySpec {
 
 type themesHandler struct{ *themeResources }
 
-// list serves GET /themes: the site's themes, newest first, paginated.
-func (h themesHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(true))
-	if err != nil {
-		return err
-	}
-	siteID := siteOf(c)
-	ts, total, err := models.ListThemes(c.UserContext(), h.db, siteID, q.Apply)
-	if err != nil {
-		return err
-	}
-	return h.rows().respondPage(c, q, h.links, "/themes", siteID, ts, total)
-}
-
 // rows writes themes with their linkage and what include asks for.
 func (h themesHandler) rows() rowRenderer[models.Theme] {
 	return rowRenderer[models.Theme]{include: h.includeForThemes,
 		render: func(ctx context.Context, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
 			return h.renderThemes(ctx, h.db, siteID, ts)
-		}}
-}
-
-// respondTheme answers with one theme as primary data.
-func (h themesHandler) respondTheme(c *fiber.Ctx, q *Query, status int, t *models.Theme) error {
-	return h.rows().respondOne(c, q, status, siteOf(c), *t, t.Version)
+		},
+		version: func(t *models.Theme) int { return t.Version }}
 }
 
 // load finds the theme named by the URL.
 func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
-	id, err := idParam(c, "theme")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindTheme(c.UserContext(), h.db, siteOf(c), id)
-}
-
-// get serves GET /themes/:id.
-func (h themesHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, themeSpec(false), h.load, func(q *Query, t *models.Theme) error {
-		return h.respondTheme(c, q, fiber.StatusOK, t)
-	})
+	return loadByID(c, h.db, "theme", models.FindTheme)
 }
 
 // create serves POST /themes: a new working-copy theme of the caller's
 // site, with copies of the layouts and theme assets of a source theme
 // when the source relationship names one.
 func (h themesHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
+	w, err := readCreate[themeRequest, themeFields](c, themeSpec(false), "themes", relNames{[]string{"source"}, themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[themeRequest](c, "themes")
-	if err != nil {
-		return err
-	}
-	f, err := data.Attributes.validate(data.Sent, true)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(data.Relationships, []string{"source"}, []string{"user", "layouts", "theme-assets"}); err != nil {
-		return err
-	}
-	source, err := readToOne(data.Relationships, "source", "themes", "theme")
+	f := w.fields
+	source, err := readToOne(w.data.Relationships, "source", "themes", "theme")
 	if err != nil {
 		return err
 	}
@@ -155,43 +122,17 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respondTheme(c, q, fiber.StatusCreated, t)
+	return h.rows().respondOne(c, w.q, fiber.StatusCreated, t)
 }
 
 // update serves PATCH /themes/:id: changes the attributes sent, and only
 // those; description is nulled only when sent as null.
 func (h themesHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
+	w, err := readPatch[themeRequest, themeFields](c, themeSpec(false), "theme", "themes", relNames{readOnly: themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	req, err := decodePatch[themeRequest](c, "theme", "themes")
-	if err != nil {
-		return err
-	}
-	sent := req.data.Sent
-	f, err := req.data.Attributes.validate(sent, false)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(req.data.Relationships, nil, []string{"user", "layouts", "theme-assets"}); err != nil {
-		return err
-	}
-	return patchRow(c, h.db, rowPatch[models.Theme]{
-		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, themeColumns),
-		find:    models.FindTheme,
-		version: func(t *models.Theme) int { return t.Version },
-		apply: func(t *models.Theme) {
-			if sent["title"] {
-				t.Title = f.title
-			}
-			if sent["description"] {
-				t.Description = f.description
-			}
-			t.UpdatedAt = time.Now().UTC()
-		},
-		respond: func(t *models.Theme) error { return h.respondTheme(c, q, fiber.StatusOK, t) },
-	})
+	return patchRow(c, h.db, patchOf(c, w, h.rows(), models.FindTheme, themeColumns))
 }
 
 // related serves GET /themes/:id/{user,layouts,theme-assets}: the related
@@ -225,21 +166,14 @@ func (h themesHandler) related(name string) fiber.Handler {
 	}
 }
 
-// relationship serves GET /themes/:id/relationships/{user,layouts,theme-assets}.
-func (h themesHandler) relationship(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		t, err := h.load(c)
+// relationship is the linkage of a theme's relationship name.
+func (h themesHandler) relationship(name string) func(context.Context, *models.Theme) (*jsonapi.Relationship, error) {
+	return func(ctx context.Context, t *models.Theme) (*jsonapi.Relationship, error) {
+		rs, err := h.renderThemes(ctx, h.db, t.SiteID, []models.Theme{*t})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rs, err := h.renderThemes(c.UserContext(), h.db, t.SiteID, []models.Theme{*t})
-		if err != nil {
-			return err
-		}
-		return linkageDocument(c, rs[0].Relationships[name])
+		return rs[0].Relationships[name], nil
 	}
 }
 
@@ -253,7 +187,7 @@ func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uu
 	if err != nil {
 		return err
 	}
-	return themesHandler{k}.respondTheme(c, q, fiber.StatusOK, t)
+	return themesHandler{k}.rows().respondOne(c, q, fiber.StatusOK, t)
 }
 
 // live serves GET /site/theme: the site's live theme, or data null before
@@ -273,12 +207,13 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 // registerThemeRoutes registers /themes and its related links (docs/themes.md).
 func registerThemeRoutes(r routes) {
 	themes := themesHandler{r.themeResources()}
-	r.get("/themes", themes.list)
+	// GET /themes: the site's themes, newest first, paginated.
+	r.get("/themes", themes.rows().list(themeSpec(true), themes.links, "/themes", themes.db, models.ListThemes))
 	r.post("/themes", themes.create)
-	r.get("/themes/:id", themes.get)
+	r.get("/themes/:id", themes.rows().get(themeSpec(false), themes.load))
 	r.patch("/themes/:id", themes.update)
 	for _, name := range []string{"user", "layouts", "theme-assets"} {
 		r.get("/themes/:id/"+name, themes.related(name))
-		r.get("/themes/:id/relationships/"+name, themes.relationship(name))
+		r.get("/themes/:id/relationships/"+name, serveLinkage(themes.load, themes.relationship(name)))
 	}
 }

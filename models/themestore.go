@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -153,11 +154,11 @@ func AssetsByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uu
 }
 
 // UpdateVersioned writes the columns of model m (a row of the site's with
-// the given id), and updated_at, as version + 1, only while the stored row
-// is still at version read, and reads the row back into m. A row that
-// moved on (or is gone) is ErrStaleVersion.
+// the given id), and updated_at (now), as version + 1, only while the
+// stored row is still at version read, and reads the row back into m. A
+// row that moved on (or is gone) is ErrStaleVersion.
 func UpdateVersioned(ctx context.Context, db bun.IDB, m any, siteID, id uuid.UUID, read int, columns ...string) error {
-	err := db.NewUpdate().Model(m).Column(append(columns, "updated_at")...).Set("version = version + 1").
+	err := db.NewUpdate().Model(m).Column(columns...).Set("updated_at = ?", time.Now().UTC()).Set("version = version + 1").
 		Where("id = ? AND site_id = ? AND version = ?", id, siteID, read).Returning("*").Scan(ctx)
 	if IsNoRows(err) {
 		return Stale(0)
