@@ -41,29 +41,37 @@ type server struct {
 
 type option func(*config.Config)
 
-func newServer(t *testing.T, opts ...option) *server {
-	t.Helper()
-	ctx := context.Background()
-	db := testsupport.NewDatabase(t)
+// startAPI runs the API on a socket of its own, on a database of its own,
+// until the test ends; its config's PublicURL is where it listens.
+func startAPI(tb testing.TB, opts ...option) (*testsupport.Database, config.Config) {
+	tb.Helper()
+	db := testsupport.NewDatabase(tb)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	base := "http://" + ln.Addr().String()
-	cfg := testsupport.Config(t, db, testsupport.Defaults().Storage)
-	cfg.PublicURL = base
+	cfg := testsupport.Config(tb, db, testsupport.Defaults().Storage)
+	cfg.PublicURL = "http://" + ln.Addr().String()
 	for _, o := range opts {
 		o(&cfg)
 	}
 	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { _ = app.Shutdown() })
+	tb.Cleanup(func() { _ = app.Shutdown() })
+	return db, cfg
+}
 
+func newServer(t *testing.T, opts ...option) *server {
+	t.Helper()
+	ctx := context.Background()
+	db, cfg := startAPI(t, opts...)
+	base := cfg.PublicURL
 	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback", http: newBrowser()}
 	hash, _ := auth.HashPassword(password)
+	var err error
 	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
 		t.Fatal(err)
 	}
