@@ -82,33 +82,33 @@ type write[A attributesOf[F], F any] struct {
 
 // readCreate reads a POST: the query against spec, the body (decodeCreate),
 // its attributes and its relationship names.
-func readCreate[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, typ string, rels relNames) (w write[A, F], err error) {
-	if w.q, err = parseQuery(c, spec); err != nil {
-		return w, err
+func readCreate[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, typ string, rels relNames) (req write[A, F], err error) {
+	if req.q, err = parseQuery(c, spec); err != nil {
+		return req, err
 	}
-	if w.data, err = decodeCreate[A](c, typ); err != nil {
-		return w, err
+	if req.data, err = decodeCreate[A](c, typ); err != nil {
+		return req, err
 	}
-	return w, w.validate(true, rels)
+	return req, req.validate(true, rels)
 }
 
 // readPatch reads a PATCH of the resource the URL names (what names it in a
 // 404) as readCreate reads a POST, with decodePatch.
-func readPatch[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, what, typ string, rels relNames) (w write[A, F], err error) {
-	if w.q, err = parseQuery(c, spec); err != nil {
-		return w, err
+func readPatch[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, what, typ string, rels relNames) (req write[A, F], err error) {
+	if req.q, err = parseQuery(c, spec); err != nil {
+		return req, err
 	}
-	if w.patchRequest, err = decodePatch[A](c, what, typ); err != nil {
-		return w, err
+	if req.patchRequest, err = decodePatch[A](c, what, typ); err != nil {
+		return req, err
 	}
-	return w, w.validate(false, rels)
+	return req, req.validate(false, rels)
 }
 
-func (w *write[A, F]) validate(create bool, rels relNames) (err error) {
-	if w.fields, err = w.data.Attributes.validate(w.data.Sent, create); err != nil {
+func (req *write[A, F]) validate(create bool, rels relNames) (err error) {
+	if req.fields, err = req.data.Attributes.validate(req.data.Sent, create); err != nil {
 		return err
 	}
-	return checkRelationshipNames(w.data.Relationships, rels.writable, rels.readOnly)
+	return checkRelationshipNames(req.data.Relationships, rels.writable, rels.readOnly)
 }
 
 // checkType answers 409 when the body's type is not the endpoint's.

@@ -167,31 +167,30 @@ func (r layoutRequest) validate(sent map[string]bool, create bool) (layoutFields
 
 // create serves POST /layouts: a layout in a theme of the caller's site.
 func (h layoutsHandler) create(c *fiber.Ctx) error {
-	w, err := readCreate[layoutRequest, layoutFields](c, layoutSpec(false), "layouts", relNames{writable: []string{"theme"}})
+	req, err := readCreate[layoutRequest, layoutFields](c, layoutSpec(false), "layouts", relNames{writable: []string{"theme"}})
 	if err != nil {
 		return err
 	}
-	f := w.fields
-	themeID, err := readRequiredToOne(w.data.Relationships, "theme", "themes", "theme", "theme the layout belongs to")
+	themeID, err := readRequiredToOne(req.data.Relationships, "theme", "themes", "theme", "theme the layout belongs to")
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC()
-	l := &models.Layout{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, Title: f.title, FileName: f.fileName,
-		Description: f.description, Unique: f.unique, Content: f.content, Version: 1, CreatedAt: now, UpdatedAt: now}
+	l := &models.Layout{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, Title: req.fields.title, FileName: req.fields.fileName,
+		Description: req.fields.description, Unique: req.fields.unique, Content: req.fields.content, Version: 1, CreatedAt: now, UpdatedAt: now}
 	if err := models.CreateLayout(c.UserContext(), h.db, l); err != nil {
 		return err
 	}
-	return h.rows().respondOne(c, w.q, fiber.StatusCreated, l)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, l)
 }
 
 // update serves PATCH /layouts/:id: changes the attributes sent, and only those.
 func (h layoutsHandler) update(c *fiber.Ctx) error {
-	w, err := readPatch[layoutRequest, layoutFields](c, layoutSpec(false), "layout", "layouts", relNames{writable: []string{"theme"}})
+	req, err := readPatch[layoutRequest, layoutFields](c, layoutSpec(false), "layout", "layouts", relNames{writable: []string{"theme"}})
 	if err != nil {
 		return err
 	}
-	theme, err := readToOne(w.data.Relationships, "theme", "themes", "theme")
+	theme, err := readToOne(req.data.Relationships, "theme", "themes", "theme")
 	if err != nil {
 		return err
 	}
@@ -203,7 +202,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	patch := patchOf(c, w, h.rows(), models.FindLayout, layoutColumns)
+	patch := patchOf(c, req, h.rows(), models.FindLayout, layoutColumns)
 	patch.check = func(l *models.Layout) error {
 		if theme.sent && (theme.null || theme.id != l.ThemeID) {
 			return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").

@@ -26,21 +26,21 @@ type attrColumn[M, F any] struct {
 // find: it writes the columns of the attributes sent (in the order of
 // cols), set from w's fields, and answers with rr. The caller adds check
 // and conflict.
-func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, w write[A, F], rr rowRenderer[M], find finder[M], cols []attrColumn[M, F]) rowPatch[M] {
+func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, req write[A, F], rr rowRenderer[M], find finder[M], cols []attrColumn[M, F]) rowPatch[M] {
 	var sent []attrColumn[M, F]
 	var names []string
 	for _, a := range cols {
-		if w.data.Sent[a.attr] {
+		if req.data.Sent[a.attr] {
 			sent, names = append(sent, a), append(names, a.col)
 		}
 	}
-	return rowPatch[M]{id: w.id, bodyVersion: w.bodyVersion, cols: names, find: find, version: rr.version,
+	return rowPatch[M]{id: req.id, bodyVersion: req.bodyVersion, cols: names, find: find, version: rr.version,
 		apply: func(m *M) {
 			for _, a := range sent {
-				a.set(m, w.fields)
+				a.set(m, req.fields)
 			}
 		},
-		respond: func(m *M) error { return rr.respondOne(c, w.q, fiber.StatusOK, m) },
+		respond: func(m *M) error { return rr.respondOne(c, req.q, fiber.StatusOK, m) },
 	}
 }
 

@@ -108,27 +108,27 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := doc.Data.Attributes
-	if a.CreatedAt != nil || a.UpdatedAt != nil {
+	attrs := doc.Data.Attributes
+	if attrs.CreatedAt != nil || attrs.UpdatedAt != nil {
 		name := "created-at"
-		if a.UpdatedAt != nil {
+		if attrs.UpdatedAt != nil {
 			name = "updated-at"
 		}
 		return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
 	}
 	var change models.SiteChange
-	if a.Title != nil {
-		t := strings.TrimSpace(cleanText(*a.Title))
+	if attrs.Title != nil {
+		t := strings.TrimSpace(cleanText(*attrs.Title))
 		if t == "" || utf8.RuneCountInString(t) > 200 {
 			return jsonapi.Unprocessable("invalid_title", "title must be 1 to 200 characters.").AtPointer("/data/attributes/title")
 		}
 		change.Title = &t
 	}
-	if a.SubdomainSlug != nil {
-		if !slugPattern.MatchString(*a.SubdomainSlug) {
+	if attrs.SubdomainSlug != nil {
+		if !slugPattern.MatchString(*attrs.SubdomainSlug) {
 			return jsonapi.Unprocessable("invalid_slug", "subdomain-slug must be 1 to 63 lowercase letters, digits or inner hyphens.").AtPointer("/data/attributes/subdomain-slug")
 		}
-		change.Slug = a.SubdomainSlug
+		change.Slug = attrs.SubdomainSlug
 	}
 	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
 		return err

@@ -126,11 +126,11 @@ func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 // create serves POST /theme-assets: links an asset of the site to a theme
 // of the site at a path, and sets the asset's theme-path.
 func (h themeAssetsHandler) create(c *fiber.Ctx) error {
-	w, err := readCreate[themeAssetRequest, string](c, themeAssetSpec(false), "theme-assets", relNames{writable: []string{"theme", "asset"}})
+	req, err := readCreate[themeAssetRequest, string](c, themeAssetSpec(false), "theme-assets", relNames{writable: []string{"theme", "asset"}})
 	if err != nil {
 		return err
 	}
-	p, rels := w.fields, w.data.Relationships
+	assetPath, rels := req.fields, req.data.Relationships
 	themeID, err := readRequiredToOne(rels, "theme", "themes", "theme", "theme to put the asset in")
 	if err != nil {
 		return err
@@ -139,14 +139,14 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
+	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, AssetID: assetID, Path: assetPath, Version: 1}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		return models.CreateThemeAsset(ctx, tx, ta)
 	})
 	if err != nil {
 		return err
 	}
-	return h.rows().respondOne(c, w.q, fiber.StatusCreated, ta)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, ta)
 }
 
 // delete serves DELETE /theme-assets/:id: unlinks the asset from the theme

@@ -99,18 +99,17 @@ func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
 // site, with copies of the layouts and theme assets of a source theme
 // when the source relationship names one.
 func (h themesHandler) create(c *fiber.Ctx) error {
-	w, err := readCreate[themeRequest, themeFields](c, themeSpec(false), "themes", relNames{[]string{"source"}, themeReadOnlyRels})
+	req, err := readCreate[themeRequest, themeFields](c, themeSpec(false), "themes", relNames{[]string{"source"}, themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	f := w.fields
-	source, err := readToOne(w.data.Relationships, "source", "themes", "theme")
+	source, err := readToOne(req.data.Relationships, "source", "themes", "theme")
 	if err != nil {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
 	now := time.Now().UTC()
-	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: f.title, Description: f.description,
+	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: req.fields.title, Description: req.fields.description,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	var sourceID *uuid.UUID
 	if source.sent && !source.null {
@@ -122,17 +121,17 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.rows().respondOne(c, w.q, fiber.StatusCreated, t)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, t)
 }
 
 // update serves PATCH /themes/:id: changes the attributes sent, and only
 // those; description is nulled only when sent as null.
 func (h themesHandler) update(c *fiber.Ctx) error {
-	w, err := readPatch[themeRequest, themeFields](c, themeSpec(false), "theme", "themes", relNames{readOnly: themeReadOnlyRels})
+	req, err := readPatch[themeRequest, themeFields](c, themeSpec(false), "theme", "themes", relNames{readOnly: themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	return patchRow(c, h.db, patchOf(c, w, h.rows(), models.FindTheme, themeColumns))
+	return patchRow(c, h.db, patchOf(c, req, h.rows(), models.FindTheme, themeColumns))
 }
 
 // related serves GET /themes/:id/{user,layouts,theme-assets}: the related

@@ -84,32 +84,32 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := data.Attributes
-	a.Filename = cleanText(a.Filename)
-	if strings.TrimSpace(a.Filename) == "" || utf8.RuneCountInString(a.Filename) > 255 {
+	attrs := data.Attributes
+	attrs.Filename = cleanText(attrs.Filename)
+	if strings.TrimSpace(attrs.Filename) == "" || utf8.RuneCountInString(attrs.Filename) > 255 {
 		return jsonapi.Unprocessable("invalid_filename", "filename is required (at most 255 characters).").AtPointer("/data/attributes/filename")
 	}
-	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+	if _, ok := h.types.Lookup(attrs.ContentType); !ok || strings.Contains(attrs.ContentType, ";") {
 		return jsonapi.Unprocessable("unsupported_content_type", "content-type must be one of the types GET /asset-types lists.").AtPointer("/data/attributes/content-type")
 	}
-	contentType := strings.ToLower(strings.TrimSpace(a.ContentType))
+	contentType := strings.ToLower(strings.TrimSpace(attrs.ContentType))
 	pr := oauth.PrincipalOf(c)
 	sigID := uuid.New()
-	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(a.Filename)
+	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(attrs.Filename)
 	expires := time.Now().UTC().Add(h.cfg.SignatureTTL)
 
 	pp, err := storage.SignPost(h.cfg.Storage, key, contentType, h.cfg.MaxUploadBytes, time.Now(), expires)
 	if err != nil {
 		return err
 	}
-	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: a.Filename, ContentType: contentType,
+	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: attrs.Filename, ContentType: contentType,
 		MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires, CreatedAt: time.Now().UTC()}
 	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
 		return err
 	}
 	res := &jsonapi.Resource{Type: "upload-signatures", ID: sigID.String(), Links: h.links.self("/upload-signatures/" + sigID.String()),
 		Attributes: signatureAttributes{
-			Filename: a.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
+			Filename: attrs.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
 			Credential: pp.Credential, Algorithm: pp.Algorithm, Date: pp.Date, Signature: pp.Signature,
 		}}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: res})
@@ -159,42 +159,42 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := data.Attributes
-	a.FileName, a.UserAgent = cleanText(a.FileName), cleanText(a.UserAgent)
+	attrs := data.Attributes
+	attrs.FileName, attrs.UserAgent = cleanText(attrs.FileName), cleanText(attrs.UserAgent)
 	pr := oauth.PrincipalOf(c)
 	ctx := c.UserContext()
 	switch {
-	case strings.TrimSpace(a.FileName) == "" || utf8.RuneCountInString(a.FileName) > 255:
+	case strings.TrimSpace(attrs.FileName) == "" || utf8.RuneCountInString(attrs.FileName) > 255:
 		return invalidAttr("file-name", "invalid_file_name", "file-name is required (at most 255 characters).")
-	case a.Key == "":
+	case attrs.Key == "":
 		return invalidAttr("key", "invalid_key", "key is required: the key of the upload signature.")
-	case a.FileSize == nil || *a.FileSize < 1:
+	case attrs.FileSize == nil || *attrs.FileSize < 1:
 		return invalidAttr("file-size", "invalid_file_size", "file-size is required: the file's size in bytes.")
-	case *a.FileSize > h.cfg.MaxUploadBytes:
-		return invalidAttr("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *a.FileSize, h.cfg.MaxUploadBytes))
-	case utf8.RuneCountInString(a.UserAgent) > 512:
+	case *attrs.FileSize > h.cfg.MaxUploadBytes:
+		return invalidAttr("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *attrs.FileSize, h.cfg.MaxUploadBytes))
+	case utf8.RuneCountInString(attrs.UserAgent) > 512:
 		return invalidAttr("user-agent", "invalid_user_agent", "user-agent is at most 512 characters.")
 	}
-	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+	if _, ok := h.types.Lookup(attrs.ContentType); !ok || strings.Contains(attrs.ContentType, ";") {
 		return invalidAttr("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
 	}
-	sig, err := models.SignatureByKey(ctx, h.db, pr.SiteID, a.Key)
+	sig, err := models.SignatureByKey(ctx, h.db, pr.SiteID, attrs.Key)
 	if models.IsNoRows(err) {
 		return invalidAttr("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
 	} else if err != nil {
 		return err
 	}
-	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(a.ContentType)) {
+	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(attrs.ContentType)) {
 		return invalidAttr("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
 	}
 	// The notice names the object as it is now: ingestion reads only this
 	// version (its ETag), so bytes posted to the key later never reach an
 	// asset. A notice without its file is refused here rather than waited
 	// for by the worker.
-	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, a.Key, minio.StatObjectOptions{})
+	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, attrs.Key, minio.StatObjectOptions{})
 	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
 		// A finished upload's file is gone from the uploads bucket: say so.
-		if existing, err := models.UploadByKey(ctx, h.db, pr.SiteID, a.Key, false); err == nil && existing.Status != models.UploadError {
+		if existing, err := models.UploadByKey(ctx, h.db, pr.SiteID, attrs.Key, false); err == nil && existing.Status != models.UploadError {
 			return h.alreadyUploaded(existing)
 		}
 		return invalidAttr("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
@@ -207,7 +207,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
 			return err
 		}
-		existing, err := models.UploadByKey(ctx, tx, pr.SiteID, a.Key, true)
+		existing, err := models.UploadByKey(ctx, tx, pr.SiteID, attrs.Key, true)
 		now := time.Now().UTC()
 		switch {
 		case models.IsNoRows(err):
@@ -220,7 +220,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 			up = existing
 			up.Attempt++
 		}
-		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = a.FileName, a.Key, sig.ContentType, *a.FileSize, a.UserAgent
+		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = attrs.FileName, attrs.Key, sig.ContentType, *attrs.FileSize, attrs.UserAgent
 		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
 		if err := models.SaveUpload(ctx, tx, up); err != nil {
 			return err

@@ -11,21 +11,6 @@ import (
 // The store of assets, their images, and the uploads that make them
 // (docs/assets.md). Every query is scoped by site.
 
-// FindAsset finds an asset of the site.
-func FindAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Asset, error) {
-	return Find[Asset](ctx, db, siteID, id, "asset", false)
-}
-
-// FindAssetImage finds an asset image of the site.
-func FindAssetImage(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*AssetImage, error) {
-	return Find[AssetImage](ctx, db, siteID, id, "asset image", false)
-}
-
-// FindUpload finds an asset upload of the site.
-func FindUpload(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*AssetUpload, error) {
-	return Find[AssetUpload](ctx, db, siteID, id, "asset upload", false)
-}
-
 // ListAssets loads one page of the site's assets.
 func ListAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Asset, int64, error) {
 	return List[Asset](ctx, db, page, "site_id = ?", siteID)

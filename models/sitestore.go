@@ -8,11 +8,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// FindUser finds a user of the site; another site's user looks like none.
-func FindUser(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*User, error) {
-	return Find[User](ctx, db, siteID, id, "user", false)
-}
-
 // FindSite loads the site with its version and live theme, FOR UPDATE when
 // lock is set.
 func FindSite(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*ThemedSite, error) {

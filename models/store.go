@@ -27,6 +27,24 @@ func Find[T any](ctx context.Context, db bun.IDB, siteID, id uuid.UUID, what str
 	return m, nil
 }
 
+// Finder is Find, unlocked, for records of model T; what names them in a 404.
+func Finder[T any](what string) func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error) {
+	return func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error) {
+		return Find[T](ctx, db, siteID, id, what, false)
+	}
+}
+
+// The finders of a site's records by id.
+var (
+	FindTheme      = Finder[Theme]("theme")
+	FindLayout     = Finder[Layout]("layout")
+	FindThemeAsset = Finder[ThemeAsset]("theme asset")
+	FindAsset      = Finder[Asset]("asset")
+	FindAssetImage = Finder[AssetImage]("asset image")
+	FindUpload     = Finder[AssetUpload]("asset upload")
+	FindUser       = Finder[User]("user")
+)
+
 // List loads one page of the records of model T matching where (which
 // scopes them by site), and how many match in all.
 func List[T any](ctx context.Context, db bun.IDB, page Page, where string, args ...any) ([]T, int64, error) {

@@ -39,11 +39,6 @@ func LivePagesPerLayout(db *bun.DB) PageCounter {
 	}
 }
 
-// FindTheme finds a theme of the site; another site's theme is not found.
-func FindTheme(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Theme, error) {
-	return Find[Theme](ctx, db, siteID, id, "theme", false)
-}
-
 // ThemesByID loads the site's themes with the given ids.
 func ThemesByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID) ([]Theme, error) {
 	var ts []Theme
@@ -91,16 +86,6 @@ func CopyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error
 		return err
 	}
 	return SyncThemePaths(ctx, tx, siteID, assetIDs)
-}
-
-// FindLayout finds a layout of the site.
-func FindLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Layout, error) {
-	return Find[Layout](ctx, db, siteID, id, "layout", false)
-}
-
-// FindThemeAsset finds a theme asset of the site.
-func FindThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*ThemeAsset, error) {
-	return Find[ThemeAsset](ctx, db, siteID, id, "theme asset", false)
 }
 
 // LockAssets locks the site's assets with the given ids, in id order (so
