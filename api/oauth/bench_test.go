@@ -37,8 +37,7 @@ type benchServer struct {
 func newBenchServer(b *testing.B) *benchServer {
 	b.Helper()
 	ctx := context.Background()
-	db, cfg := startAPI(b)
-	base := cfg.PublicURL
+	db, cfg, base := startAPI(b)
 	jar, _ := cookiejar.New(nil) // the login is bound to the browser's cookie
 	s := &benchServer{URL: base, RedirectURI: base + "/bench-callback", http: &http.Client{
 		Timeout:       30 * time.Second,
