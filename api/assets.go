@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -93,12 +91,9 @@ var assetSpec = QuerySpec{Collection: true, Fields: []string{"assets"},
 	DefaultSort: "created_at DESC, id",
 	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
 
-// finder finds a record of a site by id (models.FindAsset and the like).
-type finder[M any] func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
-
 // respondFound answers with the caller's site's record find finds by id,
 // rendered by render.
-func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find finder[M], render func(*M) *jsonapi.Resource) error {
+func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find models.FindFunc[M], render func(*M) *jsonapi.Resource) error {
 	m, err := find(c.UserContext(), db, siteOf(c), id)
 	if err != nil {
 		return err
@@ -108,7 +103,7 @@ func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find finder[M],
 
 // getByID serves GET /<type>/:id of a type without query parameters; what
 // names the type in a 404.
-func getByID[M any](db bun.IDB, what string, find finder[M], render func(*M) *jsonapi.Resource) fiber.Handler {
+func getByID[M any](db bun.IDB, what string, find models.FindFunc[M], render func(*M) *jsonapi.Resource) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if _, err := queryParams(c); err != nil {
 			return err

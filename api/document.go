@@ -209,7 +209,7 @@ func (rr rowRenderer[M]) get(spec QuerySpec, load func(*fiber.Ctx) (*M, error)) 
 
 // loadByID finds the caller's site's record that the URL's :id names; what
 // names its type in a 404.
-func loadByID[M any](c *fiber.Ctx, db bun.IDB, what string, find finder[M]) (*M, error) {
+func loadByID[M any](c *fiber.Ctx, db bun.IDB, what string, find models.FindFunc[M]) (*M, error) {
 	id, err := idParam(c, what)
 	if err != nil {
 		return nil, err

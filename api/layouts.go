@@ -198,7 +198,7 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if err := models.CheckLayoutTheme(c.UserContext(), h.db, siteOf(c), theme.id); err != nil {
+		if err := models.CheckTheme(c.UserContext(), h.db, siteOf(c), theme.id, "theme"); err != nil {
 			return err
 		}
 	}

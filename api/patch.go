@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,7 +25,7 @@ type attrColumn[M, F any] struct {
 // find: it writes the columns of the attributes sent (in the order of
 // cols), set from w's fields, and answers with rr. The caller adds check
 // and conflict.
-func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, req write[A, F], rr rowRenderer[M], find finder[M], cols []attrColumn[M, F]) rowPatch[M] {
+func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, req write[A, F], rr rowRenderer[M], find models.FindFunc[M], cols []attrColumn[M, F]) rowPatch[M] {
 	var sent []attrColumn[M, F]
 	var names []string
 	for _, a := range cols {
@@ -50,7 +49,7 @@ type rowPatch[M any] struct {
 	bodyVersion *int
 	// cols are the columns the request changes; with none, nothing is written.
 	cols    []string
-	find    func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
+	find    models.FindFunc[M]
 	version func(*M) int
 	// check judges the preconditions other than the version (nil: none).
 	check func(*M) error

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -118,11 +116,11 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	}
 	var change models.SiteChange
 	if attrs.Title != nil {
-		t := strings.TrimSpace(cleanText(*attrs.Title))
-		if t == "" || utf8.RuneCountInString(t) > 200 {
-			return jsonapi.Unprocessable("invalid_title", "title must be 1 to 200 characters.").AtPointer("/data/attributes/title")
+		title, err := titleAttr(attrs.Title, true, false)
+		if err != nil {
+			return err
 		}
-		change.Title = &t
+		change.Title = &title
 	}
 	if attrs.SubdomainSlug != nil {
 		if !slugPattern.MatchString(*attrs.SubdomainSlug) {

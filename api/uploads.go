@@ -283,11 +283,7 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 
 // loadUpload finds an upload of the caller's site.
 func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
-	id, err := idParam(c, "asset upload")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindUpload(c.UserContext(), h.db, siteOf(c), id)
+	return loadByID(c, h.db, "asset upload", models.FindUpload)
 }
 
 // getUpload serves GET /asset-uploads/:id.

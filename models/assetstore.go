@@ -18,10 +18,8 @@ func ListAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([
 
 // RecordSignature stores an upload signature issued to a site.
 func RecordSignature(ctx context.Context, db bun.IDB, sig *UploadSignature) error {
-	if _, err := db.NewInsert().Model(sig).Exec(ctx); err != nil {
-		return fmt.Errorf("record signature: %w", err)
-	}
-	return nil
+	_, err := inserted(ctx, db, sig, "record signature")
+	return err
 }
 
 // SignatureByKey finds the signature issued to the site for an object key

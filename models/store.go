@@ -27,8 +27,11 @@ func Find[T any](ctx context.Context, db bun.IDB, siteID, id uuid.UUID, what str
 	return m, nil
 }
 
+// FindFunc finds a site's record of model T by id.
+type FindFunc[T any] func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error)
+
 // Finder is Find, unlocked, for records of model T; what names them in a 404.
-func Finder[T any](what string) func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error) {
+func Finder[T any](what string) FindFunc[T] {
 	return func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error) {
 		return Find[T](ctx, db, siteID, id, what, false)
 	}
@@ -44,6 +47,30 @@ var (
 	FindUpload     = Finder[AssetUpload]("asset upload")
 	FindUser       = Finder[User]("user")
 )
+
+// ByIDs loads the site's records of model T with the given ids (repeats
+// allowed), oldest first.
+func ByIDs[T any](ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) ([]T, error) {
+	var rows []T
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	err := db.NewSelect().Model(&rows).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(ids))).OrderExpr("created_at, id").Scan(ctx)
+	return rows, err
+}
+
+// Unique is in without repeats, in its order.
+func Unique(in []uuid.UUID) []uuid.UUID {
+	seen := map[uuid.UUID]bool{}
+	out := make([]uuid.UUID, 0, len(in))
+	for _, id := range in {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // List loads one page of the records of model T matching where (which
 // scopes them by site), and how many match in all.

@@ -39,29 +39,6 @@ func LivePagesPerLayout(db *bun.DB) PageCounter {
 	}
 }
 
-// ThemesByID loads the site's themes with the given ids.
-func ThemesByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID) ([]Theme, error) {
-	var ts []Theme
-	if len(themeIDs) == 0 {
-		return ts, nil
-	}
-	err := db.NewSelect().Model(&ts).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(themeIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return ts, err
-}
-
-// Unique is in without repeats, in its order.
-func Unique(in []uuid.UUID) []uuid.UUID {
-	seen := map[uuid.UUID]bool{}
-	out := make([]uuid.UUID, 0, len(in))
-	for _, id := range in {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // CopyTheme copies the layouts and theme assets of theme from into theme
 // to, with new ids, in the caller's transaction.
 func CopyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error {
@@ -106,36 +83,18 @@ func SyncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs 
 	return err
 }
 
-// LayoutsOfThemes loads the layouts of the site's themes, by file name;
-// columns limits what is read (none: every column).
-func LayoutsOfThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]Layout, error) {
-	var ls []Layout
-	err := db.NewSelect().Model(&ls).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
-		OrderExpr("lower(file_name), id").Scan(ctx)
-	return ls, err
-}
-
-// ThemeAssetsOfThemes loads the theme assets of the site's themes, by
-// path; columns limits what is read (none: every column).
-func ThemeAssetsOfThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]ThemeAsset, error) {
-	var tas []ThemeAsset
-	err := db.NewSelect().Model(&tas).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
-		OrderExpr("lower(path), id").Scan(ctx)
-	return tas, err
-}
-
-// UsersByID loads the site's users with the given ids, oldest first.
-func UsersByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, userIDs []uuid.UUID) ([]User, error) {
-	var us []User
-	err := db.NewSelect().Model(&us).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(userIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return us, err
-}
-
-// AssetsByID loads the site's assets with the given ids, oldest first.
-func AssetsByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) ([]Asset, error) {
-	var as []Asset
-	err := db.NewSelect().Model(&as).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(assetIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return as, err
+// OfThemes loads the records of model T (layouts, theme assets) of the
+// site's themes, in their order (layouts by file name, theme assets by
+// path); columns limits what is read (none: every column).
+func OfThemes[T Layout | ThemeAsset](ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]T, error) {
+	var rows []T
+	order := "lower(path), id"
+	if _, layouts := any(rows).([]Layout); layouts {
+		order = "lower(file_name), id"
+	}
+	err := db.NewSelect().Model(&rows).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
+		OrderExpr(order).Scan(ctx)
+	return rows, err
 }
 
 // UpdateVersioned writes the columns of model m (a row of the site's with
@@ -173,9 +132,10 @@ func ListThemeAssets(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID,
 	return List[ThemeAsset](ctx, db, page, "site_id = ? AND theme_id = ?", siteID, themeID)
 }
 
-// mustHaveTheme is RefNotFound at rel unless the site has the theme. Themes
-// are never deleted, so the answer holds for the caller's transaction.
-func mustHaveTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, rel string) error {
+// CheckTheme is RefNotFound at the relationship rel unless the site has the
+// theme. Themes are never deleted, so the answer holds for the caller's
+// transaction.
+func CheckTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, rel string) error {
 	if _, err := FindTheme(ctx, db, siteID, themeID); errors.Is(err, ErrNotFound) {
 		return RefNotFound(rel, "theme")
 	} else if err != nil {
@@ -189,7 +149,7 @@ func mustHaveTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, r
 // each copy statement reads one consistent snapshot of the source.
 func CreateTheme(ctx context.Context, tx bun.Tx, t *Theme, source *uuid.UUID) error {
 	if source != nil {
-		if err := mustHaveTheme(ctx, tx, t.SiteID, *source, "source"); err != nil {
+		if err := CheckTheme(ctx, tx, t.SiteID, *source, "source"); err != nil {
 			return err
 		}
 	}
@@ -208,15 +168,9 @@ func LayoutFileNameTaken() *Error {
 	return Invalid("/data/attributes/file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
 }
 
-// CheckLayoutTheme is RefNotFound at the theme relationship unless the
-// site has the theme a layout is put in.
-func CheckLayoutTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID) error {
-	return mustHaveTheme(ctx, db, siteID, themeID, "theme")
-}
-
 // CreateLayout inserts l into a theme of its site.
 func CreateLayout(ctx context.Context, db bun.IDB, l *Layout) error {
-	if err := CheckLayoutTheme(ctx, db, l.SiteID, l.ThemeID); err != nil {
+	if err := CheckTheme(ctx, db, l.SiteID, l.ThemeID, "theme"); err != nil {
 		return err
 	}
 	if _, err := db.NewInsert().Model(l).Exec(ctx); IsConflict(err) {
@@ -231,7 +185,7 @@ func CreateLayout(ctx context.Context, db bun.IDB, l *Layout) error {
 // ta's path, and sets the asset's theme_path, in the caller's transaction.
 // The asset is locked first, as CopyTheme and DeleteThemeAsset lock it.
 func CreateThemeAsset(ctx context.Context, tx bun.Tx, ta *ThemeAsset) error {
-	if err := mustHaveTheme(ctx, tx, ta.SiteID, ta.ThemeID, "theme"); err != nil {
+	if err := CheckTheme(ctx, tx, ta.SiteID, ta.ThemeID, "theme"); err != nil {
 		return err
 	}
 	var locked []uuid.UUID
