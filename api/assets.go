@@ -125,7 +125,7 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 			return err
 		}
 		if up.Status != models.UploadFinished || up.AssetID == nil || up.AssetImageID == nil {
-			return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": h.links.self(c.Path()), "jsonapi": jsonapi.V11})
+			return respondNull(c, h.links.base+c.Path())
 		}
 		if name == "asset" {
 			return respondFound(c, h.db, *up.AssetID, models.FindAsset, h.assetResource)

@@ -92,17 +92,17 @@ func serveLinkage[M any](load func(*fiber.Ctx) (*M, error), rel func(context.Con
 		if err != nil {
 			return err
 		}
-		return linkageDocument(c, r)
+		return respondLinkage(c, r)
 	}
 }
 
-// linkageDocument answers GET .../relationships/<name>.
-func linkageDocument(c *fiber.Ctx, rel *jsonapi.Relationship) error {
+// respondLinkage answers GET .../relationships/<name>.
+func respondLinkage(c *fiber.Ctx, rel *jsonapi.Relationship) error {
 	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
 }
 
-// nullDocument answers a related-resource link whose relationship is empty.
-func nullDocument(c *fiber.Ctx, self string) error {
+// respondNull answers a related-resource link whose relationship is empty.
+func respondNull(c *fiber.Ctx, self string) error {
 	return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": &jsonapi.Links{Self: self}, "jsonapi": jsonapi.V11})
 }
 

@@ -176,7 +176,7 @@ func (h siteHandler) themeRelationship(c *fiber.Ctx) error {
 		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
-	return linkageDocument(c, h.resource(s).Relationships["theme"])
+	return respondLinkage(c, h.resource(s).Relationships["theme"])
 }
 
 // updateThemeRelationship serves PATCH /site/relationships/theme with
@@ -214,7 +214,7 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
-	return linkageDocument(c, h.resource(s).Relationships["theme"])
+	return respondLinkage(c, h.resource(s).Relationships["theme"])
 }
 
 // registerSiteRoutes registers /site, its live theme and its theme

@@ -148,11 +148,11 @@ func (h themesHandler) related(name string) fiber.Handler {
 				return err
 			}
 			if t.UserID == nil {
-				return nullDocument(c, h.links.base+c.Path())
+				return respondNull(c, h.links.base+c.Path())
 			}
 			u, err := models.FindUser(c.UserContext(), h.db, t.SiteID, *t.UserID)
 			if errors.Is(err, models.ErrNotFound) {
-				return nullDocument(c, h.links.base+c.Path())
+				return respondNull(c, h.links.base+c.Path())
 			} else if err != nil {
 				return err
 			}
@@ -180,7 +180,7 @@ func (h themesHandler) relationship(name string) func(context.Context, *models.T
 // (or none): /layouts/:id/theme, /theme-assets/:id/theme, /site/theme.
 func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.UUID) error {
 	if themeID == nil {
-		return nullDocument(c, k.links.base+c.Path())
+		return respondNull(c, k.links.base+c.Path())
 	}
 	t, err := models.FindTheme(c.UserContext(), k.db, siteOf(c), *themeID)
 	if err != nil {

@@ -311,8 +311,7 @@ func (h uploadsHandler) relationship(name string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		rel := h.resource(up).Relationships[name]
-		return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+		return respondLinkage(c, h.resource(up).Relationships[name])
 	}
 }
 
