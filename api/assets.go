@@ -6,7 +6,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
@@ -78,24 +77,6 @@ func (h assetsHandler) imageResource(i *models.AssetImage) *jsonapi.Resource {
 	}
 }
 
-func (h assetsHandler) findAsset(c *fiber.Ctx, id uuid.UUID) (*models.Asset, error) {
-	a := new(models.Asset)
-	err := h.db.NewSelect().Model(a).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset")
-	}
-	return a, err
-}
-
-func (h assetsHandler) findImage(c *fiber.Ctx, id uuid.UUID) (*models.AssetImage, error) {
-	i := new(models.AssetImage)
-	err := h.db.NewSelect().Model(i).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset image")
-	}
-	return i, err
-}
-
 func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
@@ -104,57 +85,35 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// list serves GET /assets: the site's assets, newest first, paginated.
-func (h assetsHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"assets"},
-		Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
-		DefaultSort: "created_at DESC, id",
-		Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}})
+// assetSpec is the query GET /assets reads: the site's assets, newest first.
+var assetSpec = QuerySpec{Collection: true, Fields: []string{"assets"},
+	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
+	DefaultSort: "created_at DESC, id",
+	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
+
+// respondFound answers with the caller's site's record find finds by id,
+// rendered by render.
+func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find models.FindFunc[M], render func(*M) *jsonapi.Resource) error {
+	m, err := find(c.UserContext(), db, siteOf(c), id)
 	if err != nil {
 		return err
 	}
-	var rows []models.Asset
-	total, err := q.Apply(h.db.NewSelect().Model(&rows).Where("site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
-	if err != nil {
-		return err
-	}
-	data := make([]*jsonapi.Resource, len(rows))
-	for i := range rows {
-		data[i] = q.Sparse(h.assetResource(&rows[i]))
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/assets", q, total), Meta: map[string]any{"total": total}})
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: render(m)})
 }
 
-// get serves GET /assets/:id.
-func (h assetsHandler) get(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
+// getByID serves GET /<type>/:id of a type without query parameters; what
+// names the type in a 404.
+func getByID[M any](db bun.IDB, what string, find models.FindFunc[M], render func(*M) *jsonapi.Resource) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if _, err := queryParams(c); err != nil {
+			return err
+		}
+		id, err := idParam(c, what)
+		if err != nil {
+			return err
+		}
+		return respondFound(c, db, id, find, render)
 	}
-	id, err := idParam(c, "asset")
-	if err != nil {
-		return err
-	}
-	a, err := h.findAsset(c, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
-}
-
-// getImage serves GET /asset-images/:id.
-func (h assetsHandler) getImage(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	id, err := idParam(c, "asset image")
-	if err != nil {
-		return err
-	}
-	i, err := h.findImage(c, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
 }
 
 // uploadRelated serves GET /asset-uploads/:id/asset and /asset-file: the
@@ -166,27 +125,19 @@ func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.
 			return err
 		}
 		if up.Status != models.UploadFinished || up.AssetID == nil || up.AssetImageID == nil {
-			return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": h.links.self(c.Path()), "jsonapi": jsonapi.V11})
+			return respondNull(c, h.links.base+c.Path())
 		}
 		if name == "asset" {
-			a, err := h.findAsset(c, *up.AssetID)
-			if err != nil {
-				return err
-			}
-			return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.assetResource(a)})
+			return respondFound(c, h.db, *up.AssetID, models.FindAsset, h.assetResource)
 		}
-		i, err := h.findImage(c, *up.AssetImageID)
-		if err != nil {
-			return err
-		}
-		return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.imageResource(i)})
+		return respondFound(c, h.db, *up.AssetImageID, models.FindAssetImage, h.imageResource)
 	}
 }
 
 // registerAssetRoutes registers /assets and /asset-images.
 func registerAssetRoutes(r routes) {
 	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
-	r.get("/assets", assets.list)
-	r.get("/assets/:id", assets.get)
-	r.get("/asset-images/:id", assets.getImage)
+	r.get("/assets", rowRenderer[models.Asset]{render: renderEach(assets.assetResource)}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
+	r.get("/assets/:id", getByID(assets.db, "asset", models.FindAsset, assets.assetResource))
+	r.get("/asset-images/:id", getByID(assets.db, "asset image", models.FindAssetImage, assets.imageResource))
 }

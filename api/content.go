@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
@@ -179,36 +177,16 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	withDraft := q.Include["draft"]
-	var raws []json.RawMessage
-	sel := h.db.NewSelect().TableExpr(h.kind.Table+" AS t").ColumnExpr("to_jsonb(t)").Where("t.site_id = ?", siteID)
-	if !withDraft {
-		sel = sel.Where("t.published_at IS NOT NULL")
-	}
-	total, err := q.Apply(sel).ScanAndCount(c.UserContext(), &raws)
+	views, total, err := drafts.ListViews(c.UserContext(), h.db, h.kind, siteID, withDraft, q.Apply)
 	if err != nil {
 		return err
 	}
-	views := make([]*drafts.View, len(raws))
-	ids := make([]uuid.UUID, len(raws))
-	for i, raw := range raws {
-		var r drafts.Row
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		views[i], ids[i] = &drafts.View{Kind: h.kind, Row: r}, r.ID()
-	}
 	included := []*jsonapi.Resource{}
-	if withDraft {
-		ds, err := drafts.DraftsOfItems(c.UserContext(), h.db, h.kind.Type, ids)
-		if err != nil {
-			return err
-		}
-		for _, v := range views {
-			if v.Draft = ds[v.Row.ID()]; v.Draft != nil {
-				included = append(included, q.Sparse(draftResource(h.links, v.Draft)))
-			}
+	for _, v := range views {
+		if v.Draft != nil {
+			included = append(included, q.Sparse(draftResource(h.links, v.Draft)))
 		}
 	}
 	var paths map[uuid.UUID]string
@@ -250,7 +228,7 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	v, err := h.loads.Get(c.UserContext(), loadScope(siteID, q.Include["draft"]), id)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -41,45 +39,15 @@ type relatedPage struct {
 	drafts    []*drafts.Draft // pending drafts of the listed records (drafted reads)
 }
 
-// ranked is a row of a per-parent page query: n is its rank in its
-// parent's order, total the parent's count (rank 1 is always selected, so
-// the total is known even for a page past the end).
-type ranked struct {
-	ID     uuid.UUID `bun:"id"`
-	Parent uuid.UUID `bun:"parent"`
-	N      int       `bun:"n"`
-	Total  int       `bun:"total"`
-}
-
-// pageRows is the SQL that ranks the rows of inner (columns id, parent,
-// pos) per parent and keeps rank 1 plus ranks (?2, ?3].
-const pageRows = `, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
-  count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
-SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`
-
-// blocksOfContents is contents' content-blocks: live blocks of the content
-// (published; trashed ones never), or with drafted the blocks whose drafted
-// content is the content, ordered by drafted position — unpublished creates
-// and blocks drafted for deletion included, as GET /content-blocks?include=draft
-// shows them.
+// blocksOfContents is contents' content-blocks (drafts.BlocksOfContents):
+// live blocks, or with drafted every block drafted to the content, as
+// GET /content-blocks?include=draft shows them.
 func blocksOfContents(blocks contentHandler) relatedMany {
 	return relatedMany{name: "content-blocks", typ: "content-blocks",
 		load: func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error) {
-			q := `WITH b AS (SELECT b.id, b.content_id AS parent, b.position AS pos FROM content_blocks b
-  WHERE b.site_id = ?0 AND b.content_id IN (?1) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL)`
-			if drafted {
-				// The row's values, with a pending update's (or delete's)
-				// drafted ones laid over them, as drafts.View.Drafted does.
-				q = `WITH b AS (SELECT b.id,
-    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
-    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
-  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
-  WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
-    WHERE site_id = ?0 AND item_type = 'content-blocks' AND (drafted ->> 'content_id')::uuid IN (?1))))`
-			}
-			var rows []ranked
-			if err := blocks.db.NewRaw(q+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows); err != nil {
-				return nil, fmt.Errorf("content-blocks of contents: %w", err)
+			rows, err := drafts.BlocksOfContents(ctx, blocks.db, siteID, parents, drafted, offset, limit)
+			if err != nil {
+				return nil, err
 			}
 			out, ids := pages(rows, parents, offset)
 			views, err := blocks.engine.LoadMany(ctx, blocks.db, drafts.ContentBlocks, siteID, ids, drafted)
@@ -101,36 +69,16 @@ func blocksOfContents(blocks contentHandler) relatedMany {
 		}}
 }
 
-// hyperlinksOfBlocks is content-blocks' hyperlinks: the links of the live
-// body, or with drafted those of the drafted body (recorded under the
-// block's create or update draft; a block without one, or drafted for
-// deletion, keeps its live body's).
+// hyperlinksOfBlocks is content-blocks' hyperlinks (drafts.HyperlinksOfBlocks):
+// the links of the live body, or with drafted those of the drafted body.
 func hyperlinksOfBlocks(db *bun.DB, l links) relatedMany {
 	return relatedMany{name: "hyperlinks", typ: "hyperlinks", parentDraft: true,
 		load: func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error) {
-			q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
-  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
-			if drafted {
-				// One draft per item (UNIQUE (item_type, item_id)).
-				q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
-  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
-  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
+			rows, byID, err := drafts.HyperlinksOfBlocks(ctx, db, siteID, parents, drafted, offset, limit)
+			if err != nil {
+				return nil, err
 			}
-			var rows []ranked
-			if err := db.NewRaw(q+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows); err != nil {
-				return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
-			}
-			out, ids := pages(rows, parents, offset)
-			byID := map[uuid.UUID]drafts.Hyperlink{}
-			if len(ids) > 0 {
-				var hs []drafts.Hyperlink
-				if err := db.NewSelect().Model(&hs).Where("h.site_id = ? AND h.id IN (?)", siteID, bun.In(ids)).Scan(ctx); err != nil {
-					return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
-				}
-				for _, h := range hs {
-					byID[h.ID] = h
-				}
-			}
+			out, _ := pages(rows, parents, offset)
 			for _, r := range rows {
 				if h, ok := byID[r.ID]; ok && r.N > offset {
 					out[r.Parent].resources = append(out[r.Parent].resources, hyperlinkResource(l, h))
@@ -142,7 +90,7 @@ func hyperlinksOfBlocks(db *bun.DB, l links) relatedMany {
 
 // pages sets up one (possibly empty) page per parent from ranked rows, and
 // returns the ids on the pages (rows ranked past offset).
-func pages(rows []ranked, parents []uuid.UUID, offset int) (map[uuid.UUID]*relatedPage, []uuid.UUID) {
+func pages(rows []drafts.Ranked, parents []uuid.UUID, offset int) (map[uuid.UUID]*relatedPage, []uuid.UUID) {
 	out := make(map[uuid.UUID]*relatedPage, len(parents))
 	for _, p := range parents {
 		out[p] = &relatedPage{}
@@ -214,7 +162,7 @@ func (h contentHandler) relatedEndpoint(rel relatedMany, linkage bool) fiber.Han
 		if err != nil {
 			return err
 		}
-		ctx, siteID, drafted := c.UserContext(), oauth.PrincipalOf(c).SiteID, q.Include["draft"]
+		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Include["draft"]
 		v, err := h.loads.Get(ctx, loadScope(siteID, drafted), id)
 		if err != nil {
 			return err

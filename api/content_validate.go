@@ -52,19 +52,14 @@ func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, 
 	if _, err := uuid.Parse(s); err != nil {
 		return unknownRelated(rel, what)
 	}
-	var found struct {
-		Exists  bool `bun:"e"`
-		Deleted bool `bun:"d"`
-	}
-	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
-  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), s, siteID, table).Scan(ctx, &found)
+	exists, deleted, err := drafts.RefState(ctx, db, siteID, table, s)
 	switch {
 	case err != nil:
 		return err
-	case !found.Exists:
+	case !exists:
 		return unknownRelated(rel, what) // 404; existing but not allowed is 422
 
-	case found.Deleted:
+	case deleted:
 		// Publishing the deletion would take this record with it, unversioned.
 		return relErr("drafted_for_deletion", rel, "That "+what+" is drafted for deletion; revert its delete draft first, or point elsewhere.")
 	}
@@ -94,24 +89,9 @@ func validatePage(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID
 		}
 	}
 	if pt != "page" {
-		// One page per site of each special type, as drafted: a page counts
-		// by its drafted type (a create draft's row is in pages already; an
-		// update draft may change the type), and one drafted for deletion
-		// does not count. Two writers could both find the type free, so the
-		// check runs under a per-site lock held to the end of the write's
-		// transaction (db is that transaction).
-		if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
-			return fmt.Errorf("lock special page types: %w", err)
-		}
-		q := db.NewSelect().TableExpr("pages AS p").
-			Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
-			Where("p.site_id = ?", siteID).
-			Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
-			Where("d.event IS DISTINCT FROM 'delete'")
-		if id != nil {
-			q = q.Where("p.id <> ?", *id)
-		}
-		taken, err := q.Exists(ctx)
+		// One page per site of each special type, as drafted
+		// (drafts.PageTypeTaken, under a lock held by the write's transaction).
+		taken, err := drafts.PageTypeTaken(ctx, db, siteID, pt, id)
 		if err != nil {
 			return err
 		}

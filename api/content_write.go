@@ -55,7 +55,7 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 			continue
 		}
 		if ident.Type != f.RefType {
-			return nil, jsonapi.Unprocessable("wrong_type", fmt.Sprintf("%s must point to %s.", name, f.RefType)).AtPointer(ptr + "/data/type")
+			return nil, wrongRelationshipType(name, f.RefType)
 		}
 		if _, err := uuid.Parse(ident.ID); err != nil {
 			return nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))
@@ -204,7 +204,7 @@ func (h contentHandler) remove(c *fiber.Ctx) error {
 // lock, only when the client stated one.
 func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
 	fn func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error)) (*drafts.View, error) {
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	var v *drafts.View
 	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := h.engine.LockForWrite(ctx, tx, h.kind, siteID, id)

@@ -61,6 +61,56 @@ func decodePatch[A any](c *fiber.Ctx, what, typ string) (patchRequest[A], error)
 	return req, err
 }
 
+// attributesOf is a request's attributes that validate themselves into the
+// fields F, given which members were sent and whether the request creates.
+type attributesOf[F any] interface {
+	validate(sent map[string]bool, create bool) (F, error)
+}
+
+// relNames are a resource's relationships: those a request may set, and
+// those the server sets.
+type relNames struct{ writable, readOnly []string }
+
+// write is a decoded, validated POST or PATCH of one resource: its query,
+// its body (and for a PATCH the URL's id and meta.version), and the
+// validated attributes.
+type write[A attributesOf[F], F any] struct {
+	q *Query
+	patchRequest[A]
+	fields F
+}
+
+// readCreate reads a POST: the query against spec, the body (decodeCreate),
+// its attributes and its relationship names.
+func readCreate[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, typ string, rels relNames) (req write[A, F], err error) {
+	if req.q, err = parseQuery(c, spec); err != nil {
+		return req, err
+	}
+	if req.data, err = decodeCreate[A](c, typ); err != nil {
+		return req, err
+	}
+	return req, req.validate(true, rels)
+}
+
+// readPatch reads a PATCH of the resource the URL names (what names it in a
+// 404) as readCreate reads a POST, with decodePatch.
+func readPatch[A attributesOf[F], F any](c *fiber.Ctx, spec QuerySpec, what, typ string, rels relNames) (req write[A, F], err error) {
+	if req.q, err = parseQuery(c, spec); err != nil {
+		return req, err
+	}
+	if req.patchRequest, err = decodePatch[A](c, what, typ); err != nil {
+		return req, err
+	}
+	return req, req.validate(false, rels)
+}
+
+func (req *write[A, F]) validate(create bool, rels relNames) (err error) {
+	if req.fields, err = req.data.Attributes.validate(req.data.Sent, create); err != nil {
+		return err
+	}
+	return checkRelationshipNames(req.data.Relationships, rels.writable, rels.readOnly)
+}
+
 // checkType answers 409 when the body's type is not the endpoint's.
 func checkType(got, want string) error {
 	if got != want {
@@ -141,13 +191,21 @@ func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what stri
 		return toOne{sent: true, null: true}, nil
 	}
 	if ident.Type != typ {
-		return toOne{}, jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).AtPointer(ptr + "/type")
+		return toOne{}, wrongRelationshipType(name, typ)
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
 		return toOne{}, unknownRelated(name, what)
 	}
 	return toOne{sent: true, id: id}, nil
+}
+
+// wrongRelationshipType is the answer for a to-one relationship whose
+// identifier is not of type typ, for every resource: 422
+// invalid_relationship_type at the identifier's type.
+func wrongRelationshipType(name, typ string) *jsonapi.Error {
+	return jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).
+		AtPointer("/data/relationships/" + name + "/data/type")
 }
 
 // unknownRelated is the answer for a relationship naming a record that is

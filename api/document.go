@@ -5,8 +5,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 )
 
 // compound collects the included resources of a response: each resource
@@ -75,13 +77,32 @@ func sparseAll(q *Query, rs []*jsonapi.Resource) []*jsonapi.Resource {
 	return out
 }
 
-// linkageDocument answers GET .../relationships/<name>.
-func linkageDocument(c *fiber.Ctx, rel *jsonapi.Relationship) error {
+// serveLinkage serves GET /<type>/:id/relationships/<name>: the linkage
+// rel gives of the row load finds.
+func serveLinkage[M any](load func(*fiber.Ctx) (*M, error), rel func(context.Context, *M) (*jsonapi.Relationship, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if _, err := queryParams(c); err != nil {
+			return err
+		}
+		row, err := load(c)
+		if err != nil {
+			return err
+		}
+		r, err := rel(c.UserContext(), row)
+		if err != nil {
+			return err
+		}
+		return respondLinkage(c, r)
+	}
+}
+
+// respondLinkage answers GET .../relationships/<name>.
+func respondLinkage(c *fiber.Ctx, rel *jsonapi.Relationship) error {
 	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
 }
 
-// nullDocument answers a related-resource link whose relationship is empty.
-func nullDocument(c *fiber.Ctx, self string) error {
+// respondNull answers a related-resource link whose relationship is empty.
+func respondNull(c *fiber.Ctx, self string) error {
 	return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": &jsonapi.Links{Self: self}, "jsonapi": jsonapi.V11})
 }
 
@@ -98,12 +119,15 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 	return respondRaw(c, status, compoundDocument{Data: doc.Data, Included: doc.Included, Links: doc.Links, Meta: doc.Meta, JSONAPI: jsonapi.V11})
 }
 
-// rowRenderer writes rows of one type (themes, layouts, theme assets) as
-// primary data with what include asks for: render makes their resources,
-// include adds their related records to the compound document.
+// rowRenderer writes rows of one type (themes, layouts, theme assets,
+// assets, drafts) as primary data with what include asks for: render makes
+// their resources, include (nil: nothing to include) adds their related
+// records to the compound document, version reads a row's version (its
+// ETag).
 type rowRenderer[M any] struct {
 	render  func(ctx context.Context, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, error)
 	include func(ctx context.Context, siteID uuid.UUID, q *Query, rows []M, cd *compound) error
+	version func(*M) int
 }
 
 // compound renders rows and collects what include asks for.
@@ -113,14 +137,53 @@ func (rr rowRenderer[M]) compound(c *fiber.Ctx, q *Query, siteID uuid.UUID, rows
 		return nil, nil, err
 	}
 	cd := newCompound(q, rs...)
+	if rr.include == nil {
+		return rs, cd, nil
+	}
 	if err := rr.include(c.UserContext(), siteID, q, rows, cd); err != nil {
 		return nil, nil, err
 	}
 	return rs, cd, nil
 }
 
-// respondPage writes rows as a page of the collection at path.
-func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, q *Query, l links, path string, siteID uuid.UUID, rows []M, total int64) error {
+// renderEach is the render of rows that render one at a time, without
+// queries.
+func renderEach[M any](one func(*M) *jsonapi.Resource) func(context.Context, uuid.UUID, []M) ([]*jsonapi.Resource, error) {
+	return func(_ context.Context, _ uuid.UUID, rows []M) ([]*jsonapi.Resource, error) {
+		rs := make([]*jsonapi.Resource, len(rows))
+		for i := range rows {
+			rs[i] = one(&rows[i])
+		}
+		return rs, nil
+	}
+}
+
+// siteList loads one page of a site's rows (models.ListThemes and the like).
+type siteList[M any] func(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models.Page) ([]M, int64, error)
+
+// list serves GET <path>: one page of the caller's site's rows from list.
+func (rr rowRenderer[M]) list(spec QuerySpec, l links, path string, db bun.IDB, list siteList[M]) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		siteID := siteOf(c)
+		return rr.respondPage(c, spec, l, path, siteID, func(ctx context.Context, page models.Page) ([]M, int64, error) {
+			return list(ctx, db, siteID, page)
+		})
+	}
+}
+
+// respondPage serves a GET of a collection of the site's rows: the query
+// read against spec, one page of rows from list, written as the collection
+// at path.
+func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, spec QuerySpec, l links, path string, siteID uuid.UUID,
+	list func(context.Context, models.Page) ([]M, int64, error)) error {
+	q, err := parseQuery(c, spec)
+	if err != nil {
+		return err
+	}
+	rows, total, err := list(c.UserContext(), q.Apply)
+	if err != nil {
+		return err
+	}
 	rs, cd, err := rr.compound(c, q, siteID, rows)
 	if err != nil {
 		return err
@@ -128,11 +191,28 @@ func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, q *Query, l links, path strin
 	return cd.respondPage(c, l, path, rs, total)
 }
 
-// respondOne writes one row, at version, as primary data.
-func (rr rowRenderer[M]) respondOne(c *fiber.Ctx, q *Query, status int, siteID uuid.UUID, row M, version int) error {
-	rs, cd, err := rr.compound(c, q, siteID, []M{row})
+// respondOne writes one row of the caller's site as primary data.
+func (rr rowRenderer[M]) respondOne(c *fiber.Ctx, q *Query, status int, row *M) error {
+	rs, cd, err := rr.compound(c, q, siteOf(c), []M{*row})
 	if err != nil {
 		return err
 	}
-	return cd.respondOne(c, status, rs[0], version)
+	return cd.respondOne(c, status, rs[0], rr.version(row))
+}
+
+// get serves a GET of the row load finds, read with the query against spec.
+func (rr rowRenderer[M]) get(spec QuerySpec, load func(*fiber.Ctx) (*M, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		return serveOne(c, spec, load, func(q *Query, row *M) error { return rr.respondOne(c, q, fiber.StatusOK, row) })
+	}
+}
+
+// loadByID finds the caller's site's record that the URL's :id names; what
+// names its type in a 404.
+func loadByID[M any](c *fiber.Ctx, db bun.IDB, what string, find models.FindFunc[M]) (*M, error) {
+	id, err := idParam(c, what)
+	if err != nil {
+		return nil, err
+	}
+	return find(c.UserContext(), db, siteOf(c), id)
 }

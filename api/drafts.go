@@ -8,7 +8,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -25,11 +24,7 @@ type draftAttributes struct {
 func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 	p := "/drafts/" + d.ID.String()
 	item := d.ItemID.String()
-	var user *string
-	if d.UserID != nil {
-		s := d.UserID.String()
-		user = &s
-	}
+	user := optionalID(d.UserID)
 	oc := d.ObjectChanges
 	if oc == nil {
 		oc = map[string]any{}
@@ -69,33 +64,18 @@ type draftsHandler struct {
 	content map[string]contentHandler
 }
 
-// list serves GET /drafts: the site's pending drafts.
-func (h draftsHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"drafts"},
-		Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
-		Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
-		DefaultSort: "d.created_at, d.id"})
-	if err != nil {
-		return err
-	}
-	var ds []*drafts.Draft
-	total, err := q.Apply(h.db.NewSelect().Model(&ds).Where("d.site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
-	if err != nil {
-		return err
-	}
-	data := make([]*jsonapi.Resource, len(ds))
-	for i, d := range ds {
-		data[i] = q.Sparse(draftResource(h.links, d))
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/drafts", q, total), Meta: map[string]any{"total": total}})
-}
+// draftSpec is the query GET /drafts reads: the site's pending drafts.
+var draftSpec = QuerySpec{Collection: true, Fields: []string{"drafts"},
+	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
+	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
+	DefaultSort: "d.created_at, d.id"}
 
 func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
 	id, err := idParam(c, "draft")
 	if err != nil {
 		return nil, err
 	}
-	ds, err := drafts.Drafts(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, []uuid.UUID{id}, false)
+	ds, err := drafts.Drafts(c.UserContext(), h.db, siteOf(c), []uuid.UUID{id}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +162,7 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 	}
 	if q.Include["user"] && d.UserID != nil {
 		u := usersHandler{db: h.db, links: h.links}
-		if user, err := u.find(ctx, d.SiteID, *d.UserID); err == nil {
+		if user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID); err == nil {
 			add(u.resource(user))
 		}
 	}
@@ -225,7 +205,8 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 // registerDraftRoutes registers /drafts; kinds render a draft's item.
 func registerDraftRoutes(r routes, engine *drafts.Engine, kinds map[string]contentHandler) {
 	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, content: kinds}
-	r.get("/drafts", h.list)
+	rows := rowRenderer[*drafts.Draft]{render: renderEach(func(d **drafts.Draft) *jsonapi.Resource { return draftResource(h.links, *d) })}
+	r.get("/drafts", rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
 	r.get("/drafts/:id", h.get)
 	r.delete("/drafts/:id", h.revert)
 }

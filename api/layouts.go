@@ -2,17 +2,14 @@ package api
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -41,8 +38,14 @@ type layoutRequest struct {
 
 var layoutReadOnly = []string{"pages-count", "created-at", "updated-at"}
 
-// layoutColumns are the columns of the attributes a PATCH /layouts may change.
-var layoutColumns = []attrColumn{{"title", "title"}, {"file-name", "file_name"}, {"description", "description"}, {"unique", "is_unique"}, {"content", "content"}}
+// layoutColumns are the attributes a PATCH /layouts may change.
+var layoutColumns = []attrColumn[models.Layout, layoutFields]{
+	{"title", "title", func(l *models.Layout, f layoutFields) { l.Title = f.title }},
+	{"file-name", "file_name", func(l *models.Layout, f layoutFields) { l.FileName = f.fileName }},
+	{"description", "description", func(l *models.Layout, f layoutFields) { l.Description = f.description }},
+	{"unique", "is_unique", func(l *models.Layout, f layoutFields) { l.Unique = f.unique }},
+	{"content", "content", func(l *models.Layout, f layoutFields) { l.Content = f.content }},
+}
 
 // fileNamePattern is a layout's file name: one path segment of letters,
 // digits, '_', '-' and '.', not starting with a dot, ending in .liquid.
@@ -97,62 +100,22 @@ func (k *themeResources) includeForLayouts(ctx context.Context, siteID uuid.UUID
 // fills pages-count.
 type layoutsHandler struct{ *themeResources }
 
-// list serves GET /layouts: the layouts of the latest published theme (the
-// one with the greatest published-at), an empty list while none is published.
-func (h layoutsHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, layoutSpec(true))
-	if err != nil {
-		return err
-	}
-	siteID := siteOf(c)
-	sel := h.db.NewSelect().Where("site_id = ?", siteID).
-		Where(`theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ? AND t.published_at IS NOT NULL
-			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
-	return h.respondList(c, q, "/layouts", sel)
-}
-
 // listOf serves GET /themes/:id/layouts: any theme's layouts.
 func (h layoutsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
-	q, err := parseQuery(c, layoutSpec(true))
-	if err != nil {
-		return err
-	}
-	sel := h.db.NewSelect().Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)
-	return h.respondList(c, q, themePath(t.ID)+"/layouts", sel)
-}
-
-func (h layoutsHandler) respondList(c *fiber.Ctx, q *Query, path string, sel *bun.SelectQuery) error {
-	ctx, siteID := c.UserContext(), siteOf(c)
-	var ls []models.Layout
-	total, err := q.Apply(sel.Model(&ls)).ScanAndCount(ctx)
-	if err != nil {
-		return err
-	}
-	return h.rows().respondPage(c, q, h.links, path, siteID, ls, total)
+	return h.rows().respondPage(c, layoutSpec(true), h.links, themePath(t.ID)+"/layouts", t.SiteID, func(ctx context.Context, page models.Page) ([]models.Layout, int64, error) {
+		return models.ListLayouts(ctx, h.db, t.SiteID, t.ID, page)
+	})
 }
 
 // rows writes layouts with their pages-count and what include asks for.
 func (h layoutsHandler) rows() rowRenderer[models.Layout] {
-	return rowRenderer[models.Layout]{render: h.renderLayouts, include: h.includeForLayouts}
+	return rowRenderer[models.Layout]{render: h.renderLayouts, include: h.includeForLayouts,
+		version: func(l *models.Layout) int { return l.Version }}
 }
 
+// load finds the layout (of any theme of the site) named by the URL.
 func (h layoutsHandler) load(c *fiber.Ctx) (*models.Layout, error) {
-	id, err := idParam(c, "layout")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindLayout(c.UserContext(), h.db, siteOf(c), id)
-}
-
-func (h layoutsHandler) respondLayout(c *fiber.Ctx, q *Query, status int, l *models.Layout) error {
-	return h.rows().respondOne(c, q, status, siteOf(c), *l, l.Version)
-}
-
-// get serves GET /layouts/:id: a layout of any theme of the site.
-func (h layoutsHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, layoutSpec(false), h.load, func(q *Query, l *models.Layout) error {
-		return h.respondLayout(c, q, fiber.StatusOK, l)
-	})
+	return loadByID(c, h.db, "layout", models.FindLayout)
 }
 
 // layoutFields are the validated attributes of a layout request.
@@ -202,67 +165,29 @@ func (r layoutRequest) validate(sent map[string]bool, create bool) (layoutFields
 	return f, nil
 }
 
-// fileNameTaken is the answer when a theme already has a layout of that file name.
-func fileNameTaken() *jsonapi.Error {
-	return invalidAttr("file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
-}
-
 // create serves POST /layouts: a layout in a theme of the caller's site.
 func (h layoutsHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, layoutSpec(false))
+	req, err := readCreate[layoutRequest, layoutFields](c, layoutSpec(false), "layouts", relNames{writable: []string{"theme"}})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[layoutRequest](c, "layouts")
+	themeID, err := readRequiredToOne(req.data.Relationships, "theme", "themes", "theme", "theme the layout belongs to")
 	if err != nil {
-		return err
-	}
-	f, err := data.Attributes.validate(data.Sent, true)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(data.Relationships, []string{"theme"}, nil); err != nil {
-		return err
-	}
-	themeID, err := readRequiredToOne(data.Relationships, "theme", "themes", "theme", "theme the layout belongs to")
-	if err != nil {
-		return err
-	}
-	ctx, siteID := c.UserContext(), oauth.PrincipalOf(c).SiteID
-	if _, err := models.FindTheme(ctx, h.db, siteID, themeID); err != nil {
-		if errors.Is(err, models.ErrNotFound) {
-			return unknownRelated("theme", "theme")
-		}
 		return err
 	}
 	now := time.Now().UTC()
-	l := &models.Layout{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, Title: f.title, FileName: f.fileName,
-		Description: f.description, Unique: f.unique, Content: f.content, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if _, err := h.db.NewInsert().Model(l).Exec(ctx); err != nil {
-		if models.IsConflict(err) {
-			return fileNameTaken()
-		}
+	l := &models.Layout{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, Title: req.fields.title, FileName: req.fields.fileName,
+		Description: req.fields.description, Unique: req.fields.unique, Content: req.fields.content, Version: 1, CreatedAt: now, UpdatedAt: now}
+	if err := models.CreateLayout(c.UserContext(), h.db, l); err != nil {
 		return err
 	}
-	return h.respondLayout(c, q, fiber.StatusCreated, l)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, l)
 }
 
 // update serves PATCH /layouts/:id: changes the attributes sent, and only those.
 func (h layoutsHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, layoutSpec(false))
+	req, err := readPatch[layoutRequest, layoutFields](c, layoutSpec(false), "layout", "layouts", relNames{writable: []string{"theme"}})
 	if err != nil {
-		return err
-	}
-	req, err := decodePatch[layoutRequest](c, "layout", "layouts")
-	if err != nil {
-		return err
-	}
-	sent := req.data.Sent
-	f, err := req.data.Attributes.validate(sent, false)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(req.data.Relationships, []string{"theme"}, nil); err != nil {
 		return err
 	}
 	theme, err := readToOne(req.data.Relationships, "theme", "themes", "theme")
@@ -273,44 +198,20 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 		// A theme the site does not have is 404 (themes are never deleted,
 		// so this holds for the transaction below); naming another of its
 		// themes is the 422 below.
-		if _, err := models.FindTheme(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, theme.id); errors.Is(err, models.ErrNotFound) {
-			return unknownRelated("theme", "theme")
-		} else if err != nil {
+		if err := models.CheckTheme(c.UserContext(), h.db, siteOf(c), theme.id, "theme"); err != nil {
 			return err
 		}
 	}
-	return patchRow(c, h.db, rowPatch[models.Layout]{
-		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, layoutColumns),
-		find:    models.FindLayout,
-		version: func(l *models.Layout) int { return l.Version },
-		check: func(l *models.Layout) error {
-			if theme.sent && (theme.null || theme.id != l.ThemeID) {
-				return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").
-					AtPointer("/data/relationships/theme/data")
-			}
-			return nil
-		},
-		apply: func(l *models.Layout) {
-			if sent["title"] {
-				l.Title = f.title
-			}
-			if sent["file-name"] {
-				l.FileName = f.fileName
-			}
-			if sent["description"] {
-				l.Description = f.description
-			}
-			if sent["unique"] {
-				l.Unique = f.unique
-			}
-			if sent["content"] {
-				l.Content = f.content
-			}
-			l.UpdatedAt = time.Now().UTC()
-		},
-		respond:  func(l *models.Layout) error { return h.respondLayout(c, q, fiber.StatusOK, l) },
-		conflict: fileNameTaken,
-	})
+	patch := patchOf(c, req, h.rows(), models.FindLayout, layoutColumns)
+	patch.check = func(l *models.Layout) error {
+		if theme.sent && (theme.null || theme.id != l.ThemeID) {
+			return jsonapi.Unprocessable("immutable_relationship", "A layout stays in the theme it was created in; copy it with POST /layouts to put it in another theme.").
+				AtPointer("/data/relationships/theme/data")
+		}
+		return nil
+	}
+	patch.conflict = models.LayoutFileNameTaken()
+	return patchRow(c, h.db, patch)
 }
 
 // theme serves GET /layouts/:id/theme.
@@ -320,25 +221,17 @@ func (h layoutsHandler) theme(c *fiber.Ctx) error {
 	})
 }
 
-// relationship serves GET /layouts/:id/relationships/theme.
-func (h layoutsHandler) relationship(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	l, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	return linkageDocument(c, h.layoutResource(l, 0).Relationships["theme"])
-}
-
 // registerLayoutRoutes registers /layouts (docs/themes.md).
 func registerLayoutRoutes(r routes) {
 	layouts := layoutsHandler{r.themeResources()}
-	r.get("/layouts", layouts.list)
+	// GET /layouts: the layouts of the latest published theme (the one with
+	// the greatest published-at), an empty list while none is published.
+	r.get("/layouts", layouts.rows().list(layoutSpec(true), layouts.links, "/layouts", layouts.db, models.ListLiveLayouts))
 	r.post("/layouts", layouts.create)
-	r.get("/layouts/:id", layouts.get)
+	r.get("/layouts/:id", layouts.rows().get(layoutSpec(false), layouts.load))
 	r.patch("/layouts/:id", layouts.update)
 	r.get("/layouts/:id/theme", layouts.theme)
-	r.get("/layouts/:id/relationships/theme", layouts.relationship)
+	r.get("/layouts/:id/relationships/theme", serveLinkage(layouts.load, func(_ context.Context, l *models.Layout) (*jsonapi.Relationship, error) {
+		return layouts.layoutResource(l, 0).Relationships["theme"], nil
+	}))
 }

@@ -1,14 +1,12 @@
 package api
 
 import (
-	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -16,18 +14,33 @@ import (
 // retried when another write lands between its read and its write.
 const patchAttempts = 3
 
-// attrColumn maps an attribute a PATCH may change to its column.
-type attrColumn struct{ attr, col string }
+// attrColumn maps an attribute a PATCH may change to its column, and sets
+// its validated value (from the fields F) on the row M.
+type attrColumn[M, F any] struct {
+	attr, col string
+	set       func(*M, F)
+}
 
-// sentColumns lists the columns of the attributes sent, in the order of cols.
-func sentColumns(sent map[string]bool, cols []attrColumn) []string {
-	var out []string
+// patchOf is the rowPatch of the PATCH w of a row rr renders, found by
+// find: it writes the columns of the attributes sent (in the order of
+// cols), set from w's fields, and answers with rr. The caller adds check
+// and conflict.
+func patchOf[A attributesOf[F], F, M any](c *fiber.Ctx, req write[A, F], rr rowRenderer[M], find models.FindFunc[M], cols []attrColumn[M, F]) rowPatch[M] {
+	var sent []attrColumn[M, F]
+	var names []string
 	for _, a := range cols {
-		if sent[a.attr] {
-			out = append(out, a.col)
+		if req.data.Sent[a.attr] {
+			sent, names = append(sent, a), append(names, a.col)
 		}
 	}
-	return out
+	return rowPatch[M]{id: req.id, bodyVersion: req.bodyVersion, cols: names, find: find, version: rr.version,
+		apply: func(m *M) {
+			for _, a := range sent {
+				a.set(m, req.fields)
+			}
+		},
+		respond: func(m *M) error { return rr.respondOne(c, req.q, fiber.StatusOK, m) },
+	}
 }
 
 // rowPatch is a PATCH of one versioned row (of type M) of the caller's site.
@@ -36,17 +49,18 @@ type rowPatch[M any] struct {
 	bodyVersion *int
 	// cols are the columns the request changes; with none, nothing is written.
 	cols    []string
-	find    func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*M, error)
+	find    models.FindFunc[M]
 	version func(*M) int
 	// check judges the preconditions other than the version (nil: none).
 	check func(*M) error
-	// apply sets the attributes sent, and updated_at, on the row read.
+	// apply sets the attributes sent on the row read (models.UpdateVersioned
+	// stamps updated_at).
 	apply func(*M)
 	// respond answers with the row.
 	respond func(*M) error
-	// conflict answers a write that breaks a unique constraint (nil: the
-	// error is passed on).
-	conflict func() *jsonapi.Error
+	// conflict is the error of a write that breaks a unique constraint
+	// (nil: the database's error is passed on).
+	conflict error
 }
 
 // patchRow runs a PATCH under optimistic concurrency (DESIGN.md §2): it
@@ -81,7 +95,7 @@ func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
 		case err == nil:
 			return p.respond(m)
 		case p.conflict != nil && models.IsConflict(err):
-			return p.conflict()
+			return p.conflict
 		case !errors.Is(err, models.ErrStaleVersion):
 			return err
 		case attempt == patchAttempts:

@@ -6,12 +6,23 @@ import (
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 )
 
 // timestamp renders a time the way the spec asks: ISO 8601, UTC, milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// optionalID is the linkage id of an optional to-one relationship (nil
+// when it names nothing).
+func optionalID(id *uuid.UUID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
 
 // links builds absolute URLs from the configured public base URL.
 type links struct{ base string }

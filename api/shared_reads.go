@@ -3,7 +3,6 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/coalesce"
 )
 
@@ -32,7 +31,7 @@ func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// The method too: Fiber serves HEAD through GET routes, and a HEAD
 		// run's response must not answer a GET.
-		key := c.Method() + " " + oauth.PrincipalOf(c).SiteID.String() + " " + c.OriginalURL()
+		key := c.Method() + " " + siteOf(c).String() + " " + c.OriginalURL()
 		res, err, ran := s.group.Do(key, func() (*sharedResponse, error) {
 			if err := h(c); err != nil {
 				return nil, err

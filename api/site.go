@@ -5,16 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -46,11 +42,7 @@ func siteSpec() QuerySpec {
 }
 
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
-	var theme *string
-	if s.ThemeID != nil {
-		id := s.ThemeID.String()
-		theme = &id
-	}
+	theme := optionalID(s.ThemeID)
 	r := &jsonapi.Resource{Type: "sites", ID: s.ID.String(),
 		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, CreatedAt: timestamp(s.CreatedAt), UpdatedAt: timestamp(s.UpdatedAt)},
 		Links:      h.links.self("/site"),
@@ -66,15 +58,6 @@ func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 // so it needs no asset or user rendering; GET /site/theme, which may
 // include more, is served by themesHandler.live.
 func (h siteHandler) themes() *themeResources { return &themeResources{db: h.db, links: h.links} }
-
-func (h siteHandler) load(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*models.ThemedSite, error) {
-	s := new(models.ThemedSite)
-	sel := db.NewSelect().Model(s).Where("id = ?", siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	return s, sel.Scan(ctx)
-}
 
 func (h siteHandler) respondSite(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
 	r := h.resource(s)
@@ -94,20 +77,11 @@ func (h siteHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.load(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, false)
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
 	if err != nil {
 		return err
 	}
 	return h.respondSite(c, q, s)
-}
-
-// siteChange is a validated PATCH of the site.
-type siteChange struct {
-	title, slug *string
-	// theme, when set, is the theme to publish; themePointer is where an
-	// unknown theme is reported.
-	theme        *uuid.UUID
-	themePointer string
 }
 
 // update serves PATCH /site: changes the attributes sent, and only those;
@@ -121,7 +95,7 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
 		return err
 	}
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	if err := checkType(doc.Data.Type, "sites"); err != nil {
 		return err
 	}
@@ -132,27 +106,27 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := doc.Data.Attributes
-	if a.CreatedAt != nil || a.UpdatedAt != nil {
+	attrs := doc.Data.Attributes
+	if attrs.CreatedAt != nil || attrs.UpdatedAt != nil {
 		name := "created-at"
-		if a.UpdatedAt != nil {
+		if attrs.UpdatedAt != nil {
 			name = "updated-at"
 		}
 		return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
 	}
-	var change siteChange
-	if a.Title != nil {
-		t := strings.TrimSpace(cleanText(*a.Title))
-		if t == "" || utf8.RuneCountInString(t) > 200 {
-			return jsonapi.Unprocessable("invalid_title", "title must be 1 to 200 characters.").AtPointer("/data/attributes/title")
+	var change models.SiteChange
+	if attrs.Title != nil {
+		title, err := titleAttr(attrs.Title, true, false)
+		if err != nil {
+			return err
 		}
-		change.title = &t
+		change.Title = &title
 	}
-	if a.SubdomainSlug != nil {
-		if !slugPattern.MatchString(*a.SubdomainSlug) {
+	if attrs.SubdomainSlug != nil {
+		if !slugPattern.MatchString(*attrs.SubdomainSlug) {
 			return jsonapi.Unprocessable("invalid_slug", "subdomain-slug must be 1 to 63 lowercase letters, digits or inner hyphens.").AtPointer("/data/attributes/subdomain-slug")
 		}
-		change.slug = a.SubdomainSlug
+		change.Slug = attrs.SubdomainSlug
 	}
 	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
 		return err
@@ -165,7 +139,7 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 		if theme.null {
 			return noUnpublish("/data/relationships/theme/data")
 		}
-		change.theme, change.themePointer = &theme.id, "/data/relationships/theme/data/id"
+		change.Theme, change.ThemePointer = &theme.id, "/data/relationships/theme/data/id"
 	}
 	s, err := h.save(c, siteID, bodyVersion, change)
 	if err != nil {
@@ -178,60 +152,15 @@ func noUnpublish(pointer string) *jsonapi.Error {
 	return jsonapi.Unprocessable("theme_required", "A site always has a live theme once one is published: publish another theme instead of null.").AtPointer(pointer)
 }
 
-// save applies change in one transaction with the site row locked: the
-// precondition (If-Match or meta.version) is judged against the locked
-// version, and the write bumps it, so two editors never both land.
-//
-// Publishing a theme sets its published-at to the database's clock, but
-// always later than any published-at of the site's themes, so "the theme
-// with the greatest published-at" and sites.theme_id never disagree, even
-// across API replicas with skewed clocks. Naming the theme that is already
-// live changes nothing.
-func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change siteChange) (*models.ThemedSite, error) {
+// save applies change (models.UpdateSite), judging If-Match or
+// meta.version against the locked site.
+func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, change models.SiteChange) (*models.ThemedSite, error) {
 	var out *models.ThemedSite
 	err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		s, err := h.load(ctx, tx, siteID, true)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, s.ID.String(), s.Version, bodyVersion); err != nil {
-			return err
-		}
-		out = s
-		var cols []string
-		if change.title != nil {
-			s.Title = *change.title
-			cols = append(cols, "title")
-		}
-		if change.slug != nil {
-			s.SubdomainSlug = *change.slug
-			cols = append(cols, "subdomain_slug")
-		}
-		if change.theme != nil && (s.ThemeID == nil || *s.ThemeID != *change.theme) {
-			res, err := tx.NewRaw(`UPDATE themes SET
-				published_at = GREATEST(clock_timestamp(), (SELECT max(published_at) FROM themes WHERE site_id = ?) + interval '1 millisecond'),
-				updated_at = clock_timestamp(), version = version + 1
-				WHERE id = ? AND site_id = ?`, siteID, *change.theme, siteID).Exec(ctx)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return unknownRelated("theme", "theme").AtPointer(change.themePointer)
-			}
-			s.ThemeID = change.theme
-			cols = append(cols, "theme_id")
-		}
-		if len(cols) == 0 {
-			return nil
-		}
-		s.UpdatedAt = time.Now().UTC()
-		err = tx.NewUpdate().Model(s).Column(append(cols, "updated_at")...).Set("version = version + 1").
-			Where("id = ? AND version = ?", s.ID, s.Version).Returning("*").Scan(ctx)
-		if models.IsConflict(err) {
-			return jsonapi.Unprocessable("taken", "That subdomain-slug is taken.").AtPointer("/data/attributes/subdomain-slug")
-		}
+		var err error
+		out, err = models.UpdateSite(ctx, tx, siteID, change, func(s *models.ThemedSite) error {
+			return checkVersion(c, s.ID.String(), s.Version, bodyVersion)
+		})
 		return err
 	})
 	return out, err
@@ -242,12 +171,12 @@ func (h siteHandler) themeRelationship(c *fiber.Ctx) error {
 	if _, err := queryParams(c); err != nil {
 		return err
 	}
-	s, err := h.load(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, false)
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
 	if err != nil {
 		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
-	return linkageDocument(c, h.resource(s).Relationships["theme"])
+	return respondLinkage(c, h.resource(s).Relationships["theme"])
 }
 
 // updateThemeRelationship serves PATCH /site/relationships/theme with
@@ -280,12 +209,12 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	if err != nil {
 		return unknownRelated("theme", "theme").AtPointer("/data/id")
 	}
-	s, err := h.save(c, oauth.PrincipalOf(c).SiteID, nil, siteChange{theme: &id, themePointer: "/data/id"})
+	s, err := h.save(c, siteOf(c), nil, models.SiteChange{Theme: &id, ThemePointer: "/data/id"})
 	if err != nil {
 		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
-	return linkageDocument(c, h.resource(s).Relationships["theme"])
+	return respondLinkage(c, h.resource(s).Relationships["theme"])
 }
 
 // registerSiteRoutes registers /site, its live theme and its theme

@@ -66,6 +66,14 @@ func (k *themeResources) includeForThemeAssets(ctx context.Context, siteID uuid.
 	return nil
 }
 
+// validate checks the attributes of a POST: the path, and no read-only member.
+func (r themeAssetRequest) validate(sent map[string]bool, _ bool) (string, error) {
+	if err := checkReadOnly(sent, []string{"created-at", "updated-at"}); err != nil {
+		return "", err
+	}
+	return themeAssetPath(r.Path)
+}
+
 // themeAssetPath validates the path of an asset in a theme's assets
 // folder: relative, canonical (no empty, "." or trailing segments), no
 // "..", no backslashes or control characters, 1 to 255 characters.
@@ -95,74 +103,34 @@ func themeAssetPath(v *string) (string, error) {
 // themeAssetsHandler serves /theme-assets.
 type themeAssetsHandler struct{ *themeResources }
 
+// load finds the theme asset named by the URL.
 func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
-	id, err := idParam(c, "theme asset")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindThemeAsset(c.UserContext(), h.db, siteOf(c), id, false)
-}
-
-func (h themeAssetsHandler) respondThemeAsset(c *fiber.Ctx, q *Query, status int, ta *models.ThemeAsset) error {
-	return h.rows().respondOne(c, q, status, siteOf(c), *ta, ta.Version)
+	return loadByID(c, h.db, "theme asset", models.FindThemeAsset)
 }
 
 // rows writes theme assets with what include asks for.
 func (h themeAssetsHandler) rows() rowRenderer[models.ThemeAsset] {
 	return rowRenderer[models.ThemeAsset]{include: h.includeForThemeAssets,
-		render: func(_ context.Context, _ uuid.UUID, tas []models.ThemeAsset) ([]*jsonapi.Resource, error) {
-			rs := make([]*jsonapi.Resource, len(tas))
-			for i := range tas {
-				rs[i] = h.themeAssetResource(&tas[i])
-			}
-			return rs, nil
-		}}
-}
-
-// get serves GET /theme-assets/:id.
-func (h themeAssetsHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, themeAssetSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-		return h.respondThemeAsset(c, q, fiber.StatusOK, ta)
-	})
+		render:  renderEach(h.themeAssetResource),
+		version: func(ta *models.ThemeAsset) int { return ta.Version }}
 }
 
 // listOf serves GET /themes/:id/theme-assets.
 func (h themeAssetsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
-	q, err := parseQuery(c, themeAssetSpec(true))
-	if err != nil {
-		return err
-	}
-	ctx := c.UserContext()
-	var tas []models.ThemeAsset
-	total, err := q.Apply(h.db.NewSelect().Model(&tas).Where("site_id = ? AND theme_id = ?", t.SiteID, t.ID)).ScanAndCount(ctx)
-	if err != nil {
-		return err
-	}
-	return h.rows().respondPage(c, q, h.links, themePath(t.ID)+"/theme-assets", t.SiteID, tas, total)
+	return h.rows().respondPage(c, themeAssetSpec(true), h.links, themePath(t.ID)+"/theme-assets", t.SiteID,
+		func(ctx context.Context, page models.Page) ([]models.ThemeAsset, int64, error) {
+			return models.ListThemeAssets(ctx, h.db, t.SiteID, t.ID, page)
+		})
 }
 
 // create serves POST /theme-assets: links an asset of the site to a theme
 // of the site at a path, and sets the asset's theme-path.
 func (h themeAssetsHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeAssetSpec(false))
+	req, err := readCreate[themeAssetRequest, string](c, themeAssetSpec(false), "theme-assets", relNames{writable: []string{"theme", "asset"}})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[themeAssetRequest](c, "theme-assets")
-	if err != nil {
-		return err
-	}
-	if err := checkReadOnly(data.Sent, []string{"created-at", "updated-at"}); err != nil {
-		return err
-	}
-	p, err := themeAssetPath(data.Attributes.Path)
-	if err != nil {
-		return err
-	}
-	rels := data.Relationships
-	if err := checkRelationshipNames(rels, []string{"theme", "asset"}, nil); err != nil {
-		return err
-	}
+	assetPath, rels := req.fields, req.data.Relationships
 	themeID, err := readRequiredToOne(rels, "theme", "themes", "theme", "theme to put the asset in")
 	if err != nil {
 		return err
@@ -171,35 +139,14 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := siteOf(c)
-	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteID, ThemeID: themeID, AssetID: assetID, Path: p, Version: 1}
+	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, AssetID: assetID, Path: assetPath, Version: 1}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if n, err := tx.NewSelect().Model((*models.Theme)(nil)).Where("id = ? AND site_id = ?", themeID, siteID).Count(ctx); err != nil {
-			return err
-		} else if n == 0 {
-			return unknownRelated("theme", "theme")
-		}
-		var locked []uuid.UUID
-		if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, assetID, siteID).Scan(ctx, &locked); err != nil {
-			return err
-		}
-		if len(locked) == 0 {
-			return unknownRelated("asset", "asset")
-		}
-		// Stamped by the database, like the copies POST /themes makes, so
-		// "the newest link of an asset" compares one clock.
-		if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); err != nil {
-			if models.IsConflict(err) {
-				return invalidAttr("path", "taken", "This theme already has an asset at that path (compared without regard to case).")
-			}
-			return err
-		}
-		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{assetID})
+		return models.CreateThemeAsset(ctx, tx, ta)
 	})
 	if err != nil {
 		return err
 	}
-	return h.respondThemeAsset(c, q, fiber.StatusCreated, ta)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, ta)
 }
 
 // delete serves DELETE /theme-assets/:id: unlinks the asset from the theme
@@ -208,28 +155,14 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 	if _, err := queryParams(c); err != nil {
 		return err
 	}
-	first, err := h.load(c)
+	read, err := h.load(c)
 	if err != nil {
 		return err
 	}
-	siteID := siteOf(c)
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		// The asset first, as POST /theme-assets and POST /themes lock it,
-		// then the row itself.
-		if err := models.LockAssets(ctx, tx, siteID, []uuid.UUID{first.AssetID}); err != nil {
-			return err
-		}
-		ta, err := models.FindThemeAsset(ctx, tx, siteID, first.ID, true)
-		if err != nil {
-			return err
-		}
-		if err := checkVersion(c, ta.ID.String(), ta.Version, nil); err != nil {
-			return err
-		}
-		if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, siteID).Exec(ctx); err != nil {
-			return err
-		}
-		return models.SyncThemePaths(ctx, tx, siteID, []uuid.UUID{ta.AssetID})
+		return models.DeleteThemeAsset(ctx, tx, read, func(ta *models.ThemeAsset) error {
+			return checkVersion(c, ta.ID.String(), ta.Version, nil)
+		})
 	})
 	if err != nil {
 		return err
@@ -246,7 +179,7 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 			})
 		}
 		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
-			a, err := h.assets.findAsset(c, ta.AssetID)
+			a, err := models.FindAsset(c.UserContext(), h.db, ta.SiteID, ta.AssetID)
 			if err != nil {
 				return err
 			}
@@ -255,28 +188,16 @@ func (h themeAssetsHandler) related(name string) fiber.Handler {
 	}
 }
 
-// relationship serves GET /theme-assets/:id/relationships/{theme,asset}.
-func (h themeAssetsHandler) relationship(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		ta, err := h.load(c)
-		if err != nil {
-			return err
-		}
-		return linkageDocument(c, h.themeAssetResource(ta).Relationships[name])
-	}
-}
-
 // registerThemeAssetRoutes registers /theme-assets (docs/themes.md).
 func registerThemeAssetRoutes(r routes) {
 	themeAssets := themeAssetsHandler{r.themeResources()}
 	r.post("/theme-assets", themeAssets.create)
-	r.get("/theme-assets/:id", themeAssets.get)
+	r.get("/theme-assets/:id", themeAssets.rows().get(themeAssetSpec(false), themeAssets.load))
 	r.delete("/theme-assets/:id", themeAssets.delete)
 	for _, name := range []string{"theme", "asset"} {
 		r.get("/theme-assets/:id/"+name, themeAssets.related(name))
-		r.get("/theme-assets/:id/relationships/"+name, themeAssets.relationship(name))
+		r.get("/theme-assets/:id/relationships/"+name, serveLinkage(themeAssets.load, func(_ context.Context, ta *models.ThemeAsset) (*jsonapi.Relationship, error) {
+			return themeAssets.themeAssetResource(ta).Relationships[name], nil
+		}))
 	}
 }

@@ -53,20 +53,16 @@ func ids[T any](rows []T, id func(*T) uuid.UUID) []uuid.UUID {
 // themeResource renders a theme with the linkage of its layouts and theme assets.
 func (k *themeResources) themeResource(t *models.Theme, layoutIDs, assetIDs []string) *jsonapi.Resource {
 	p := themePath(t.ID)
-	var published, user *string
+	var published *string
 	if t.PublishedAt != nil {
 		s := timestamp(*t.PublishedAt)
 		published = &s
-	}
-	if t.UserID != nil {
-		s := t.UserID.String()
-		user = &s
 	}
 	r := &jsonapi.Resource{Type: "themes", ID: t.ID.String(), Links: k.links.self(p),
 		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: published,
 			CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
-			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", user)),
+			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(t.UserID))),
 			"layouts":      k.links.relationship(p, "layouts", jsonapi.ToMany("layouts", layoutIDs)),
 			"theme-assets": k.links.relationship(p, "theme-assets", jsonapi.ToMany("theme-assets", assetIDs)),
 		}}
@@ -80,14 +76,14 @@ func (k *themeResources) childIDs(ctx context.Context, db bun.IDB, siteID uuid.U
 	if len(themeIDs) == 0 {
 		return layouts, assets, nil
 	}
-	ls, err := models.LayoutsOfThemes(ctx, db, siteID, themeIDs, "id", "theme_id")
+	ls, err := models.OfThemes[models.Layout](ctx, db, siteID, themeIDs, "id", "theme_id")
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, l := range ls {
 		layouts[l.ThemeID] = append(layouts[l.ThemeID], l.ID.String())
 	}
-	tas, err := models.ThemeAssetsOfThemes(ctx, db, siteID, themeIDs, "id", "theme_id")
+	tas, err := models.OfThemes[models.ThemeAsset](ctx, db, siteID, themeIDs, "id", "theme_id")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +120,7 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 			}
 		}
 		if len(userIDs) > 0 {
-			us, err := models.UsersByID(ctx, k.db, siteID, userIDs)
+			us, err := models.ByIDs[models.User](ctx, k.db, siteID, userIDs)
 			if err != nil {
 				return err
 			}
@@ -134,7 +130,7 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 		}
 	}
 	if q.Include["layouts"] {
-		ls, err := models.LayoutsOfThemes(ctx, k.db, siteID, themeIDs)
+		ls, err := models.OfThemes[models.Layout](ctx, k.db, siteID, themeIDs)
 		if err != nil {
 			return err
 		}
@@ -145,7 +141,7 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 		cd.add(rs...)
 	}
 	if q.Include["theme-assets"] {
-		tas, err := models.ThemeAssetsOfThemes(ctx, k.db, siteID, themeIDs)
+		tas, err := models.OfThemes[models.ThemeAsset](ctx, k.db, siteID, themeIDs)
 		if err != nil {
 			return err
 		}
@@ -163,7 +159,7 @@ func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID,
 
 // includeThemes adds the site's themes with the given ids.
 func (k *themeResources) includeThemes(ctx context.Context, siteID uuid.UUID, themeIDs []uuid.UUID, cd *compound) error {
-	ts, err := models.ThemesByID(ctx, k.db, siteID, themeIDs)
+	ts, err := models.ByIDs[models.Theme](ctx, k.db, siteID, themeIDs)
 	if err != nil {
 		return err
 	}
@@ -180,7 +176,7 @@ func (k *themeResources) includeAssets(ctx context.Context, siteID uuid.UUID, as
 	if len(assetIDs) == 0 {
 		return nil
 	}
-	as, err := models.AssetsByID(ctx, k.db, siteID, assetIDs)
+	as, err := models.ByIDs[models.Asset](ctx, k.db, siteID, assetIDs)
 	if err != nil {
 		return err
 	}

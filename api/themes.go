@@ -37,8 +37,14 @@ type themeRequest struct {
 
 var themeReadOnly = []string{"published-at", "created-at", "updated-at"}
 
-// themeColumns are the columns of the attributes a PATCH /themes may change.
-var themeColumns = []attrColumn{{"title", "title"}, {"description", "description"}}
+// themeReadOnlyRels are the relationships of a theme the server sets.
+var themeReadOnlyRels = []string{"user", "layouts", "theme-assets"}
+
+// themeColumns are the attributes a PATCH /themes may change.
+var themeColumns = []attrColumn[models.Theme, themeFields]{
+	{"title", "title", func(t *models.Theme, f themeFields) { t.Title = f.title }},
+	{"description", "description", func(t *models.Theme, f themeFields) { t.Description = f.description }},
+}
 
 // themeFields are the validated attributes of a theme request.
 type themeFields struct {
@@ -75,136 +81,57 @@ func themeSpec(collection bool) QuerySpec {
 
 type themesHandler struct{ *themeResources }
 
-// list serves GET /themes: the site's themes, newest first, paginated.
-func (h themesHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(true))
-	if err != nil {
-		return err
-	}
-	ctx, siteID := c.UserContext(), siteOf(c)
-	var ts []models.Theme
-	total, err := q.Apply(h.db.NewSelect().Model(&ts).Where("site_id = ?", siteID)).ScanAndCount(ctx)
-	if err != nil {
-		return err
-	}
-	return h.rows().respondPage(c, q, h.links, "/themes", siteID, ts, total)
-}
-
 // rows writes themes with their linkage and what include asks for.
 func (h themesHandler) rows() rowRenderer[models.Theme] {
 	return rowRenderer[models.Theme]{include: h.includeForThemes,
 		render: func(ctx context.Context, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
 			return h.renderThemes(ctx, h.db, siteID, ts)
-		}}
-}
-
-// respondTheme answers with one theme as primary data.
-func (h themesHandler) respondTheme(c *fiber.Ctx, q *Query, status int, t *models.Theme) error {
-	return h.rows().respondOne(c, q, status, siteOf(c), *t, t.Version)
+		},
+		version: func(t *models.Theme) int { return t.Version }}
 }
 
 // load finds the theme named by the URL.
 func (h themesHandler) load(c *fiber.Ctx) (*models.Theme, error) {
-	id, err := idParam(c, "theme")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindTheme(c.UserContext(), h.db, siteOf(c), id)
-}
-
-// get serves GET /themes/:id.
-func (h themesHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, themeSpec(false), h.load, func(q *Query, t *models.Theme) error {
-		return h.respondTheme(c, q, fiber.StatusOK, t)
-	})
+	return loadByID(c, h.db, "theme", models.FindTheme)
 }
 
 // create serves POST /themes: a new working-copy theme of the caller's
 // site, with copies of the layouts and theme assets of a source theme
 // when the source relationship names one.
 func (h themesHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
+	req, err := readCreate[themeRequest, themeFields](c, themeSpec(false), "themes", relNames{[]string{"source"}, themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[themeRequest](c, "themes")
-	if err != nil {
-		return err
-	}
-	f, err := data.Attributes.validate(data.Sent, true)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(data.Relationships, []string{"source"}, []string{"user", "layouts", "theme-assets"}); err != nil {
-		return err
-	}
-	source, err := readToOne(data.Relationships, "source", "themes", "theme")
+	source, err := readToOne(req.data.Relationships, "source", "themes", "theme")
 	if err != nil {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
 	now := time.Now().UTC()
-	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: f.title, Description: f.description,
+	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: req.fields.title, Description: req.fields.description,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
+	var sourceID *uuid.UUID
+	if source.sent && !source.null {
+		sourceID = &source.id
+	}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if source.sent && !source.null {
-			// The source must be a theme of the caller's site; themes are
-			// never deleted, so it stays one until the copy is made. Each
-			// copy statement reads one consistent snapshot of the source.
-			if _, err := models.FindTheme(ctx, tx, pr.SiteID, source.id); errors.Is(err, models.ErrNotFound) {
-				return unknownRelated("source", "theme")
-			} else if err != nil {
-				return err
-			}
-		}
-		if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
-			return err
-		}
-		if source.sent && !source.null {
-			return models.CopyTheme(ctx, tx, pr.SiteID, source.id, t.ID)
-		}
-		return nil
+		return models.CreateTheme(ctx, tx, t, sourceID)
 	})
 	if err != nil {
 		return err
 	}
-	return h.respondTheme(c, q, fiber.StatusCreated, t)
+	return h.rows().respondOne(c, req.q, fiber.StatusCreated, t)
 }
 
 // update serves PATCH /themes/:id: changes the attributes sent, and only
 // those; description is nulled only when sent as null.
 func (h themesHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, themeSpec(false))
+	req, err := readPatch[themeRequest, themeFields](c, themeSpec(false), "theme", "themes", relNames{readOnly: themeReadOnlyRels})
 	if err != nil {
 		return err
 	}
-	req, err := decodePatch[themeRequest](c, "theme", "themes")
-	if err != nil {
-		return err
-	}
-	sent := req.data.Sent
-	f, err := req.data.Attributes.validate(sent, false)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(req.data.Relationships, nil, []string{"user", "layouts", "theme-assets"}); err != nil {
-		return err
-	}
-	return patchRow(c, h.db, rowPatch[models.Theme]{
-		id: req.id, bodyVersion: req.bodyVersion, cols: sentColumns(sent, themeColumns),
-		find:    models.FindTheme,
-		version: func(t *models.Theme) int { return t.Version },
-		apply: func(t *models.Theme) {
-			if sent["title"] {
-				t.Title = f.title
-			}
-			if sent["description"] {
-				t.Description = f.description
-			}
-			t.UpdatedAt = time.Now().UTC()
-		},
-		respond: func(t *models.Theme) error { return h.respondTheme(c, q, fiber.StatusOK, t) },
-	})
+	return patchRow(c, h.db, patchOf(c, req, h.rows(), models.FindTheme, themeColumns))
 }
 
 // related serves GET /themes/:id/{user,layouts,theme-assets}: the related
@@ -221,12 +148,11 @@ func (h themesHandler) related(name string) fiber.Handler {
 				return err
 			}
 			if t.UserID == nil {
-				return nullDocument(c, h.links.base+c.Path())
+				return respondNull(c, h.links.base+c.Path())
 			}
-			u := new(models.User)
-			err := h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", *t.UserID, t.SiteID).Scan(c.UserContext())
-			if models.IsNoRows(err) {
-				return nullDocument(c, h.links.base+c.Path())
+			u, err := models.FindUser(c.UserContext(), h.db, t.SiteID, *t.UserID)
+			if errors.Is(err, models.ErrNotFound) {
+				return respondNull(c, h.links.base+c.Path())
 			} else if err != nil {
 				return err
 			}
@@ -239,21 +165,14 @@ func (h themesHandler) related(name string) fiber.Handler {
 	}
 }
 
-// relationship serves GET /themes/:id/relationships/{user,layouts,theme-assets}.
-func (h themesHandler) relationship(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		t, err := h.load(c)
+// relationship is the linkage of a theme's relationship name.
+func (h themesHandler) relationship(name string) func(context.Context, *models.Theme) (*jsonapi.Relationship, error) {
+	return func(ctx context.Context, t *models.Theme) (*jsonapi.Relationship, error) {
+		rs, err := h.renderThemes(ctx, h.db, t.SiteID, []models.Theme{*t})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rs, err := h.renderThemes(c.UserContext(), h.db, t.SiteID, []models.Theme{*t})
-		if err != nil {
-			return err
-		}
-		return linkageDocument(c, rs[0].Relationships[name])
+		return rs[0].Relationships[name], nil
 	}
 }
 
@@ -261,13 +180,13 @@ func (h themesHandler) relationship(name string) fiber.Handler {
 // (or none): /layouts/:id/theme, /theme-assets/:id/theme, /site/theme.
 func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.UUID) error {
 	if themeID == nil {
-		return nullDocument(c, k.links.base+c.Path())
+		return respondNull(c, k.links.base+c.Path())
 	}
 	t, err := models.FindTheme(c.UserContext(), k.db, siteOf(c), *themeID)
 	if err != nil {
 		return err
 	}
-	return themesHandler{k}.respondTheme(c, q, fiber.StatusOK, t)
+	return themesHandler{k}.rows().respondOne(c, q, fiber.StatusOK, t)
 }
 
 // live serves GET /site/theme: the site's live theme, or data null before
@@ -277,8 +196,8 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s := new(models.ThemedSite)
-	if err := h.db.NewSelect().Model(s).Where("id = ?", siteOf(c)).Scan(c.UserContext()); err != nil {
+	s, err := models.FindSite(c.UserContext(), h.db, siteOf(c), false)
+	if err != nil {
 		return err
 	}
 	return h.respondRelatedTheme(c, q, s.ThemeID)
@@ -287,12 +206,13 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 // registerThemeRoutes registers /themes and its related links (docs/themes.md).
 func registerThemeRoutes(r routes) {
 	themes := themesHandler{r.themeResources()}
-	r.get("/themes", themes.list)
+	// GET /themes: the site's themes, newest first, paginated.
+	r.get("/themes", themes.rows().list(themeSpec(true), themes.links, "/themes", themes.db, models.ListThemes))
 	r.post("/themes", themes.create)
-	r.get("/themes/:id", themes.get)
+	r.get("/themes/:id", themes.rows().get(themeSpec(false), themes.load))
 	r.patch("/themes/:id", themes.update)
 	for _, name := range []string{"user", "layouts", "theme-assets"} {
 		r.get("/themes/:id/"+name, themes.related(name))
-		r.get("/themes/:id/relationships/"+name, themes.relationship(name))
+		r.get("/themes/:id/relationships/"+name, serveLinkage(themes.load, themes.relationship(name)))
 	}
 }

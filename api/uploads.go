@@ -84,32 +84,32 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := data.Attributes
-	a.Filename = cleanText(a.Filename)
-	if strings.TrimSpace(a.Filename) == "" || utf8.RuneCountInString(a.Filename) > 255 {
+	attrs := data.Attributes
+	attrs.Filename = cleanText(attrs.Filename)
+	if strings.TrimSpace(attrs.Filename) == "" || utf8.RuneCountInString(attrs.Filename) > 255 {
 		return jsonapi.Unprocessable("invalid_filename", "filename is required (at most 255 characters).").AtPointer("/data/attributes/filename")
 	}
-	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+	if _, ok := h.types.Lookup(attrs.ContentType); !ok || strings.Contains(attrs.ContentType, ";") {
 		return jsonapi.Unprocessable("unsupported_content_type", "content-type must be one of the types GET /asset-types lists.").AtPointer("/data/attributes/content-type")
 	}
-	contentType := strings.ToLower(strings.TrimSpace(a.ContentType))
+	contentType := strings.ToLower(strings.TrimSpace(attrs.ContentType))
 	pr := oauth.PrincipalOf(c)
 	sigID := uuid.New()
-	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(a.Filename)
+	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(attrs.Filename)
 	expires := time.Now().UTC().Add(h.cfg.SignatureTTL)
 
 	pp, err := storage.SignPost(h.cfg.Storage, key, contentType, h.cfg.MaxUploadBytes, time.Now(), expires)
 	if err != nil {
 		return err
 	}
-	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: a.Filename, ContentType: contentType,
+	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: attrs.Filename, ContentType: contentType,
 		MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires, CreatedAt: time.Now().UTC()}
-	if _, err := h.db.NewInsert().Model(sig).Exec(c.UserContext()); err != nil {
-		return fmt.Errorf("record signature: %w", err)
+	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
+		return err
 	}
 	res := &jsonapi.Resource{Type: "upload-signatures", ID: sigID.String(), Links: h.links.self("/upload-signatures/" + sigID.String()),
 		Attributes: signatureAttributes{
-			Filename: a.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
+			Filename: attrs.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
 			Credential: pp.Credential, Algorithm: pp.Algorithm, Date: pp.Date, Signature: pp.Signature,
 		}}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: res})
@@ -159,44 +159,42 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := data.Attributes
-	a.FileName, a.UserAgent = cleanText(a.FileName), cleanText(a.UserAgent)
+	attrs := data.Attributes
+	attrs.FileName, attrs.UserAgent = cleanText(attrs.FileName), cleanText(attrs.UserAgent)
 	pr := oauth.PrincipalOf(c)
 	ctx := c.UserContext()
 	switch {
-	case strings.TrimSpace(a.FileName) == "" || utf8.RuneCountInString(a.FileName) > 255:
+	case strings.TrimSpace(attrs.FileName) == "" || utf8.RuneCountInString(attrs.FileName) > 255:
 		return invalidAttr("file-name", "invalid_file_name", "file-name is required (at most 255 characters).")
-	case a.Key == "":
+	case attrs.Key == "":
 		return invalidAttr("key", "invalid_key", "key is required: the key of the upload signature.")
-	case a.FileSize == nil || *a.FileSize < 1:
+	case attrs.FileSize == nil || *attrs.FileSize < 1:
 		return invalidAttr("file-size", "invalid_file_size", "file-size is required: the file's size in bytes.")
-	case *a.FileSize > h.cfg.MaxUploadBytes:
-		return invalidAttr("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *a.FileSize, h.cfg.MaxUploadBytes))
-	case utf8.RuneCountInString(a.UserAgent) > 512:
+	case *attrs.FileSize > h.cfg.MaxUploadBytes:
+		return invalidAttr("file-size", "file_too_large", fmt.Sprintf("The file is %d bytes; the limit is %d bytes.", *attrs.FileSize, h.cfg.MaxUploadBytes))
+	case utf8.RuneCountInString(attrs.UserAgent) > 512:
 		return invalidAttr("user-agent", "invalid_user_agent", "user-agent is at most 512 characters.")
 	}
-	if _, ok := h.types.Lookup(a.ContentType); !ok || strings.Contains(a.ContentType, ";") {
+	if _, ok := h.types.Lookup(attrs.ContentType); !ok || strings.Contains(attrs.ContentType, ";") {
 		return invalidAttr("content-type", "unsupported_content_type", "content-type must be one of the types GET /asset-types lists.")
 	}
-	sig := new(models.UploadSignature)
-	err = h.db.NewSelect().Model(sig).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx)
+	sig, err := models.SignatureByKey(ctx, h.db, pr.SiteID, attrs.Key)
 	if models.IsNoRows(err) {
 		return invalidAttr("key", "unknown_key", "This key was not issued to your site by POST /upload-signatures.")
 	} else if err != nil {
 		return err
 	}
-	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(a.ContentType)) {
+	if !strings.EqualFold(sig.ContentType, strings.TrimSpace(attrs.ContentType)) {
 		return invalidAttr("content-type", "content_type_mismatch", fmt.Sprintf("The signature was issued for %s.", sig.ContentType))
 	}
 	// The notice names the object as it is now: ingestion reads only this
 	// version (its ETag), so bytes posted to the key later never reach an
 	// asset. A notice without its file is refused here rather than waited
 	// for by the worker.
-	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, a.Key, minio.StatObjectOptions{})
+	obj, err := h.storage.StatObject(ctx, h.cfg.Storage.UploadsBucket, attrs.Key, minio.StatObjectOptions{})
 	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
 		// A finished upload's file is gone from the uploads bucket: say so.
-		existing := new(models.AssetUpload)
-		if err := h.db.NewSelect().Model(existing).Where("key = ? AND site_id = ?", a.Key, pr.SiteID).Scan(ctx); err == nil && existing.Status != models.UploadError {
+		if existing, err := models.UploadByKey(ctx, h.db, pr.SiteID, attrs.Key, false); err == nil && existing.Status != models.UploadError {
 			return h.alreadyUploaded(existing)
 		}
 		return invalidAttr("key", "file_missing", "No file is stored under this key yet: upload it with the signature's form fields, then notify.")
@@ -209,8 +207,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
 			return err
 		}
-		existing := new(models.AssetUpload)
-		err := tx.NewSelect().Model(existing).Where("key = ?", a.Key).For("UPDATE").Scan(ctx)
+		existing, err := models.UploadByKey(ctx, tx, pr.SiteID, attrs.Key, true)
 		now := time.Now().UTC()
 		switch {
 		case models.IsNoRows(err):
@@ -223,13 +220,10 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 			up = existing
 			up.Attempt++
 		}
-		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = a.FileName, a.Key, sig.ContentType, *a.FileSize, a.UserAgent
+		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = attrs.FileName, attrs.Key, sig.ContentType, *attrs.FileSize, attrs.UserAgent
 		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
-		if _, err := tx.NewInsert().Model(up).On("CONFLICT (id) DO UPDATE").
-			Set("file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type, file_size = EXCLUDED.file_size").
-			Set("user_agent = EXCLUDED.user_agent, status = EXCLUDED.status, error_message = NULL, attempt = EXCLUDED.attempt, updated_at = EXCLUDED.updated_at").
-			Exec(ctx); err != nil {
-			return fmt.Errorf("record upload: %w", err)
+		if err := models.SaveUpload(ctx, tx, up); err != nil {
+			return err
 		}
 		// Started inside the transaction: if Temporal refuses, the row is
 		// rolled back and the client retries, so no upload is left
@@ -252,17 +246,13 @@ func (h uploadsHandler) alreadyUploaded(existing *models.AssetUpload) error {
 
 // limitSite refuses a notice while the site already has
 // cfg.SiteUploadLimit uploads processing, so one site cannot take every
-// worker slot. It counts in the database under a per-site transaction lock,
-// so the limit holds across API replicas.
+// worker slot (models.ProcessingUploads counts them under a per-site lock).
 func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID) error {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "asset-uploads:"+siteID.String()); err != nil {
-		return fmt.Errorf("lock site uploads: %w", err)
-	}
-	n, err := tx.NewSelect().Model((*models.AssetUpload)(nil)).Where("site_id = ? AND status = ?", siteID, models.UploadProcessing).Count(ctx)
+	n, err := models.ProcessingUploads(ctx, tx, siteID)
 	if err != nil {
-		return fmt.Errorf("count processing uploads: %w", err)
+		return err
 	}
-	if int(n) >= h.cfg.SiteUploadLimit {
+	if n >= h.cfg.SiteUploadLimit {
 		return jsonapi.NewError(fiber.StatusTooManyRequests, "too_many_uploads",
 			fmt.Sprintf("Your site already has %d uploads processing, the most it may have at once; notify this one when one of them is done.", n)).
 			WithHeader("Retry-After", "5")
@@ -293,16 +283,7 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 
 // loadUpload finds an upload of the caller's site.
 func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
-	id, err := uuid.Parse(c.Params("id"))
-	if err != nil {
-		return nil, models.NotFound("asset upload")
-	}
-	up := new(models.AssetUpload)
-	err = h.db.NewSelect().Model(up).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("asset upload")
-	}
-	return up, err
+	return loadByID(c, h.db, "asset upload", models.FindUpload)
 }
 
 // getUpload serves GET /asset-uploads/:id.
@@ -330,8 +311,7 @@ func (h uploadsHandler) relationship(name string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		rel := h.resource(up).Relationships[name]
-		return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+		return respondLinkage(c, h.resource(up).Relationships[name])
 	}
 }
 

@@ -1,10 +1,7 @@
 package api
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -31,33 +28,17 @@ func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
 
 // me serves GET /users/me: the token's user.
 func (h usersHandler) me(c *fiber.Ctx) error {
-	return h.respondUser(c, oauth.PrincipalOf(c).UserID.String())
+	return respondFound(c, h.db, oauth.PrincipalOf(c).UserID, models.FindUser, h.resource)
 }
 
-// get serves GET /users/:id, within the caller's site only.
-func (h usersHandler) get(c *fiber.Ctx) error { return h.respondUser(c, c.Params("id")) }
-
-// find loads a user of a site.
-func (h usersHandler) find(ctx context.Context, siteID, id uuid.UUID) (*models.User, error) {
-	u := new(models.User)
-	err := h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	return u, err
-}
-
-func (h usersHandler) respondUser(c *fiber.Ctx, id string) error {
-	uid, err := uuid.Parse(id)
-	if err != nil {
-		return models.NotFound("user")
-	}
-	u := new(models.User)
-	err = h.db.NewSelect().Model(u).Where("id = ? AND site_id = ?", uid, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return models.NotFound("user") // another site's user looks the same as none
-	}
+// get serves GET /users/:id, within the caller's site only: another site's
+// user looks the same as none.
+func (h usersHandler) get(c *fiber.Ctx) error {
+	id, err := idParam(c, "user")
 	if err != nil {
 		return err
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u)})
+	return respondFound(c, h.db, id, models.FindUser, h.resource)
 }
 
 // registerUserRoutes registers /users/me and /users/:id.

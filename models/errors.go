@@ -65,10 +65,10 @@ func NotFound(what string) *Error {
 	return &Error{Kind: ErrNotFound, Detail: "No " + what + " with that id."}
 }
 
-// RefNotFound is ErrNotFound for a record the request refers to (a
-// relationship), at pointer: a record of another site looks the same.
-func RefNotFound(pointer, what string) *Error {
-	return &Error{Kind: ErrNotFound, Pointer: pointer, Detail: "No " + what + " with that id."}
+// RefNotFound is ErrNotFound for a record the request's relationship rel
+// names (at the identifier's id): a record of another site looks the same.
+func RefNotFound(rel, what string) *Error {
+	return &Error{Kind: ErrNotFound, Pointer: "/data/relationships/" + rel + "/data/id", Detail: "No " + what + " with that id."}
 }
 
 // Invalid is ErrInvalid: the value at pointer breaks the rule code.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,10 +40,7 @@ type User struct {
 func CreateSite(ctx context.Context, db bun.IDB, title, slug string) (*Site, error) {
 	now := time.Now().UTC()
 	s := &Site{ID: uuid.New(), Title: strings.TrimSpace(title), SubdomainSlug: strings.ToLower(strings.TrimSpace(slug)), CreatedAt: now, UpdatedAt: now}
-	if _, err := db.NewInsert().Model(s).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("create site %q: %w", slug, classify(err))
-	}
-	return s, nil
+	return inserted(ctx, db, s, "create site "+strconv.Quote(slug))
 }
 
 // SiteBySlug finds a site by its subdomain slug.
@@ -58,10 +56,16 @@ func SiteBySlug(ctx context.Context, db bun.IDB, slug string) (*Site, error) {
 func CreateUser(ctx context.Context, db bun.IDB, siteID uuid.UUID, email, name, passwordHash string) (*User, error) {
 	now := time.Now().UTC()
 	u := &User{ID: uuid.New(), SiteID: siteID, Email: strings.TrimSpace(email), Name: strings.TrimSpace(name), PasswordHash: passwordHash, CreatedAt: now, UpdatedAt: now}
-	if _, err := db.NewInsert().Model(u).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("create user %q: %w", email, classify(err))
+	return inserted(ctx, db, u, "create user "+strconv.Quote(email))
+}
+
+// inserted inserts m and returns it; a taken unique value is ErrConflict,
+// wrapped with what the caller was doing.
+func inserted[T any](ctx context.Context, db bun.IDB, m *T, doing string) (*T, error) {
+	if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", doing, classify(err))
 	}
-	return u, nil
+	return m, nil
 }
 
 // UserByEmail finds a user by e-mail, case-insensitively.

@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -37,39 +39,6 @@ func LivePagesPerLayout(db *bun.DB) PageCounter {
 	}
 }
 
-// FindTheme finds a theme of the site; another site's theme is not found.
-func FindTheme(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Theme, error) {
-	t := new(Theme)
-	err := db.NewSelect().Model(t).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("theme")
-	}
-	return t, err
-}
-
-// ThemesByID loads the site's themes with the given ids.
-func ThemesByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID) ([]Theme, error) {
-	var ts []Theme
-	if len(themeIDs) == 0 {
-		return ts, nil
-	}
-	err := db.NewSelect().Model(&ts).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(themeIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return ts, err
-}
-
-// Unique is in without repeats, in its order.
-func Unique(in []uuid.UUID) []uuid.UUID {
-	seen := map[uuid.UUID]bool{}
-	out := make([]uuid.UUID, 0, len(in))
-	for _, id := range in {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // CopyTheme copies the layouts and theme assets of theme from into theme
 // to, with new ids, in the caller's transaction.
 func CopyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error {
@@ -96,29 +65,6 @@ func CopyTheme(ctx context.Context, tx bun.Tx, siteID, from, to uuid.UUID) error
 	return SyncThemePaths(ctx, tx, siteID, assetIDs)
 }
 
-func FindLayout(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Layout, error) {
-	l := new(Layout)
-	err := db.NewSelect().Model(l).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("layout")
-	}
-	return l, err
-}
-
-func FindThemeAsset(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*ThemeAsset, error) {
-	ta := new(ThemeAsset)
-	sel := db.NewSelect().Model(ta).Where("id = ? AND site_id = ?", id, siteID)
-	if lock {
-		sel = sel.For("UPDATE")
-	}
-	if err := sel.Scan(ctx); IsNoRows(err) {
-		return nil, NotFound("theme asset")
-	} else if err != nil {
-		return nil, err
-	}
-	return ta, nil
-}
-
 // LockAssets locks the site's assets with the given ids, in id order (so
 // concurrent writers cannot deadlock), while their theme paths change.
 func LockAssets(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) error {
@@ -137,47 +83,145 @@ func SyncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs 
 	return err
 }
 
-// LayoutsOfThemes loads the layouts of the site's themes, by file name;
-// columns limits what is read (none: every column).
-func LayoutsOfThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]Layout, error) {
-	var ls []Layout
-	err := db.NewSelect().Model(&ls).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
-		OrderExpr("lower(file_name), id").Scan(ctx)
-	return ls, err
-}
-
-// ThemeAssetsOfThemes loads the theme assets of the site's themes, by
-// path; columns limits what is read (none: every column).
-func ThemeAssetsOfThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]ThemeAsset, error) {
-	var tas []ThemeAsset
-	err := db.NewSelect().Model(&tas).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
-		OrderExpr("lower(path), id").Scan(ctx)
-	return tas, err
-}
-
-// UsersByID loads the site's users with the given ids, oldest first.
-func UsersByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, userIDs []uuid.UUID) ([]User, error) {
-	var us []User
-	err := db.NewSelect().Model(&us).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(userIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return us, err
-}
-
-// AssetsByID loads the site's assets with the given ids, oldest first.
-func AssetsByID(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs []uuid.UUID) ([]Asset, error) {
-	var as []Asset
-	err := db.NewSelect().Model(&as).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(assetIDs))).OrderExpr("created_at, id").Scan(ctx)
-	return as, err
+// OfThemes loads the records of model T (layouts, theme assets) of the
+// site's themes, in their order (layouts by file name, theme assets by
+// path); columns limits what is read (none: every column).
+func OfThemes[T Layout | ThemeAsset](ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]T, error) {
+	var rows []T
+	order := "lower(path), id"
+	if _, layouts := any(rows).([]Layout); layouts {
+		order = "lower(file_name), id"
+	}
+	err := db.NewSelect().Model(&rows).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
+		OrderExpr(order).Scan(ctx)
+	return rows, err
 }
 
 // UpdateVersioned writes the columns of model m (a row of the site's with
-// the given id), and updated_at, as version + 1, only while the stored row
-// is still at version read, and reads the row back into m. A row that
-// moved on (or is gone) is ErrStaleVersion.
+// the given id), and updated_at (now), as version + 1, only while the
+// stored row is still at version read, and reads the row back into m. A
+// row that moved on (or is gone) is ErrStaleVersion.
 func UpdateVersioned(ctx context.Context, db bun.IDB, m any, siteID, id uuid.UUID, read int, columns ...string) error {
-	err := db.NewUpdate().Model(m).Column(append(columns, "updated_at")...).Set("version = version + 1").
+	err := db.NewUpdate().Model(m).Column(columns...).Set("updated_at = ?", time.Now().UTC()).Set("version = version + 1").
 		Where("id = ? AND site_id = ? AND version = ?", id, siteID, read).Returning("*").Scan(ctx)
 	if IsNoRows(err) {
 		return Stale(0)
 	}
 	return err
+}
+
+// ListThemes loads one page of the site's themes.
+func ListThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Theme, int64, error) {
+	return List[Theme](ctx, db, page, "site_id = ?", siteID)
+}
+
+// ListLayouts loads one page of the layouts of a theme of the site.
+func ListLayouts(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, page Page) ([]Layout, int64, error) {
+	return List[Layout](ctx, db, page, "site_id = ? AND theme_id = ?", siteID, themeID)
+}
+
+// ListLiveLayouts loads one page of the layouts of the site's latest
+// published theme (the greatest published_at): none while none is published.
+func ListLiveLayouts(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Layout, int64, error) {
+	return List[Layout](ctx, db, page, `site_id = ?0 AND theme_id = (SELECT t.id FROM themes AS t WHERE t.site_id = ?0 AND t.published_at IS NOT NULL
+			ORDER BY t.published_at DESC, t.id DESC LIMIT 1)`, siteID)
+}
+
+// ListThemeAssets loads one page of the theme assets of a theme of the site.
+func ListThemeAssets(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, page Page) ([]ThemeAsset, int64, error) {
+	return List[ThemeAsset](ctx, db, page, "site_id = ? AND theme_id = ?", siteID, themeID)
+}
+
+// CheckTheme is RefNotFound at the relationship rel unless the site has the
+// theme. Themes are never deleted, so the answer holds for the caller's
+// transaction.
+func CheckTheme(ctx context.Context, db bun.IDB, siteID, themeID uuid.UUID, rel string) error {
+	if _, err := FindTheme(ctx, db, siteID, themeID); errors.Is(err, ErrNotFound) {
+		return RefNotFound(rel, "theme")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// CreateTheme inserts t and, with a source, copies the layouts and theme
+// assets of that theme of the site into it, in the caller's transaction;
+// each copy statement reads one consistent snapshot of the source.
+func CreateTheme(ctx context.Context, tx bun.Tx, t *Theme, source *uuid.UUID) error {
+	if source != nil {
+		if err := CheckTheme(ctx, tx, t.SiteID, *source, "source"); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
+		return err
+	}
+	if source == nil {
+		return nil
+	}
+	return CopyTheme(ctx, tx, t.SiteID, *source, t.ID)
+}
+
+// LayoutFileNameTaken is the error of a second layout of a theme with the
+// same file name.
+func LayoutFileNameTaken() *Error {
+	return Invalid("/data/attributes/file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
+}
+
+// CreateLayout inserts l into a theme of its site.
+func CreateLayout(ctx context.Context, db bun.IDB, l *Layout) error {
+	if err := CheckTheme(ctx, db, l.SiteID, l.ThemeID, "theme"); err != nil {
+		return err
+	}
+	if _, err := db.NewInsert().Model(l).Exec(ctx); IsConflict(err) {
+		return LayoutFileNameTaken()
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// CreateThemeAsset links an asset of the site to a theme of the site at
+// ta's path, and sets the asset's theme_path, in the caller's transaction.
+// The asset is locked first, as CopyTheme and DeleteThemeAsset lock it.
+func CreateThemeAsset(ctx context.Context, tx bun.Tx, ta *ThemeAsset) error {
+	if err := CheckTheme(ctx, tx, ta.SiteID, ta.ThemeID, "theme"); err != nil {
+		return err
+	}
+	var locked []uuid.UUID
+	if err := tx.NewRaw(`SELECT id FROM assets WHERE id = ? AND site_id = ? FOR UPDATE`, ta.AssetID, ta.SiteID).Scan(ctx, &locked); err != nil {
+		return err
+	}
+	if len(locked) == 0 {
+		return RefNotFound("asset", "asset")
+	}
+	// Stamped by the database, like the copies CopyTheme makes, so "the
+	// newest link of an asset" compares one clock.
+	if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); IsConflict(err) {
+		return Invalid("/data/attributes/path", "taken", "This theme already has an asset at that path (compared without regard to case).")
+	} else if err != nil {
+		return err
+	}
+	return SyncThemePaths(ctx, tx, ta.SiteID, []uuid.UUID{ta.AssetID})
+}
+
+// DeleteThemeAsset unlinks the theme asset read as read from its theme
+// (the asset itself stays) and updates the asset's theme_path, in the
+// caller's transaction: the asset is locked first, then the row, which
+// check judges (the caller's preconditions) before it is deleted.
+func DeleteThemeAsset(ctx context.Context, tx bun.Tx, read *ThemeAsset, check func(*ThemeAsset) error) error {
+	if err := LockAssets(ctx, tx, read.SiteID, []uuid.UUID{read.AssetID}); err != nil {
+		return err
+	}
+	ta, err := Find[ThemeAsset](ctx, tx, read.SiteID, read.ID, "theme asset", true)
+	if err != nil {
+		return err
+	}
+	if err := check(ta); err != nil {
+		return err
+	}
+	if _, err := tx.NewDelete().Model(ta).Where("id = ? AND site_id = ?", ta.ID, ta.SiteID).Exec(ctx); err != nil {
+		return err
+	}
+	return SyncThemePaths(ctx, tx, ta.SiteID, []uuid.UUID{ta.AssetID})
 }

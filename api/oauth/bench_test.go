@@ -15,8 +15,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -24,15 +22,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/testsupport"
 )
 
 // benchServer is a running API with one site, its editor and a public client.
-// (newServer takes a *testing.T, so benchmarks build their own.)
+// (newServer takes a *testing.T; both start the API with startAPI.)
 type benchServer struct {
 	URL, RedirectURI, PublicID string
 	http                       *http.Client
@@ -41,20 +37,7 @@ type benchServer struct {
 func newBenchServer(b *testing.B) *benchServer {
 	b.Helper()
 	ctx := context.Background()
-	db := testsupport.NewDatabase(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg := testsupport.Config(b, db, testsupport.Defaults().Storage)
-	cfg.PublicURL = base
-	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	b.Cleanup(func() { _ = app.Shutdown() })
+	db, cfg, base := startAPI(b)
 	jar, _ := cookiejar.New(nil) // the login is bound to the browser's cookie
 	s := &benchServer{URL: base, RedirectURI: base + "/bench-callback", http: &http.Client{
 		Timeout:       30 * time.Second,

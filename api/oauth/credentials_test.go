@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,12 +25,7 @@ type answer struct {
 }
 
 func (s *server) post(path string, v url.Values, headers ...string) answer {
-	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(v.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	r, err := s.http.Do(req)
+	r, err := s.http.Do(formRequest(s.URL+path, v, headers...))
 	if err != nil {
 		return answer{err: err}
 	}
@@ -211,15 +205,19 @@ func TestClientAuthenticationFailuresLockTheAddress(t *testing.T) {
 	}
 }
 
+// starveHashing leaves hashing memory for one check at a time and almost
+// no wait for it.
+func starveHashing(c *config.Config) {
+	c.OAuth.HashMemory = 64 << 20
+	c.OAuth.HashWait = 5 * time.Millisecond
+}
+
 // With hashing memory for one check and almost no wait, parallel sign-ins
 // that cannot get it are refused with 503 and Retry-After instead of
 // queueing, in the token endpoint's JSON error shape.
 func TestHashBudgetExhaustedAnswers503(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *config.Config) {
-		c.OAuth.HashMemory = 64 << 20
-		c.OAuth.HashWait = 5 * time.Millisecond
-	})
+	s := newServer(t, starveHashing)
 	as := parallel(12, func(i int) answer {
 		return s.post("/oauth/token", login("editor@"+[]string{"demo", "other"}[i%2]+".test", password))
 	})
@@ -253,11 +251,7 @@ func TestHashBudgetExhaustedAnswers503(t *testing.T) {
 // cannot be checked in time.
 func TestHashBudgetExhaustedAnswers503OnIntrospection(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *config.Config) {
-		c.OAuth.HashMemory = 64 << 20
-		c.OAuth.HashWait = 5 * time.Millisecond
-		c.OAuth.ClientMaxFailuresPerAddress = 1000
-	})
+	s := newServer(t, starveHashing, func(c *config.Config) { c.OAuth.ClientMaxFailuresPerAddress = 1000 })
 	legacy, _ := auth.HashPassword("the old secret")
 	if err := models.CreateOAuthClient(context.Background(), s.DB, &models.OAuthClient{ID: "legacy", Name: "Old", Confidential: true, SecretHash: &legacy}); err != nil {
 		t.Fatal(err)

@@ -41,29 +41,38 @@ type server struct {
 
 type option func(*config.Config)
 
-func newServer(t *testing.T, opts ...option) *server {
-	t.Helper()
-	ctx := context.Background()
-	db := testsupport.NewDatabase(t)
+// startAPI runs the API on a socket of its own, on a database of its own,
+// until the test ends, and returns where it listens (the config's
+// PublicURL unless an option changes it).
+func startAPI(tb testing.TB, opts ...option) (db *testsupport.Database, cfg config.Config, base string) {
+	tb.Helper()
+	db = testsupport.NewDatabase(tb)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	base := "http://" + ln.Addr().String()
-	cfg := testsupport.Config(t, db, testsupport.Defaults().Storage)
+	base = "http://" + ln.Addr().String()
+	cfg = testsupport.Config(tb, db, testsupport.Defaults().Storage)
 	cfg.PublicURL = base
 	for _, o := range opts {
 		o(&cfg)
 	}
 	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { _ = app.Shutdown() })
+	tb.Cleanup(func() { _ = app.Shutdown() })
+	return db, cfg, base
+}
 
+func newServer(t *testing.T, opts ...option) *server {
+	t.Helper()
+	ctx := context.Background()
+	db, cfg, base := startAPI(t, opts...)
 	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback", http: newBrowser()}
 	hash, _ := auth.HashPassword(password)
+	var err error
 	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +103,21 @@ func newBrowser() *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// form posts a form to path with optional headers.
-func (s *server) form(t *testing.T, path string, v url.Values, headers ...string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(v.Encode()))
+// formRequest is a POST of the form v to target, with optional headers
+// (name, value, name, value...).
+func formRequest(target string, v url.Values, headers ...string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := s.http.Do(req)
+	return req
+}
+
+// form posts a form to path with optional headers.
+func (s *server) form(t *testing.T, path string, v url.Values, headers ...string) *http.Response {
+	t.Helper()
+	resp, err := s.http.Do(formRequest(s.URL+path, v, headers...))
 	if err != nil {
 		t.Fatal(err)
 	}

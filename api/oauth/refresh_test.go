@@ -37,6 +37,13 @@ func (s *server) refresh(t *testing.T, rt string) (int, []byte) {
 	return r.StatusCode, body(t, r)
 }
 
+// refreshed refreshes rt and decodes the 200 answer.
+func (s *server) refreshed(t *testing.T, rt string) oauth.TokenResponse {
+	t.Helper()
+	status, b := s.refresh(t, rt)
+	return decodeToken(t, status, b)
+}
+
 func TestRefreshThroughATokenSource(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
@@ -59,13 +66,11 @@ func TestRefreshRotationGraceAndReuse(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = time.Second })
 	first := passwordToken(t, s)
-	st, b := s.refresh(t, first.RefreshToken)
-	second := decodeToken(t, st, b)
+	second := s.refreshed(t, first.RefreshToken)
 
 	// A retry within the grace period (the client lost the response) gets
 	// the very same pair.
-	st, b = s.refresh(t, first.RefreshToken)
-	retry := decodeToken(t, st, b)
+	retry := s.refreshed(t, first.RefreshToken)
 	if retry != second {
 		t.Fatalf("retry within grace got a different response:\n%+v\n%+v", retry, second)
 	}
@@ -114,10 +119,8 @@ func TestRefreshGraceEndsWhenTheSuccessorIsUsed(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = time.Minute })
 	first := passwordToken(t, s)
-	st, b := s.refresh(t, first.RefreshToken)
-	second := decodeToken(t, st, b)
-	st, b = s.refresh(t, second.RefreshToken)
-	third := decodeToken(t, st, b)
+	second := s.refreshed(t, first.RefreshToken)
+	third := s.refreshed(t, second.RefreshToken)
 
 	status, b := s.refresh(t, first.RefreshToken)
 	var e struct{ Error string }

@@ -113,24 +113,6 @@ func secSigningKey(t *testing.T, s *server, kid string) *rsa.PrivateKey {
 	return k
 }
 
-// secSign signs claims as a compact JWS with alg and kid.
-func secSign(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims any) string {
-	t.Helper()
-	opts := (&jose.SignerOptions{}).WithType("JWT")
-	if kid != "" {
-		opts = opts.WithHeader("kid", kid)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 // secUnsigned builds an alg "none" token, which go-jose refuses to make.
 func secUnsigned(t testing.TB, kid string, claims any) string {
 	t.Helper()
@@ -221,7 +203,7 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 	base := secClaimsOf(t, s, tok.AccessToken)
 
 	// The crafting itself is right: the same claims signed with the real key pass.
-	if r := s.get(t, "/users/me", secSign(t, jose.RS256, real, kid, base)); r.StatusCode != 200 {
+	if r := s.get(t, "/users/me", oauth.SignJWS(t, jose.RS256, real, kid, base)); r.StatusCode != 200 {
 		t.Fatalf("a token crafted with the real key and right claims = %d %s; the negative cases below prove nothing", r.StatusCode, body(t, r))
 	}
 
@@ -255,17 +237,17 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 		{"random bytes", "Bearer " + base64.RawURLEncoding.EncodeToString([]byte("garbage garbage garbage"))},
 		{"token with its signature cut off", "Bearer " + tok.AccessToken[:strings.LastIndex(tok.AccessToken, ".")+1]},
 		{"refresh token as bearer", "Bearer " + tok.RefreshToken},
-		{"forged signature under the real kid", "Bearer " + secSign(t, jose.RS256, other, kid, base)},
-		{"unknown kid", "Bearer " + secSign(t, jose.RS256, other, "no-such-key", base)},
-		{"real key, wrong audience", "Bearer " + secSign(t, jose.RS256, real, kid, wrongAud)},
-		{"real key, audience only the client", "Bearer " + secSign(t, jose.RS256, real, kid, clientOnlyAud)},
-		{"real key, expired", "Bearer " + secSign(t, jose.RS256, real, kid, expired)},
-		{"real key, wrong issuer", "Bearer " + secSign(t, jose.RS256, real, kid, wrongIss)},
-		{"real key, jti with no token record", "Bearer " + secSign(t, jose.RS256, real, kid, noJTIRow)},
-		{"real key, site_id of another site", "Bearer " + secSign(t, jose.RS256, real, kid, otherSite)},
+		{"forged signature under the real kid", "Bearer " + oauth.SignJWS(t, jose.RS256, other, kid, base)},
+		{"unknown kid", "Bearer " + oauth.SignJWS(t, jose.RS256, other, "no-such-key", base)},
+		{"real key, wrong audience", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, wrongAud)},
+		{"real key, audience only the client", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, clientOnlyAud)},
+		{"real key, expired", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, expired)},
+		{"real key, wrong issuer", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, wrongIss)},
+		{"real key, jti with no token record", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, noJTIRow)},
+		{"real key, site_id of another site", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, otherSite)},
 		{"alg none", "Bearer " + secUnsigned(t, kid, base)},
-		{"HS256 keyed with the public key (PKIX PEM)", "Bearer " + secSign(t, jose.HS256, pubPEM, kid, base)},
-		{"HS256 keyed with the public key (PKCS1 PEM)", "Bearer " + secSign(t, jose.HS256, pubPKCS1, kid, base)},
+		{"HS256 keyed with the public key (PKIX PEM)", "Bearer " + oauth.SignJWS(t, jose.HS256, pubPEM, kid, base)},
+		{"HS256 keyed with the public key (PKCS1 PEM)", "Bearer " + oauth.SignJWS(t, jose.HS256, pubPKCS1, kid, base)},
 		{"oversized token", "Bearer " + strings.Repeat("a", 9000)},
 	}
 	for _, c := range cases {
@@ -829,7 +811,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	// does not know makes it reload them (at most once per 5 s), which is
 	// how it learns of the retirement at once instead of a minute later.
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
-	nudge := secSign(t, jose.RS256, other, "unknown-kid-forces-a-reload", secClaimsOf(t, s, old.AccessToken))
+	nudge := oauth.SignJWS(t, jose.RS256, other, "unknown-kid-forces-a-reload", secClaimsOf(t, s, old.AccessToken))
 	secAssertInvalidToken(t, "unknown kid", s.get(t, "/users/me", nudge))
 
 	refresh := func(rt string) oauth.TokenResponse {

@@ -102,6 +102,8 @@ func (f *craftFixture) claimsFor(u *models.User, jti string) craftClaims {
 	}
 }
 
+// craftSign signs claims as a compact JWS with alg and kid (the external
+// tests use it as SignJWS).
 func craftSign(tb testing.TB, alg jose.SignatureAlgorithm, k any, kid string, claims any) string {
 	tb.Helper()
 	opts := (&jose.SignerOptions{}).WithType("JWT")

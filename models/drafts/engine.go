@@ -396,6 +396,19 @@ func rowVersion(r Row) int {
 	return int(f)
 }
 
+// writable judges the preconditions every write of cur shares: its draft
+// is not held by a revision being published, and the row is at the
+// version the caller expects (nil: any).
+func writable(cur *View, expect *int) error {
+	if cur.Draft != nil && cur.Draft.RevisionID != nil {
+		return ErrInFlight
+	}
+	if expect != nil && *expect != rowVersion(cur.Row) {
+		return ErrStale
+	}
+	return nil
+}
+
 // Update drafts a change to an item, cur, which LockForWrite locked and
 // loaded in this transaction. The live row keeps its values (but its
 // version moves on); for an item that was never published the row itself
@@ -403,11 +416,8 @@ func rowVersion(r Row) int {
 // them; an update draft with nothing left is deleted.
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
 	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
-	if d != nil && d.RevisionID != nil {
-		return nil, ErrInFlight
-	}
-	if expect != nil && *expect != rowVersion(row) {
-		return nil, ErrStale
+	if err := writable(cur, expect); err != nil {
+		return nil, err
 	}
 	if d != nil && d.Event == Delete {
 		return nil, ErrDeleted
@@ -522,15 +532,12 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 // It returns the item's view, or nil when the item is gone.
 // cur is the item as LockForWrite locked and loaded it in this transaction.
 func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, expect *int) (*View, error) {
-	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
-	if d != nil && d.RevisionID != nil {
-		return nil, ErrInFlight
-	}
 	// A draft another writer committed while LockForWrite waited for the
 	// row is not in cur; deleteTree reads the drafts again (a new
 	// statement sees it; its writer is done, so locking it cannot wait).
-	if expect != nil && *expect != rowVersion(row) {
-		return nil, ErrStale
+	k, d, id := cur.Kind, cur.Draft, cur.Row.ID()
+	if err := writable(cur, expect); err != nil {
+		return nil, err
 	}
 	if d != nil && d.Event == Create {
 		if err := e.Revert(ctx, tx, siteID, d.ID); err != nil {

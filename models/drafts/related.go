@@ -1,0 +1,174 @@
+package drafts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+)
+
+// Reads of the records other records make up (a content's content-blocks,
+// a block's hyperlinks), one page per parent in one bounded query, and of
+// the drafted state the validators judge.
+
+// Ranked is a row of a per-parent page query: N is its rank in its
+// parent's order, Total the parent's count (rank 1 is always selected, so
+// the total is known even for a page past the end).
+type Ranked struct {
+	ID     uuid.UUID `bun:"id"`
+	Parent uuid.UUID `bun:"parent"`
+	N      int       `bun:"n"`
+	Total  int       `bun:"total"`
+}
+
+// pageRows is the SQL that ranks the rows of b (columns id, parent, pos)
+// per parent and keeps rank 1 plus ranks (?2, ?3].
+const pageRows = `, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
+  count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
+SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`
+
+// rankPages runs inner (the CTE b over the site ?0 and parents ?1) with
+// pageRows for the records at (offset, offset+limit] of each parent.
+func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+	var rows []Ranked
+	err := db.NewRaw(inner+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows)
+	return rows, err
+}
+
+// BlocksOfContents ranks the live blocks of each content (published;
+// trashed ones never), or with drafted the blocks whose drafted content is
+// the content, by drafted position: unpublished creates and blocks drafted
+// for deletion included, as View.Drafted shows them.
+func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, contents []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
+	q := `WITH b AS (SELECT b.id, b.content_id AS parent, b.position AS pos FROM content_blocks b
+  WHERE b.site_id = ?0 AND b.content_id IN (?1) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL)`
+	if drafted {
+		// The row's values, with a pending update's (or delete's) drafted
+		// ones laid over them, as View.Drafted does.
+		q = `WITH b AS (SELECT b.id,
+    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
+    COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
+  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
+  WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
+    WHERE site_id = ?0 AND item_type = 'content-blocks' AND (drafted ->> 'content_id')::uuid IN (?1))))`
+	}
+	rows, err := rankPages(ctx, db, q, siteID, contents, offset, limit)
+	if err != nil {
+		return nil, fmt.Errorf("content-blocks of contents: %w", err)
+	}
+	return rows, nil
+}
+
+// HyperlinksOfBlocks ranks the hyperlinks of each block's live body, or
+// with drafted those of its drafted body (recorded under the block's
+// create or update draft; a block without one, or drafted for deletion,
+// keeps its live body's), and loads the ones on the pages.
+func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, map[uuid.UUID]Hyperlink, error) {
+	q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
+  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
+	if drafted {
+		// One draft per item (UNIQUE (item_type, item_id)).
+		q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
+  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
+  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
+	}
+	rows, err := rankPages(ctx, db, q, siteID, blocks, offset, limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
+	}
+	var ids []uuid.UUID
+	for _, r := range rows {
+		if r.N > offset {
+			ids = append(ids, r.ID)
+		}
+	}
+	byID := map[uuid.UUID]Hyperlink{}
+	if len(ids) == 0 {
+		return rows, byID, nil
+	}
+	var hs []Hyperlink
+	if err := db.NewSelect().Model(&hs).Where("h.site_id = ? AND h.id IN (?)", siteID, bun.In(ids)).Scan(ctx); err != nil {
+		return nil, nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
+	}
+	for _, h := range hs {
+		byID[h.ID] = h
+	}
+	return rows, byID, nil
+}
+
+// List loads one page of the site's pending drafts.
+func List(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models.Page) ([]*Draft, int64, error) {
+	return models.List[*Draft](ctx, db, page, "d.site_id = ?", siteID)
+}
+
+// ListViews loads one page of the site's records of kind k: the live ones,
+// or with withDraft every record as drafted (unpublished creates included),
+// each with its pending draft.
+func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withDraft bool, page models.Page) ([]*View, int64, error) {
+	var raws []json.RawMessage
+	sel := db.NewSelect().TableExpr(k.Table+" AS t").ColumnExpr("to_jsonb(t)").Where("t.site_id = ?", siteID)
+	if !withDraft {
+		sel = sel.Where("t.published_at IS NOT NULL")
+	}
+	total, err := page(sel).ScanAndCount(ctx, &raws)
+	if err != nil {
+		return nil, 0, err
+	}
+	views := make([]*View, len(raws))
+	ids := make([]uuid.UUID, len(raws))
+	for i, raw := range raws {
+		var r Row
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, 0, err
+		}
+		views[i], ids[i] = &View{Kind: k, Row: r}, r.ID()
+	}
+	if !withDraft {
+		return views, total, nil
+	}
+	ds, err := DraftsOfItems(ctx, db, k.Type, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, v := range views {
+		v.Draft = ds[v.Row.ID()]
+	}
+	return views, total, nil
+}
+
+// RefState tells whether the site has the record id in table (drafted
+// creates count), and whether that record is drafted for deletion.
+func RefState(ctx context.Context, db bun.IDB, siteID uuid.UUID, table, id string) (exists, deleted bool, err error) {
+	var found struct {
+		Exists  bool `bun:"e"`
+		Deleted bool `bun:"d"`
+	}
+	err = db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), id, siteID, table).Scan(ctx, &found)
+	return found.Exists, found.Deleted, err
+}
+
+// PageTypeTaken tells whether another page of the site (not except) has
+// the special page type pt as drafted: a page counts by its drafted type (a
+// create draft's row is in pages already; an update draft may change the
+// type), and one drafted for deletion does not count. Two writers could
+// both find the type free, so the check takes a per-site lock held to the
+// end of the caller's transaction (db must be that transaction).
+func PageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string, except *uuid.UUID) (bool, error) {
+	if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
+		return false, fmt.Errorf("lock special page types: %w", err)
+	}
+	q := db.NewSelect().TableExpr("pages AS p").
+		Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
+		Where("p.site_id = ?", siteID).
+		Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
+		Where("d.event IS DISTINCT FROM 'delete'")
+	if except != nil {
+		q = q.Where("p.id <> ?", *except)
+	}
+	return q.Exists(ctx)
+}

@@ -1,0 +1,81 @@
+package models
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Page is the caller's filter, sort and pagination of a list (the api's
+// parsed query); a store applies it to the site-scoped select it builds.
+type Page func(*bun.SelectQuery) *bun.SelectQuery
+
+// Find loads the record of model T of the site with that id, FOR UPDATE
+// when lock is set. Another site's record looks like none: NotFound(what).
+func Find[T any](ctx context.Context, db bun.IDB, siteID, id uuid.UUID, what string, lock bool) (*T, error) {
+	m := new(T)
+	sel := db.NewSelect().Model(m).Where("id = ? AND site_id = ?", id, siteID)
+	if lock {
+		sel = sel.For("UPDATE")
+	}
+	if err := sel.Scan(ctx); IsNoRows(err) {
+		return nil, NotFound(what)
+	} else if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FindFunc finds a site's record of model T by id.
+type FindFunc[T any] func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error)
+
+// Finder is Find, unlocked, for records of model T; what names them in a 404.
+func Finder[T any](what string) FindFunc[T] {
+	return func(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*T, error) {
+		return Find[T](ctx, db, siteID, id, what, false)
+	}
+}
+
+// The finders of a site's records by id.
+var (
+	FindTheme      = Finder[Theme]("theme")
+	FindLayout     = Finder[Layout]("layout")
+	FindThemeAsset = Finder[ThemeAsset]("theme asset")
+	FindAsset      = Finder[Asset]("asset")
+	FindAssetImage = Finder[AssetImage]("asset image")
+	FindUpload     = Finder[AssetUpload]("asset upload")
+	FindUser       = Finder[User]("user")
+)
+
+// ByIDs loads the site's records of model T with the given ids (repeats
+// allowed), oldest first.
+func ByIDs[T any](ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) ([]T, error) {
+	var rows []T
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	err := db.NewSelect().Model(&rows).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(ids))).OrderExpr("created_at, id").Scan(ctx)
+	return rows, err
+}
+
+// Unique is in without repeats, in its order.
+func Unique(in []uuid.UUID) []uuid.UUID {
+	seen := map[uuid.UUID]bool{}
+	out := make([]uuid.UUID, 0, len(in))
+	for _, id := range in {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// List loads one page of the records of model T matching where (which
+// scopes them by site), and how many match in all.
+func List[T any](ctx context.Context, db bun.IDB, page Page, where string, args ...any) ([]T, int64, error) {
+	var rows []T
+	total, err := page(db.NewSelect().Model(&rows).Where(where, args...)).ScanAndCount(ctx)
+	return rows, total, err
+}
