@@ -22,6 +22,7 @@ import (
 
 // sqlRunner is what database/sql's DB, Conn and Tx have in common.
 type sqlRunner interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
@@ -38,7 +39,7 @@ func underlying(db bun.IDB) (sqlRunner, error) {
 	case *bun.DB:
 		return d.DB, nil
 	}
-	return nil, fmt.Errorf("models: no prepared statements on %T", db)
+	return nil, fmt.Errorf("models: no prepared statements on %T (pass the *bun.DB, a bun.Tx or a bun.Conn)", db)
 }
 
 // ScanPrepared runs query, written with $n placeholders, as a cached
@@ -50,6 +51,16 @@ func ScanPrepared(ctx context.Context, db bun.IDB, query string, args []any, des
 		return err
 	}
 	return run.QueryRowContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
+}
+
+// QueryPrepared runs query, written with $n placeholders, as a cached
+// prepared statement on db and returns its rows, which the caller closes.
+func QueryPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (*sql.Rows, error) {
+	run, err := underlying(db)
+	if err != nil {
+		return nil, err
+	}
+	return run.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 }
 
 // ExecPrepared runs query, written with $n placeholders, as a cached
@@ -72,4 +83,13 @@ func NullUUIDParam[T ~[16]byte](id *T) any {
 		return nil
 	}
 	return [16]byte(*id)
+}
+
+// UUIDsParam is ids as a prepared statement's uuid[] parameter.
+func UUIDsParam[T ~[16]byte](ids []T) [][16]byte {
+	out := make([][16]byte, len(ids))
+	for i, id := range ids {
+		out[i] = [16]byte(id)
+	}
+	return out
 }

@@ -189,6 +189,13 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 	for id, v := range out {
 		v.Draft = ds[id]
 	}
+	if k == Pages {
+		// Every drafted read of pages renders their drafted paths: derive
+		// them here, once for the batch (reads are batched, see coalesce).
+		if err := e.fillDraftedPaths(ctx, db, siteID, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -687,38 +694,75 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		ID   uuid.UUID `bun:"id"`
-		Path string    `bun:"path"`
-	}
 	// Each step looks one page up by primary key (and its draft by the
 	// unique (item_type, item_id) index): the walk touches only the pages
-	// on the way up, never the whole site.
-	err := db.NewRaw(`
+	// on the way up, never the whole site. A prepared statement
+	// (models.ScanPrepared): planning this text cost more than running it.
+	run, err := models.QueryPrepared(ctx, db, `
 WITH RECURSIVE up (start, cur, path, depth) AS (
     SELECT p.id,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END,
            1
     FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE p.site_id = ?0 AND p.id IN (?1)
+    WHERE p.site_id = $1 AND p.id = ANY($2)
   UNION ALL
     SELECT up.start,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
-    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?0
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = $1
     LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
     WHERE up.depth < 64
 )
-SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS NULL`, siteID, bun.In(ids)).Scan(ctx, &rows)
+SELECT start, coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL`, models.UUIDParam(siteID), models.UUIDsParam(ids))
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
-	for _, r := range rows {
-		out[r.ID] = r.Path
+	defer run.Close()
+	for run.Next() {
+		var id uuid.UUID
+		var path string
+		if err := run.Scan(&id, &path); err != nil {
+			return nil, fmt.Errorf("drafted page paths: %w", err)
+		}
+		out[id] = path
+	}
+	if err := run.Err(); err != nil {
+		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
 	return out, nil
+}
+
+// fillDraftedPaths sets the drafted path of every page view that has none:
+// a page under no drafted parent has its drafted slug as its path; the
+// others are derived by DraftedPaths in one statement for all of them.
+func (e *Engine) fillDraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, views map[uuid.UUID]*View) error {
+	var nested []uuid.UUID
+	for id, v := range views {
+		if v.Kind != Pages || v.DraftedPath != nil {
+			continue
+		}
+		drafted := v.Drafted()
+		if parent, _ := drafted["parent_id"].(string); parent != "" {
+			nested = append(nested, id)
+			continue
+		}
+		slug, _ := drafted["slug"].(string)
+		path := "/" + slug
+		v.DraftedPath = &path
+	}
+	if len(nested) == 0 {
+		return nil
+	}
+	paths, err := e.DraftedPaths(ctx, db, siteID, nested)
+	if err != nil {
+		return err
+	}
+	for id, path := range paths {
+		views[id].DraftedPath = &path
+	}
+	return nil
 }
 
 // IsAncestor tells whether page is candidate or one of candidate's
