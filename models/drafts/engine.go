@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -288,32 +290,46 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 	for _, f := range k.Fields {
 		row[f.Column] = values[f.Column]
 	}
-	if k == Pages {
-		row["path"] = "" // derived below, once the row exists
+	cols := make([]string, 0, len(row)+1)
+	for col := range row {
+		cols = append(cols, col)
 	}
-	if _, err := tx.NewInsert().Model(&row).TableExpr(k.Table).Exec(ctx); err != nil {
+	sort.Strings(cols)
+	args := make([]any, 0, len(cols)+3)
+	marks := make([]string, 0, len(cols)+1)
+	for _, col := range cols {
+		args = append(args, row[col])
+		marks = append(marks, "?")
+	}
+	if k == Pages {
+		// The stored path as refreshPaths derives it (a new page has no
+		// children to carry along): the parent's stored path and the slug.
+		cols = append(cols, "path")
+		marks = append(marks, `(SELECT CASE WHEN pp.id IS NULL THEN '/' || ? ELSE rtrim(pp.path, '/') || '/' || ? END
+    FROM (SELECT 1) AS one LEFT JOIN pages pp ON pp.id = ? AND pp.site_id = ?)`)
+		args = append(args, values["slug"], values["slug"], values["parent_id"], siteID)
+	}
+	// The row as stored (defaults, the path) comes back with the insert.
+	// k.Table and the columns are the kind's own, never input.
+	var stored string
+	if err := tx.NewRaw("INSERT INTO "+k.Table+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+") RETURNING to_jsonb("+k.Table+")",
+		args...).Scan(ctx, &stored); err != nil {
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
-	if k == Pages {
-		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-			return nil, err
-		}
+	var inserted Row
+	if err := json.Unmarshal([]byte(stored), &inserted); err != nil {
+		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
-	loaded, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
-	if err != nil {
-		return nil, err
-	}
-	live := Row{}
 	d := &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Create,
-		Drafted: editable(k, loaded[id]), ObjectChanges: changes(k, live, editable(k, loaded[id])),
+		Drafted: editable(k, inserted), ObjectChanges: changes(k, Row{}, editable(k, inserted)),
 		UserID: &userID, CreatedAt: now, UpdatedAt: now, Version: 1}
 	if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert draft: %w", err)
 	}
-	if err := e.indexLinks(ctx, tx, k, siteID, d, loaded[id]); err != nil {
+	if err := e.indexLinks(ctx, tx, k, siteID, d, inserted); err != nil {
 		return nil, err
 	}
-	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
+	return &View{Kind: k, Row: inserted, Draft: d}, nil
 }
 
 // checkNoDraftAppeared is ErrRetry when the item has a draft now although
