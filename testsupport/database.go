@@ -32,6 +32,8 @@ var (
 type Database struct {
 	*bun.DB
 	URL string
+	// Statements logs what the database's connections run, when asked.
+	Statements *StatementLog
 }
 
 // NewDatabase returns a fresh database with every migration applied,
@@ -65,7 +67,8 @@ func newDatabase(t testing.TB, svc *Services, template string) *Database {
 		t.Fatalf("testsupport: %v", err)
 	}
 	dbURL := withDatabase(svc.PostgresURL, name)
-	db, err := models.Open(ctx, dbURL)
+	statements := &StatementLog{}
+	db, err := models.Open(ctx, dbURL, models.WithTracer(statements))
 	if err != nil {
 		t.Fatalf("testsupport: %v", err)
 	}
@@ -79,7 +82,7 @@ func newDatabase(t testing.TB, svc *Services, template string) *Database {
 			t.Logf("testsupport: %v", err)
 		}
 	})
-	return &Database{DB: db, URL: dbURL}
+	return &Database{DB: db, URL: dbURL, Statements: statements}
 }
 
 func makeTemplate(serverURL string) (string, error) {

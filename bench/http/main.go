@@ -39,7 +39,7 @@ import (
 // shape is one load: what random.lua sends (BENCH_MODE) at how many connections.
 type shape struct {
 	name  string
-	mode  string // healthz, get, patch, post or delete: see random.lua
+	mode  string // healthz, get, getdraft, patch, post or delete: see random.lua
 	conns int
 }
 
@@ -50,6 +50,7 @@ var shapes = []shape{
 	{"PATCH /pages/:id (title)", "patch", 256},
 	{"POST /pages (under a page)", "post", 64},
 	{"GET /pages/:id", "get", 64},
+	{"GET /pages/:id?include=draft", "getdraft", 64},
 	// Last: the pages it drafts for deletion (with their subtrees) would
 	// answer 409 to the PATCHes above.
 	{"DELETE /pages/:id", "delete", 64},
@@ -60,6 +61,20 @@ type options struct {
 	duration time.Duration
 	keep     bool
 	cpuprof  string
+	only     string
+}
+
+// runs tells whether shape s is part of this run (-only).
+func (o options) runs(s shape) bool {
+	if o.only == "" || s.mode == "healthz" {
+		return true
+	}
+	for _, m := range strings.Split(o.only, ",") {
+		if strings.TrimSpace(m) == s.mode {
+			return true
+		}
+	}
+	return false
 }
 
 func main() {
@@ -67,6 +82,7 @@ func main() {
 	flag.IntVar(&o.pages, "pages", 10000, "published pages to seed (a tree: one root per 100 pages, the rest under them)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each wrk run lasts")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
+	flag.StringVar(&o.only, "only", "", "run only the shapes of these modes (comma-separated, e.g. patch,get); healthz, the baseline, always runs")
 	flag.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of this process (API and worker) per shape to <file>.<mode>-<conns>")
 	flag.Parse()
 	log.SetFlags(0)
@@ -124,6 +140,9 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("%-28s %6s %10s %10s %8s %8s %12s %12s\n", "shape", "conns", "req/s", "p99 ms", "vs healthz", "non-2xx", "pg µs/req", "proc µs/req")
 	var base float64
 	for _, s := range shapes {
+		if !o.runs(s) {
+			continue
+		}
 		pg0, err := benchenv.PostgresCPU(ctx, env.DB)
 		if err != nil {
 			return err

@@ -1,5 +1,5 @@
 -- wrk script of bench/http: BENCH_MODE is healthz (GET /healthz), get
--- (GET /pages/:id), patch (PATCH /pages/:id, a new title), post (POST /pages,
+-- (GET /pages/:id), getdraft (GET /pages/:id?include=draft), patch (PATCH /pages/:id, a new title), post (POST /pages,
 -- a new page under the picked page, with a slug unique per thread and
 -- request) or delete (DELETE /pages/:id); ids are read from the file
 -- BENCH_IDS, one per line, and picked at random per request.
@@ -41,6 +41,9 @@ function request()
     local body = string.format('{"data":{"type":"pages","attributes":{"title":"Bench %d-%d","slug":"bench-%d-%d-%d","page-type":"page"},' ..
       '"relationships":{"parent":{"data":{"type":"pages","id":"%s"}}}}}', tid or 0, n, os.time(), tid or 0, n, id)
     return wrk.format("POST", "/pages", headers, body)
+  end
+  if mode == "getdraft" then
+    return wrk.format("GET", "/pages/" .. id .. "?include=draft", headers)
   end
   if mode == "delete" then
     return wrk.format("DELETE", "/pages/" .. id, headers)

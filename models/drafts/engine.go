@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -189,6 +191,13 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 	for id, v := range out {
 		v.Draft = ds[id]
 	}
+	if k == Pages {
+		// Every drafted read of pages renders their drafted paths: derive
+		// them here, once for the batch (reads are batched, see coalesce).
+		if err := e.fillDraftedPaths(ctx, db, siteID, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -281,32 +290,46 @@ func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID 
 	for _, f := range k.Fields {
 		row[f.Column] = values[f.Column]
 	}
-	if k == Pages {
-		row["path"] = "" // derived below, once the row exists
+	cols := make([]string, 0, len(row)+1)
+	for col := range row {
+		cols = append(cols, col)
 	}
-	if _, err := tx.NewInsert().Model(&row).TableExpr(k.Table).Exec(ctx); err != nil {
+	sort.Strings(cols)
+	args := make([]any, 0, len(cols)+3)
+	marks := make([]string, 0, len(cols)+1)
+	for _, col := range cols {
+		args = append(args, row[col])
+		marks = append(marks, "?")
+	}
+	if k == Pages {
+		// The stored path as refreshPaths derives it (a new page has no
+		// children to carry along): the parent's stored path and the slug.
+		cols = append(cols, "path")
+		marks = append(marks, `(SELECT CASE WHEN pp.id IS NULL THEN '/' || ? ELSE rtrim(pp.path, '/') || '/' || ? END
+    FROM (SELECT 1) AS one LEFT JOIN pages pp ON pp.id = ? AND pp.site_id = ?)`)
+		args = append(args, values["slug"], values["slug"], values["parent_id"], siteID)
+	}
+	// The row as stored (defaults, the path) comes back with the insert.
+	// k.Table and the columns are the kind's own, never input.
+	var stored string
+	if err := tx.NewRaw("INSERT INTO "+k.Table+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+") RETURNING to_jsonb("+k.Table+")",
+		args...).Scan(ctx, &stored); err != nil {
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
-	if k == Pages {
-		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-			return nil, err
-		}
+	var inserted Row
+	if err := json.Unmarshal([]byte(stored), &inserted); err != nil {
+		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
-	loaded, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
-	if err != nil {
-		return nil, err
-	}
-	live := Row{}
 	d := &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Create,
-		Drafted: editable(k, loaded[id]), ObjectChanges: changes(k, live, editable(k, loaded[id])),
+		Drafted: editable(k, inserted), ObjectChanges: changes(k, Row{}, editable(k, inserted)),
 		UserID: &userID, CreatedAt: now, UpdatedAt: now, Version: 1}
 	if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert draft: %w", err)
 	}
-	if err := e.indexLinks(ctx, tx, k, siteID, d, loaded[id]); err != nil {
+	if err := e.indexLinks(ctx, tx, k, siteID, d, inserted); err != nil {
 		return nil, err
 	}
-	return &View{Kind: k, Row: loaded[id], Draft: d}, nil
+	return &View{Kind: k, Row: inserted, Draft: d}, nil
 }
 
 // checkNoDraftAppeared is ErrRetry when the item has a draft now although
@@ -340,6 +363,34 @@ func checkNoDraftAppeared(ctx context.Context, tx bun.IDB, k *Kind, id uuid.UUID
 // seen (the statement's snapshot predates it): Update then inserts a draft
 // that violates the one-draft-per-item index, which is ErrRetry.
 func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, id uuid.UUID) (*View, error) {
+	var row, draft []byte
+	var path *string
+	// A prepared statement per kind (models.ScanPrepared): parsing and
+	// planning this text was a quarter of a write's Postgres time.
+	args := []any{k.Type, models.UUIDParam(siteID), models.UUIDParam(id)}
+	if err := models.ScanPrepared(ctx, tx, lockQuery(k), args, &row, &draft, &path); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
+	}
+	if len(row) == 0 || string(row) == "null" {
+		return nil, models.NotFound(k.Singular())
+	}
+	v := &View{Kind: k, DraftedPath: path}
+	if err := json.Unmarshal(row, &v.Row); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
+	}
+	if len(draft) > 0 && string(draft) != "null" {
+		v.Draft = new(Draft) // its json tags are the columns, as to_jsonb writes them
+		if err := json.Unmarshal(draft, v.Draft); err != nil {
+			return nil, fmt.Errorf("lock %s: draft: %w", k.Type, err)
+		}
+	}
+	return v, nil
+}
+
+// lockQuery is LockForWrite's statement for kind k: $1 the kind's type, $2
+// the site, $3 the item. Its text depends only on k, so it is prepared once
+// per connection and kind.
+func lockQuery(k *Kind) string {
 	path := "NULL::text"
 	walk := ""
 	if k == Pages {
@@ -353,41 +404,19 @@ func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, 
     SELECT CASE WHEN pd.id IS NULL THEN p.parent_id ELSE (pd.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
-    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?1
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = $2
     LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id
     WHERE up.depth < 64
 )`
 		path = "(SELECT coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL LIMIT 1)"
 	}
-	var res struct {
-		Row   json.RawMessage `bun:"row"`
-		Draft json.RawMessage `bun:"draft"`
-		Path  *string         `bun:"path"`
-	}
-	err := tx.NewRaw(`WITH RECURSIVE d AS MATERIALIZED (
-    SELECT * FROM drafts WHERE item_type = ?0 AND item_id = ?2 FOR UPDATE
+	// k.Table is one of the kinds' fixed table names, never input.
+	return `WITH RECURSIVE d AS MATERIALIZED (
+    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 FOR UPDATE
 ), r AS MATERIALIZED (
-    SELECT * FROM ?3 t WHERE t.site_id = ?1 AND t.id = ?2 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
-)`+walk+`
-SELECT (SELECT to_jsonb(r) FROM r) AS row, (SELECT to_jsonb(d) FROM d) AS draft, `+path+` AS path`,
-		k.Type, siteID, id, bun.Ident(k.Table)).Scan(ctx, &res)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
-	}
-	if len(res.Row) == 0 || string(res.Row) == "null" {
-		return nil, models.NotFound(k.Singular())
-	}
-	v := &View{Kind: k, DraftedPath: res.Path}
-	if err := json.Unmarshal(res.Row, &v.Row); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
-	}
-	if len(res.Draft) > 0 && string(res.Draft) != "null" {
-		v.Draft = new(Draft) // its json tags are the columns, as to_jsonb writes them
-		if err := json.Unmarshal(res.Draft, v.Draft); err != nil {
-			return nil, fmt.Errorf("lock %s: draft: %w", k.Type, err)
-		}
-	}
-	return v, nil
+    SELECT * FROM ` + k.Table + ` t WHERE t.site_id = $2 AND t.id = $3 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
+)` + walk + `
+SELECT (SELECT to_jsonb(r) FROM r), (SELECT to_jsonb(d) FROM d), ` + path
 }
 
 // rowVersion is the version a write must match: the row's.
@@ -407,6 +436,30 @@ func writable(cur *View, expect *int) error {
 		return ErrStale
 	}
 	return nil
+}
+
+// saveDraft inserts or updates draft d and moves its item's row version on,
+// in one prepared statement (models.ScanPrepared says why) whose text
+// depends only on the kind.
+func saveDraft(ctx context.Context, tx bun.IDB, k *Kind, d *Draft) error {
+	drafted, err := json.Marshal(d.Drafted)
+	if err != nil {
+		return fmt.Errorf("save draft: %w", err)
+	}
+	changed, err := json.Marshal(d.ObjectChanges)
+	if err != nil {
+		return fmt.Errorf("save draft: %w", err)
+	}
+	// k.Table is one of the kinds' fixed table names, never input.
+	_, err = models.ExecPrepared(ctx, tx, `WITH bump AS (UPDATE `+k.Table+` SET version = version + 1 WHERE id = $4)
+INSERT INTO drafts (id, site_id, item_type, item_id, event, drafted, object_changes, user_id, revision_id, created_at, updated_at, version)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes,
+    updated_at = EXCLUDED.updated_at, user_id = EXCLUDED.user_id, version = EXCLUDED.version`,
+		models.UUIDParam(d.ID), models.UUIDParam(d.SiteID), d.ItemType, models.UUIDParam(d.ItemID), d.Event,
+		string(drafted), string(changed), models.NullUUIDParam(d.UserID), models.NullUUIDParam(d.RevisionID),
+		d.CreatedAt, d.UpdatedAt, d.Version)
+	return err
 }
 
 // Update drafts a change to an item, cur, which LockForWrite locked and
@@ -507,9 +560,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
 	d.Version++
 	// One statement: the row's version and the draft.
-	if _, err := tx.NewInsert().With("bump", bump).Model(d).On("CONFLICT (id) DO UPDATE").
-		Set("drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes, updated_at = EXCLUDED.updated_at, user_id = EXCLUDED.user_id, version = EXCLUDED.version").
-		Returning("NULL").Exec(ctx); err != nil {
+	if err := saveDraft(ctx, tx, k, d); err != nil {
 		var pg *pgconn.PgError
 		if insert && errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "drafts_item_type_item_id_key" {
 			return nil, ErrRetry // see LockForWrite
@@ -666,38 +717,75 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		ID   uuid.UUID `bun:"id"`
-		Path string    `bun:"path"`
-	}
 	// Each step looks one page up by primary key (and its draft by the
 	// unique (item_type, item_id) index): the walk touches only the pages
-	// on the way up, never the whole site.
-	err := db.NewRaw(`
+	// on the way up, never the whole site. A prepared statement
+	// (models.ScanPrepared): planning this text cost more than running it.
+	run, err := models.QueryPrepared(ctx, db, `
 WITH RECURSIVE up (start, cur, path, depth) AS (
     SELECT p.id,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END,
            1
     FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE p.site_id = ?0 AND p.id IN (?1)
+    WHERE p.site_id = $1 AND p.id = ANY($2)
   UNION ALL
     SELECT up.start,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
-    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?0
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = $1
     LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
     WHERE up.depth < 64
 )
-SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS NULL`, siteID, bun.In(ids)).Scan(ctx, &rows)
+SELECT start, coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL`, models.UUIDParam(siteID), models.UUIDsParam(ids))
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
-	for _, r := range rows {
-		out[r.ID] = r.Path
+	defer run.Close()
+	for run.Next() {
+		var id uuid.UUID
+		var path string
+		if err := run.Scan(&id, &path); err != nil {
+			return nil, fmt.Errorf("drafted page paths: %w", err)
+		}
+		out[id] = path
+	}
+	if err := run.Err(); err != nil {
+		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
 	return out, nil
+}
+
+// fillDraftedPaths sets the drafted path of every page view that has none:
+// a page under no drafted parent has its drafted slug as its path; the
+// others are derived by DraftedPaths in one statement for all of them.
+func (e *Engine) fillDraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, views map[uuid.UUID]*View) error {
+	var nested []uuid.UUID
+	for id, v := range views {
+		if v.Kind != Pages || v.DraftedPath != nil {
+			continue
+		}
+		drafted := v.Drafted()
+		if parent, _ := drafted["parent_id"].(string); parent != "" {
+			nested = append(nested, id)
+			continue
+		}
+		slug, _ := drafted["slug"].(string)
+		path := "/" + slug
+		v.DraftedPath = &path
+	}
+	if len(nested) == 0 {
+		return nil
+	}
+	paths, err := e.DraftedPaths(ctx, db, siteID, nested)
+	if err != nil {
+		return err
+	}
+	for id, path := range paths {
+		views[id].DraftedPath = &path
+	}
+	return nil
 }
 
 // IsAncestor tells whether page is candidate or one of candidate's

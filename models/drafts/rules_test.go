@@ -91,7 +91,7 @@ func name(d *drafts.Draft, parent uuid.UUID) string {
 // engineWorld drives the engine directly on a test database.
 type engineWorld struct {
 	t      *testing.T
-	db     *testsupport.Database
+	db     *bun.DB // the pool itself, as the API and worker hand it to the engine
 	e      *drafts.Engine
 	site   uuid.UUID
 	user   uuid.UUID
@@ -112,7 +112,7 @@ func newEngineWorld(t *testing.T) *engineWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &engineWorld{t: t, db: db, e: drafts.NewEngine(config.Storage{}), site: site.ID, user: u.ID,
+	return &engineWorld{t: t, db: db.DB, e: drafts.NewEngine(config.Storage{}), site: site.ID, user: u.ID,
 		ids: map[string]uuid.UUID{}, kinds: map[string]*drafts.Kind{}, byItem: map[uuid.UUID]string{}}
 }
 
