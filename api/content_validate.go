@@ -44,7 +44,7 @@ func textLen(state drafts.Row, col, attr string, min, max int) error {
 func checkRef(ctx context.Context, db bun.IDB, siteID uuid.UUID, id any, table, rel, what string, required bool) error {
 	if id == nil {
 		if required {
-			return relErr("required", rel, rel+" is required.")
+			return missingRelationship(rel, what)
 		}
 		return nil
 	}

@@ -49,7 +49,7 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 		}
 		if ident == nil {
 			if f.Type == drafts.Ref {
-				return nil, jsonapi.Unprocessable("required", name+" cannot be null.").AtPointer(ptr + "/data")
+				return nil, nullRelationship(name)
 			}
 			change[f.Column] = nil
 			continue

@@ -221,12 +221,23 @@ func unknownRelated(name, what string) *jsonapi.Error {
 // requiredToOne answers 422 when a required relationship is missing or null.
 func requiredToOne(rel toOne, name, what string) error {
 	if !rel.sent {
-		return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship is required: the "+what+".").AtPointer("/data/relationships/" + name)
+		return missingRelationship(name, what)
 	}
 	if rel.null {
-		return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship cannot be null.").AtPointer("/data/relationships/" + name + "/data")
+		return nullRelationship(name)
 	}
 	return nil
+}
+
+// missingRelationship is the answer, for every resource, to a required
+// relationship a create did not send: 422 missing_relationship.
+func missingRelationship(name, what string) *jsonapi.Error {
+	return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship is required: the "+what+".").AtPointer("/data/relationships/" + name)
+}
+
+// nullRelationship is the answer to null for a required relationship.
+func nullRelationship(name string) *jsonapi.Error {
+	return jsonapi.Unprocessable("missing_relationship", "The "+name+" relationship cannot be null.").AtPointer("/data/relationships/" + name + "/data")
 }
 
 // readRequiredToOne reads a required to-one relationship (readToOne, then

@@ -135,3 +135,39 @@ func TestAssetListingParameters(t *testing.T) {
 		t.Errorf("empty listing = %s", d.Raw)
 	}
 }
+
+// TestRequiredRelationshipOneAnswer: a required to-one relationship that a
+// create leaves out, or that is null, is answered alike by the content kinds
+// and the theme family (422 missing_relationship, at the relationship when
+// missing and at its data when null): the two dialects agreed on nothing
+// but the status before.
+func TestRequiredRelationshipOneAnswer(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	cases := []struct {
+		name, path, typ string
+		attrs           map[string]any
+		rel             string
+		null            bool
+	}{
+		{"content without page", "/contents", "contents", map[string]any{"title": "K"}, "page", false},
+		{"content with null page", "/contents", "contents", map[string]any{"title": "K"}, "page", true},
+		{"block without content", "/content-blocks", "content-blocks", map[string]any{"var-name": "b", "body": "x"}, "content", false},
+		{"block with null content", "/content-blocks", "content-blocks", map[string]any{"var-name": "b", "body": "x"}, "content", true},
+		{"layout without theme", "/layouts", "layouts", map[string]any{"title": "L", "file-name": "l.liquid", "content": "x"}, "theme", false},
+		{"layout with null theme", "/layouts", "layouts", map[string]any{"title": "L", "file-name": "l.liquid", "content": "x"}, "theme", true},
+	}
+	for _, tc := range cases {
+		data := map[string]any{"type": tc.typ, "attributes": tc.attrs}
+		want := "/data/relationships/" + tc.rel
+		if tc.null {
+			data["relationships"] = map[string]any{tc.rel: map[string]any{"data": nil}}
+			want += "/data"
+		}
+		d := e.do(http.MethodPost, tc.path, map[string]any{"data": data})
+		if d.Status != 422 || len(d.Errors) != 1 || d.Errors[0].Code != "missing_relationship" || d.Errors[0].Source.Pointer != want {
+			t.Errorf("%s: %d %s, want 422 missing_relationship at %s", tc.name, d.Status, d.Raw, want)
+		}
+	}
+}
