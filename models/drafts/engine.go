@@ -403,8 +403,8 @@ func rowVersion(r Row) int {
 // them; an update draft with nothing left is deleted.
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
 	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
-	if d != nil && d.RevisionID != nil {
-		return nil, ErrInFlight
+	if err := heldEditable(ctx, tx, d); err != nil {
+		return nil, err
 	}
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale

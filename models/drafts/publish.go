@@ -26,15 +26,22 @@ type Revision struct {
 	VersionsCount  int         `bun:"versions_count,notnull"`
 	ErrorMessage   *string     `bun:"error_message"`
 	IdempotencyKey *string     `bun:"idempotency_key"`
+	PublishAt      *time.Time  `bun:"publish_at"`
+	RevertsID      *uuid.UUID  `bun:"reverts_id,type:uuid"`
 	CreatedAt      time.Time   `bun:"created_at,notnull"`
 	UpdatedAt      time.Time   `bun:"updated_at,notnull"`
 }
 
 // Revision statuses.
+// Each transition happens in one function, in the caller's transaction:
+// Reserve records a revision scheduled or publishing, Publish makes it
+// published, MarkFailed failed, Cancel cancelled.
 const (
+	Scheduled  = "scheduled"
 	Publishing = "publishing"
 	Published  = "published"
 	Failed     = "failed"
+	Cancelled  = "cancelled"
 )
 
 // Version records one published draft.
@@ -69,8 +76,8 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if err := tx.NewSelect().Model(rev).Where("id = ?", revisionID).For("UPDATE").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load revision: %w", err)
 	}
-	if rev.Status != Publishing {
-		return rev, nil // already done (a retried activity)
+	if rev.Status != Publishing && rev.Status != Scheduled {
+		return rev, nil // already done (a retried activity), or cancelled
 	}
 	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
 	if err != nil {
@@ -321,7 +328,7 @@ func draftIDs(ds []*Draft) []uuid.UUID {
 func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
-			Where("id = ? AND status = ?", revisionID, Publishing).Exec(ctx)
+			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Exec(ctx)
 		if err != nil {
 			return err
 		}
