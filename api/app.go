@@ -97,6 +97,7 @@ func New(d Deps) (*fiber.App, error) {
 	kinds := registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine, kinds)
 	registerRevisionRoutes(r)
+	registerPublishPlanRoutes(r, engine)
 	return app, nil
 }
 

@@ -86,40 +86,19 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if len(listed) != len(rev.DraftIDs) {
 		return nil, &PublishError{Message: fmt.Sprintf("%d of the listed drafts no longer exist (reverted or published meanwhile)", len(rev.DraftIDs)-len(listed))}
 	}
-	all, err := Closure(ctx, tx, rev.SiteID, listed, Publication, true)
+	set, err := e.publication(ctx, tx, rev.SiteID, listed, true)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, &PublishError{Message: fmt.Sprintf("the revision would publish more than %d drafts", MaxClosure)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range all {
+	ordered := set.Drafts
+	for _, d := range ordered {
 		if d.RevisionID != nil && *d.RevisionID != rev.ID {
 			return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", d.ID, d.RevisionID)}
 		}
 	}
-	// Depths of the live pages the set hangs from, so parents sort before
-	// children even when the pages between them are not in the set.
-	outside := map[string]int{}
-	var parents []string
-	for _, d := range all {
-		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
-			parents = append(parents, p)
-		}
-	}
-	if len(parents) > 0 {
-		var rows []struct {
-			ID   string `bun:"id"`
-			Path string `bun:"path"`
-		}
-		if err := tx.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
-			return nil, fmt.Errorf("depths of parent pages: %w", err)
-		}
-		for _, r := range rows {
-			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
-		}
-	}
-	ordered := order(all, outside)
 	now := time.Now().UTC()
 
 	// Snapshots before, one query per kind.
@@ -229,6 +208,48 @@ func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time
 		return fmt.Errorf("publish updated %s: %w", k.Type, err)
 	}
 	return nil
+}
+
+// publicationSet is what publishing some drafts applies: the drafts and
+// their publication closure in the order they take effect, and the live
+// paths of the parent pages the set hangs from.
+type publicationSet struct {
+	Drafts      []*Draft
+	ParentPaths map[string]string // page id -> live path
+}
+
+// publication computes the publication set of listed: the one function
+// behind both Publish (with the rows locked, in the publishing
+// transaction) and Plan (a dry run), so a plan is what a publish does.
+func (e *Engine) publication(ctx context.Context, db bun.IDB, siteID uuid.UUID, listed []*Draft, lock bool) (*publicationSet, error) {
+	all, err := Closure(ctx, db, siteID, listed, Publication, lock)
+	if err != nil {
+		return nil, err
+	}
+	// Depths of the live pages the set hangs from, so parents sort before
+	// children even when the pages between them are not in the set.
+	outside := map[string]int{}
+	paths := map[string]string{}
+	var parents []string
+	for _, d := range all {
+		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
+			parents = append(parents, p)
+		}
+	}
+	if len(parents) > 0 {
+		var rows []struct {
+			ID   string `bun:"id"`
+			Path string `bun:"path"`
+		}
+		if err := db.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("depths of parent pages: %w", err)
+		}
+		for _, r := range rows {
+			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
+			paths[r.ID] = r.Path
+		}
+	}
+	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
 }
 
 // order sorts drafts for publication: by kind (pages, contents, blocks),
