@@ -33,6 +33,7 @@ type revisionsHandler struct {
 	cfg      config.Config
 	links    links
 	log      *slog.Logger
+	engine   *drafts.Engine
 }
 
 type revisionAttributes struct {
@@ -59,6 +60,11 @@ func (h revisionsHandler) resource(r *drafts.Revision, versionIDs []string) *jso
 		"drafts":   h.links.relationship(p, "drafts", jsonapi.ToMany("drafts", ids)),
 		"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
 		"versions": {Links: &jsonapi.Links{Self: h.links.base + p + "/relationships/versions", Related: h.links.base + p + "/versions"}},
+	}
+	// Only a revert has reverts (GET /revisions carries no null linkage).
+	if r.RevertsID != nil {
+		s := r.RevertsID.String()
+		rels["reverts"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &s)}
 	}
 	if versionIDs != nil {
 		rels["versions"].Data = jsonapi.ToMany("versions", versionIDs)
@@ -103,6 +109,8 @@ func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
 type revisionRequest struct {
 	Comments  string  `json:"comments"`
 	PublishAt *string `json:"publish-at"`
+	// Force, with reverts, restores over changes of later revisions.
+	Force *bool `json:"force"`
 }
 
 // maxScheduleAhead bounds how far ahead a revision may be scheduled.
@@ -203,6 +211,12 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	if utf8.RuneCountInString(comments) > 10000 {
 		return jsonapi.Unprocessable("invalid_comments", "comments are at most 10000 characters.").AtPointer("/data/attributes/comments")
 	}
+	if _, reverts := data.Relationships["reverts"]; reverts {
+		return h.revert(c, q, data, comments, key)
+	}
+	if data.Attributes.Force != nil {
+		return jsonapi.Unprocessable("invalid_force", "force applies only to a revision that reverts another.").AtPointer("/data/attributes/force")
+	}
 	var publishAt time.Time
 	if data.Attributes.PublishAt != nil {
 		if publishAt, err = parsePublishAt(*data.Attributes.PublishAt); err != nil {
@@ -254,6 +268,37 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	return h.respondAfterWait(c, q, rev.ID)
+}
+
+// revert serves POST /revisions with relationships.reverts (and no
+// drafts): in one transaction a new revision restores every record the
+// named one changed (drafts.Engine.RevertRevision); 201 with its versions,
+// 409 with one error per conflicting record.
+func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestResource[revisionRequest], comments, key string) error {
+	if _, ok := data.Relationships["drafts"]; ok {
+		return jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another lists no drafts.").AtPointer("/data/relationships/drafts")
+	}
+	if data.Attributes.PublishAt != nil {
+		return jsonapi.Unprocessable("invalid_publish_at", "A revert publishes at once; it cannot be scheduled.").AtPointer("/data/attributes/publish-at")
+	}
+	target, err := readRequiredToOne(data.Relationships, "reverts", "revisions", "revision", "the revision to revert")
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	now := time.Now().UTC()
+	rev := &drafts.Revision{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Comments: comments, CreatedAt: now, UpdatedAt: now}
+	if key != "" {
+		rev.IdempotencyKey = &key
+	}
+	force := data.Attributes.Force != nil && *data.Attributes.Force
+	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		return h.engine.RevertRevision(ctx, tx, rev, target, force)
+	}); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+"/revisions/"+rev.ID.String())
+	return h.respondRevision(c, q, rev, fiber.StatusCreated)
 }
 
 type revisionPatch struct {
@@ -486,9 +531,9 @@ func (h revisionsHandler) version(c *fiber.Ctx) error {
 }
 
 // registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
-func registerRevisionRoutes(r routes) {
+func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
-	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log}
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine}
 	r.post("/revisions", h.create)
 	r.get("/revisions", h.list)
 	r.get("/revisions/:id", h.get)

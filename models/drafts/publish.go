@@ -170,15 +170,11 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		versions[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
 			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
 	}
-	if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("record versions: %w", err)
+	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
+		return nil, err
 	}
 	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(draftIDs(ordered))).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("remove published drafts: %w", err)
-	}
-	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
-	if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
-		return nil, err
 	}
 	return rev, nil
 }
