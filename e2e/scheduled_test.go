@@ -338,3 +338,32 @@ func (s *system) timerStarted(t *testing.T, wfID string) bool {
 	}
 	return false
 }
+
+// A scheduled revision that cannot publish when it fires is failed, with
+// the reason, and releases every draft it held.
+func TestScheduledRevisionFails(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	l, dl := e.page("Live", "live", "")
+	e.mustPublish(dl)
+	// Moving the live page under a new page: the new page's create is in
+	// the closure, held too.
+	n, dn := e.page("New", "new", "")
+	moved := e.update("pages", l, nil, map[string]any{"parent": ref("pages", n)})
+	rev := e.mustSchedule(time.Now().Add(3*time.Second), moved)
+	if d := e.do(http.MethodPost, "/revisions", revisionBody(dn)); d.Status != 409 {
+		t.Fatalf("the held closure: POST /revisions naming it = %d %s, want 409", d.Status, d.Raw)
+	}
+	// Moving it back drops the draft: nothing of what was listed is left.
+	e.do(http.MethodPatch, "/pages/"+l, map[string]any{"data": map[string]any{"type": "pages", "id": l,
+		"relationships": map[string]any{"parent": ref("pages", "")}}})
+	if st := e.do(http.MethodGet, "/drafts/"+moved, nil).Status; st != 404 {
+		t.Fatalf("the draft moved back is still there: %d", st)
+	}
+	got, _ := e.awaitStatus(rev.ID, "scheduled", 60*time.Second)
+	if got.Attributes["status"] != "failed" || got.Attributes["error-message"] == nil {
+		t.Fatalf("revision whose draft went away = %+v", got.Attributes)
+	}
+	e.mustPublish(dn) // released
+}
