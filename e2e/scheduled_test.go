@@ -367,3 +367,25 @@ func TestScheduledRevisionFails(t *testing.T) {
 	}
 	e.mustPublish(dn) // released
 }
+
+// The closure is computed again when the revision fires: a draft edited
+// out of it is not published, and is released.
+func TestScheduledRevisionClosureShrinks(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	parent, dParent := e.page("Parent", "parent", "")
+	child, dChild := e.page("Child", "child", parent)
+	rev := e.mustSchedule(time.Now().Add(2*time.Second), dChild)
+	// The child moves to the top: its parent's create is no longer needed.
+	e.do(http.MethodPatch, "/pages/"+child, map[string]any{"data": map[string]any{"type": "pages", "id": child,
+		"relationships": map[string]any{"parent": ref("pages", "")}}})
+	got, _ := e.awaitStatus(rev.ID, "scheduled", 60*time.Second)
+	if got.Attributes["status"] != "published" || got.Attributes["versions-count"] != float64(1) {
+		t.Fatalf("revision = %+v, want published with 1 version", got.Attributes)
+	}
+	if e.live("pages", child) != "Child /child" || e.live("pages", parent) != "404" {
+		t.Errorf("live: child %q, parent %q", e.live("pages", child), e.live("pages", parent))
+	}
+	e.mustPublish(dParent) // released
+}

@@ -79,6 +79,7 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if rev.Status != Publishing && rev.Status != Scheduled {
 		return rev, nil // already done (a retried activity), or cancelled
 	}
+	scheduled := rev.Status == Scheduled
 	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
 	if err != nil {
 		return nil, err
@@ -175,6 +176,13 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	}
 	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(draftIDs(ordered))).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("remove published drafts: %w", err)
+	}
+	if scheduled {
+		// A scheduled revision held its closure as it was when scheduled;
+		// drafts edits have since taken out of it are free again.
+		if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", rev.ID).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("release drafts left out: %w", err)
+		}
 	}
 	return rev, nil
 }
