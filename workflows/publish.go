@@ -129,10 +129,10 @@ func waitUntil(ctx workflow.Context, at time.Time) (bool, error) {
 			stop() // a new timer for the new time, or none
 			continue
 		}
-		fired = timer.Get(ctx, nil) == nil
-		if !fired {
-			return false, timer.Get(ctx, nil)
+		if err := timer.Get(ctx, nil); err != nil {
+			return false, err
 		}
+		fired = true
 	}
 	return !cancelled, nil
 }

@@ -270,16 +270,20 @@ func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publica
 		RootPath  string    `bun:"root_path"`
 	}
 	roots := append(append([]uuid.UUID{}, gone...), moved...)
+	// The subtrees by stored parent (what moves with a page), each page
+	// attributed to its nearest affected ancestor.
 	err := db.NewRaw(`
-WITH root AS (SELECT id, path FROM pages WHERE site_id = ?0 AND id IN (?1)),
-affected AS (
-    SELECT p.id, p.path, r.id AS root, r.path AS root_path
-    FROM root r JOIN pages p ON p.site_id = ?0 AND (p.id = r.id OR p.path LIKE rtrim(r.path, '/') || '/%')
+WITH RECURSIVE affected (id, path, root, root_path, depth) AS (
+    SELECT id, path, id, path, 0 FROM pages WHERE site_id = ?0 AND id IN (?1)
+  UNION ALL
+    SELECT c.id, c.path, a.root, a.root_path, a.depth + 1
+    FROM pages c JOIN affected a ON c.parent_id = a.id
+    WHERE c.site_id = ?0 AND a.depth < 64
 )
 SELECT DISTINCT ON (h.id) h.*, a.path, a.root, a.root_path
 FROM hyperlinks h JOIN affected a ON a.id = h.linked_id
 WHERE h.site_id = ?0 AND h.linked_type = 'pages'
-ORDER BY h.id, length(a.root_path) DESC
+ORDER BY h.id, a.depth
 LIMIT 1000`, siteID, bun.In(roots)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("links to moved or deleted pages: %w", err)
