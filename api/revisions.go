@@ -256,7 +256,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if _, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: workflows.PublishRevisionID(rev.ID.String()), TaskQueue: h.cfg.PublishTaskQueue,
 			TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		}, workflows.PublishRevision, rev.ID.String(), publishAt); err != nil { // zero: publish now
+		}, workflows.PublishRevision, rev.ID.String()); err != nil {
 			return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
 		}
 		if h.cfg.BeforeRevisionCommit != nil {

@@ -48,16 +48,26 @@ type PublishResult struct {
 // with backoff until it succeeds; a rejection fails the workflow with the
 // message the revision also records.
 //
-// With a publishAt (a scheduled revision) it first waits on a durable
-// timer, which MovePublishAtUpdate moves and CancelUpdate ends; the timer
-// lives in Temporal's history, so it survives restarts of the API, the
-// worker and the Temporal server. Runs started before publishAt existed
-// carry one argument: publishAt is then zero, an immediate publish.
-func PublishRevision(ctx workflow.Context, revisionID string, publishAt time.Time) (*PublishResult, error) {
+// A scheduled revision's workflow starts with the search attribute
+// PressroomPublishAt (PublishAtAttribute): it first waits on a durable
+// timer until then, which MovePublishAtUpdate moves and CancelUpdate ends.
+// The timer lives in Temporal's history, so it survives restarts of the
+// API, the worker and the Temporal server. The time travels as the search
+// attribute, which operators see anyway, rather than as an argument: every
+// caller, and every history recorded before scheduling existed, keeps the
+// one-argument signature.
+func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 20 * time.Second, RetryPolicy: retryForever,
 	})
-	if !publishAt.IsZero() && workflow.GetVersion(ctx, scheduledVersion, workflow.DefaultVersion, 1) == 1 {
+	publishAt, scheduled := workflow.GetTypedSearchAttributes(ctx).GetTime(PublishAtAttribute)
+	if scheduled && !publishAt.IsZero() && workflow.GetVersion(ctx, scheduledVersion, workflow.DefaultVersion, 1) == 1 {
+		// The update handlers first: an Update may arrive with the very
+		// first workflow task, before anything else has run.
+		w, err := newSchedule(ctx, publishAt)
+		if err != nil {
+			return nil, err
+		}
 		// The API starts the workflow before it commits the revision: a
 		// revision that never committed must not leave a timer pending for
 		// months.
@@ -68,7 +78,7 @@ func PublishRevision(ctx workflow.Context, revisionID string, publishAt time.Tim
 		if !committed {
 			return &PublishResult{Status: NotCommitted}, nil
 		}
-		fire, err := waitUntil(ctx, publishAt)
+		fire, err := w.wait(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -81,18 +91,23 @@ func PublishRevision(ctx workflow.Context, revisionID string, publishAt time.Tim
 	return res, err
 }
 
-// waitUntil waits until at, which MovePublishAtUpdate may move, and reports
-// whether to publish (false: cancelled).
-func waitUntil(ctx workflow.Context, at time.Time) (bool, error) {
-	var fired, cancelled, moved bool
+// schedule is a scheduled publish's time and what the updates did to it.
+type schedule struct {
+	at                      time.Time
+	fired, cancelled, moved bool
+}
+
+// newSchedule registers the updates of a scheduled publish.
+func newSchedule(ctx workflow.Context, at time.Time) (*schedule, error) {
+	w := &schedule{at: at}
 	tooLate := func() error {
-		if fired || cancelled {
+		if w.fired || w.cancelled {
 			return temporal.NewApplicationError("the revision is no longer scheduled", NotScheduledType)
 		}
 		return nil
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, MovePublishAtUpdate, func(ctx workflow.Context, to time.Time) (time.Time, error) {
-		at, moved = to, true
+		w.at, w.moved = to, true
 		// What the Temporal UI shows (and lists filter by) follows the move.
 		if err := workflow.UpsertTypedSearchAttributes(ctx, PublishAtAttribute.ValueSet(to)); err != nil {
 			return time.Time{}, err
@@ -104,35 +119,41 @@ func waitUntil(ctx workflow.Context, at time.Time) (bool, error) {
 		}
 		return tooLate()
 	}}); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, CancelUpdate, func(ctx workflow.Context) error {
-		cancelled = true
+		w.cancelled = true
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context) error { return tooLate() }}); err != nil {
-		return false, err
+		return nil, err
 	}
-	for !fired && !cancelled {
-		moved = false
-		d := at.Sub(workflow.Now(ctx))
+	return w, nil
+}
+
+// wait waits until the (possibly moved) time, and reports whether to
+// publish (false: cancelled).
+func (w *schedule) wait(ctx workflow.Context) (bool, error) {
+	for !w.fired && !w.cancelled {
+		w.moved = false
+		d := w.at.Sub(workflow.Now(ctx))
 		if d < time.Millisecond {
-			fired = true
+			w.fired = true
 			break
 		}
 		tctx, stop := workflow.WithCancel(ctx)
-		timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "publish at " + at.UTC().Format(time.RFC3339)})
-		if err := workflow.Await(ctx, func() bool { return timer.IsReady() || moved || cancelled }); err != nil {
+		timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "publish at " + w.at.UTC().Format(time.RFC3339)})
+		if err := workflow.Await(ctx, func() bool { return timer.IsReady() || w.moved || w.cancelled }); err != nil {
 			stop()
 			return false, err
 		}
-		if moved || cancelled {
+		if w.moved || w.cancelled {
 			stop() // a new timer for the new time, or none
 			continue
 		}
 		if err := timer.Get(ctx, nil); err != nil {
 			return false, err
 		}
-		fired = true
+		w.fired = true
 	}
-	return !cancelled, nil
+	return !w.cancelled, nil
 }

@@ -32,7 +32,7 @@ func TestPublishRevisionSucceeds(t *testing.T) {
 	e, p := publishEnv(t)
 	want := &workflows.PublishResult{Status: "published", VersionsCount: 3}
 	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(want, nil).Once()
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, time.Time{})
+	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
 	}
@@ -53,7 +53,7 @@ func TestPublishRevisionRejected(t *testing.T) {
 	msg := "2 of the listed drafts no longer exist (reverted or published meanwhile)"
 	e.OnActivity(p.Publish, mock.Anything, revisionID).
 		Return(nil, temporal.NewNonRetryableApplicationError(msg, workflows.RejectedType, nil)).Once()
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, time.Time{})
+	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if !e.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
@@ -84,7 +84,7 @@ func TestPublishRevisionRetriesTransientFailures(t *testing.T) {
 		record(ctx)
 		return &workflows.PublishResult{Status: "published", VersionsCount: 1}, nil
 	}).Once()
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, time.Time{})
+	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatalf("transient failures were not retried: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestPublishRevisionRejectedAfterRetries(t *testing.T) {
 	e.OnActivity(p.Publish, mock.Anything, revisionID).Return(nil, errors.New("deadlock detected")).Twice()
 	e.OnActivity(p.Publish, mock.Anything, revisionID).
 		Return(nil, temporal.NewNonRetryableApplicationError(msg, workflows.RejectedType, nil)).Once()
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, time.Time{})
+	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 	var app *temporal.ApplicationError
 	if err := e.GetWorkflowError(); !errors.As(err, &app) || app.Message() != msg {
 		t.Fatalf("workflow error = %v, want the rejection %q", err, msg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/pressroom/pressroom/workflows"
@@ -44,7 +45,7 @@ func TestScheduledPublishWaitsForItsTime(t *testing.T) {
 	e := scheduledEnv(t, &ranAt)
 	start := e.Now()
 	at := start.Add(3 * time.Hour)
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, at)
+	scheduleAt(t, e, at)
 	var got *workflows.PublishResult
 	if err := e.GetWorkflowResult(&got); err != nil || got.Status != "published" {
 		t.Fatalf("result = %+v, %v", got, err)
@@ -63,7 +64,7 @@ func TestScheduledPublishMoves(t *testing.T) {
 	e.RegisterDelayedCallback(func() {
 		e.UpdateWorkflow(workflows.MovePublishAtUpdate, "move", moved.cb(), to)
 	}, time.Hour)
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, at)
+	scheduleAt(t, e, at)
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestScheduledPublishCancelled(t *testing.T) {
 	e.OnActivity(p.AwaitRevision, mock.Anything, revisionID).Return(true, nil).Once()
 	cancelled := &updateCallbacks{}
 	e.RegisterDelayedCallback(func() { e.UpdateWorkflow(workflows.CancelUpdate, "cancel", cancelled.cb()) }, time.Hour)
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, e.Now().Add(3*time.Hour))
+	scheduleAt(t, e, e.Now().Add(3*time.Hour))
 	var got *workflows.PublishResult
 	if err := e.GetWorkflowResult(&got); err != nil || got.Status != workflows.Cancelled {
 		t.Fatalf("result = %+v, %v; want cancelled", got, err)
@@ -96,9 +97,19 @@ func TestScheduledPublishCancelled(t *testing.T) {
 func TestScheduledPublishNotCommitted(t *testing.T) {
 	e, p := publishEnv(t)
 	e.OnActivity(p.AwaitRevision, mock.Anything, revisionID).Return(false, nil).Once()
-	e.ExecuteWorkflow(workflows.PublishRevision, revisionID, e.Now().Add(24*time.Hour))
+	scheduleAt(t, e, e.Now().Add(24*time.Hour))
 	var got *workflows.PublishResult
 	if err := e.GetWorkflowResult(&got); err != nil || got.Status != workflows.NotCommitted {
 		t.Fatalf("result = %+v, %v", got, err)
 	}
+}
+
+// scheduleAt runs the workflow as the API starts a scheduled revision's:
+// with PressroomPublishAt among its search attributes.
+func scheduleAt(t *testing.T, e *testsuite.TestWorkflowEnvironment, at time.Time) {
+	t.Helper()
+	if err := e.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(workflows.PublishAtAttribute.ValueSet(at))); err != nil {
+		t.Fatal(err)
+	}
+	e.ExecuteWorkflow(workflows.PublishRevision, revisionID)
 }
