@@ -113,11 +113,25 @@ func TestRollback(t *testing.T) {
 	e.mustPublish(dg, dpa, dk, dkc, dkb)
 	tree := map[[2]string]string{{"pages", g}: "Grand /grand", {"pages", pa}: "Parent /grand/parent", {"pages", k}: "Kid /grand/parent/kid",
 		{"contents", kc}: "Kid content", {"content-blocks", kb}: "kid body"}
+	linked := `<a href="/grand">up</a>`
 	upd := e.mustPublish(e.update("pages", pa, map[string]any{"title": "Parent 2", "slug": "parent-2"}, nil),
-		e.update("content-blocks", kb, map[string]any{"body": "new body"}, nil))
-	e.check("updated", map[[2]string]string{{"pages", k}: "Kid /grand/parent-2/kid", {"content-blocks", kb}: "new body"})
+		e.update("content-blocks", kb, map[string]any{"body": linked}, nil))
+	e.check("updated", map[[2]string]string{{"pages", k}: "Kid /grand/parent-2/kid", {"content-blocks", kb}: linked})
+	links := func() any {
+		t.Helper()
+		d := e.do(http.MethodGet, "/content-blocks/"+kb+"/relationships/hyperlinks", nil)
+		var m struct{ Meta map[string]any }
+		_ = json.Unmarshal(d.Raw, &m)
+		return m.Meta["total"]
+	}
+	if n := links(); n != float64(1) {
+		t.Fatalf("live links of the updated block = %v, want 1", n)
+	}
 	e.revert(upd.ID, false)
 	e.check("reverted updates", tree)
+	if n := links(); n != float64(0) {
+		t.Errorf("live links of the restored block = %v, want 0 (its body has none)", n)
+	}
 
 	// Deletes: a three-level page tree with a content and a block.
 	del := e.mustPublish(e.remove("pages", g))
