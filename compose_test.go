@@ -293,6 +293,10 @@ func TestComposeSearchAttributes(t *testing.T) {
 	if !strings.Contains(script, "--type Keyword") {
 		t.Errorf("temporal-setup should create the search attributes with --type Keyword; command: %s", script)
 	}
+	// When a scheduled revision publishes (workflows.PublishAtAttribute).
+	if !strings.Contains(script, "--name PressroomPublishAt --type Datetime") {
+		t.Errorf("temporal-setup does not register PressroomPublishAt as Datetime; command: %s", script)
+	}
 }
 
 func TestComposeBuildsUseDockerfile(t *testing.T) {

@@ -100,3 +100,14 @@ func heartbeat(ctx context.Context, every time.Duration, details ...any) (stop f
 	}()
 	return func() { close(done) }
 }
+
+// AwaitRevision reports whether the revision committed (waiting for the
+// transaction that creates it to end): a scheduled publish checks it before
+// it starts waiting, so a revision rolled back leaves no timer behind.
+func (p *Publisher) AwaitRevision(ctx context.Context, revisionID string) (bool, error) {
+	id, err := uuid.Parse(revisionID)
+	if err != nil {
+		return false, reject("bad revision id %q", revisionID)
+	}
+	return drafts.AwaitCommit(ctx, p.DB, id)
+}

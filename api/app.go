@@ -96,7 +96,8 @@ func New(d Deps) (*fiber.App, error) {
 	engine := drafts.NewEngine(d.Config.Storage)
 	kinds := registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine, kinds)
-	registerRevisionRoutes(r)
+	registerRevisionRoutes(r, engine)
+	registerPublishPlanRoutes(r, engine)
 	return app, nil
 }
 

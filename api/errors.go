@@ -18,6 +18,17 @@ import (
 // SQL, secret or stack trace ever reaches a response.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		// Several domain errors answered together (a revert's conflicts):
+		// one error object each.
+		var list models.Errors
+		if errors.As(err, &list) && len(list) > 0 {
+			objs := make([]*jsonapi.Error, len(list))
+			for i, de := range list {
+				objs[i] = toAPIError(de)
+			}
+			c.Set(fiber.HeaderContentType, jsonapi.MediaType)
+			return c.Status(objs[0].StatusCode()).JSON(jsonapi.ErrorDocument{Errors: objs}, jsonapi.MediaType)
+		}
 		e := toAPIError(err)
 		if e.StatusCode() >= 500 {
 			log.ErrorContext(c.UserContext(), "request failed",
@@ -100,6 +111,7 @@ func fromDomainError(err error) *jsonapi.Error {
 		if de.Pointer != "" {
 			out.AtPointer(de.Pointer)
 		}
+		out.Meta = de.Meta
 		return out
 	}
 	return nil

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,13 +13,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
-	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -30,6 +32,8 @@ type revisionsHandler struct {
 	temporal client.Client
 	cfg      config.Config
 	links    links
+	log      *slog.Logger
+	engine   *drafts.Engine
 }
 
 type revisionAttributes struct {
@@ -37,6 +41,7 @@ type revisionAttributes struct {
 	Status        string  `json:"status"`
 	VersionsCount int     `json:"versions-count"`
 	ErrorMessage  *string `json:"error-message"`
+	PublishAt     *string `json:"publish-at"`
 	CreatedAt     string  `json:"created-at"`
 }
 
@@ -56,11 +61,22 @@ func (h revisionsHandler) resource(r *drafts.Revision, versionIDs []string) *jso
 		"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
 		"versions": {Links: &jsonapi.Links{Self: h.links.base + p + "/relationships/versions", Related: h.links.base + p + "/versions"}},
 	}
+	// Only a revert has reverts (GET /revisions carries no null linkage).
+	if r.RevertsID != nil {
+		s := r.RevertsID.String()
+		rels["reverts"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &s)}
+	}
 	if versionIDs != nil {
 		rels["versions"].Data = jsonapi.ToMany("versions", versionIDs)
 	}
+	var publishAt *string
+	if r.PublishAt != nil {
+		s := timestamp(*r.PublishAt)
+		publishAt = &s
+	}
 	return &jsonapi.Resource{Type: "revisions", ID: r.ID.String(), Links: h.links.self(p), Relationships: rels,
-		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage, CreatedAt: timestamp(r.CreatedAt)}}
+		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage,
+			PublishAt: publishAt, CreatedAt: timestamp(r.CreatedAt)}}
 }
 
 type versionAttributes struct {
@@ -91,14 +107,82 @@ func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
 }
 
 type revisionRequest struct {
-	Comments string `json:"comments"`
+	Comments  string  `json:"comments"`
+	PublishAt *string `json:"publish-at"`
+	// Force, with reverts, restores over changes of later revisions.
+	Force *bool `json:"force"`
+}
+
+// maxScheduleAhead bounds how far ahead a revision may be scheduled.
+const maxScheduleAhead = 366 * 24 * time.Hour
+
+// parsePublishAt reads a publish-at: an RFC 3339 time at least 1 s and at
+// most 366 days ahead.
+func parsePublishAt(s string) (time.Time, error) {
+	bad := func(detail string) error {
+		return jsonapi.Unprocessable("invalid_publish_at", detail).AtPointer("/data/attributes/publish-at")
+	}
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, bad("publish-at must be an RFC 3339 timestamp, such as 2026-12-01T09:00:00Z.")
+	}
+	ahead := time.Until(at)
+	if ahead < time.Second || ahead > maxScheduleAhead {
+		return time.Time{}, bad("publish-at must be at least 1 second and at most 366 days in the future.")
+	}
+	return at.UTC().Truncate(time.Microsecond), nil // what Postgres keeps
+}
+
+// readDraftIdents reads relationships.drafts of a revision or a publish
+// plan: the draft ids in order (duplicates dropped) and the meta.version
+// each identifier asks for (nil: any).
+func readDraftIdents(rels map[string]jsonapi.RequestRelationship) ([]uuid.UUID, map[uuid.UUID]*int, error) {
+	rel, ok := rels["drafts"]
+	if !ok {
+		return nil, nil, jsonapi.Unprocessable("required", "relationships.drafts lists the drafts to publish.").AtPointer("/data/relationships/drafts")
+	}
+	var idents []struct {
+		Type string         `json:"type"`
+		ID   string         `json:"id"`
+		Meta map[string]any `json:"meta"`
+	}
+	if err := json.Unmarshal(rel.Data, &idents); err != nil || len(idents) == 0 {
+		return nil, nil, jsonapi.Unprocessable("required", "drafts must be a non-empty array of {type: drafts, id}.").AtPointer("/data/relationships/drafts/data")
+	}
+	if len(idents) > maxRevisionDrafts {
+		return nil, nil, jsonapi.Unprocessable("too_many", fmt.Sprintf("A revision lists at most %d drafts.", maxRevisionDrafts)).AtPointer("/data/relationships/drafts/data")
+	}
+	ids := make([]uuid.UUID, 0, len(idents))
+	want := map[uuid.UUID]*int{}
+	for i, ident := range idents {
+		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
+		if ident.Type != "drafts" {
+			return nil, nil, jsonapi.Unprocessable("invalid_relationship_type", `relationships.drafts.data members must be of type "drafts".`).AtPointer(ptr + "/type")
+		}
+		id, err := uuid.Parse(ident.ID)
+		if err != nil {
+			return nil, nil, unknownRelated("drafts", "draft").AtPointer(ptr + "/id")
+		}
+		if _, dup := want[id]; dup {
+			continue
+		}
+		v, err := metaVersion(ident.Meta)
+		if err != nil {
+			return nil, nil, jsonapi.BadRequest("invalid_member", "meta.version must be a positive whole number.").AtPointer(ptr + "/meta/version")
+		}
+		want[id] = v
+		ids = append(ids, id)
+	}
+	return ids, want, nil
 }
 
 // create serves POST /revisions: it reserves the listed drafts for this
-// revision (409 if another in-flight revision holds one), starts
-// publish-revision-<id>, and waits for it up to the configured time: 201
-// when published, 202 with Location while still publishing, 422 when the
-// publish failed (the revision records why; nothing changed).
+// revision (409 if another in-flight or scheduled revision holds one),
+// starts publish-revision-<id>, and waits for it up to the configured
+// time: 201 when published, 202 with Location while still publishing, 422
+// when the publish failed (the revision records why; nothing changed).
+// With publish-at the revision is scheduled: 201 at once, status
+// scheduled, and the workflow waits on a durable timer.
 func (h revisionsHandler) create(c *fiber.Ctx) error {
 	q, err := parseQuery(c, QuerySpec{Includes: []string{"versions"}, Fields: []string{"revisions", "versions"}})
 	if err != nil {
@@ -111,65 +195,48 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return jsonapi.BadRequest("invalid_idempotency_key", "Idempotency-Key is at most 200 characters.").AtHeader("Idempotency-Key")
 	}
 	if key != "" {
-		prev := new(drafts.Revision)
-		err := h.db.NewSelect().Model(prev).Where("site_id = ? AND user_id = ? AND idempotency_key = ?", pr.SiteID, pr.UserID, key).Scan(ctx)
-		if err == nil {
+		prev, err := drafts.RevisionByKey(ctx, h.db, pr.SiteID, pr.UserID, key)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
 			return h.respondAfterWait(c, q, prev.ID)
 		}
-		if !models.IsNoRows(err) {
-			return fmt.Errorf("look up the idempotency key: %w", err)
-		}
 	}
-	var doc jsonapi.RequestDocument[revisionRequest]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+	data, err := decodeCreate[revisionRequest](c, "revisions")
+	if err != nil {
 		return err
 	}
-	if err := checkType(doc.Data.Type, "revisions"); err != nil {
-		return err
-	}
-	comments := cleanText(doc.Data.Attributes.Comments)
+	comments := cleanText(data.Attributes.Comments)
 	if utf8.RuneCountInString(comments) > 10000 {
 		return jsonapi.Unprocessable("invalid_comments", "comments are at most 10000 characters.").AtPointer("/data/attributes/comments")
 	}
-	rel, ok := doc.Data.Relationships["drafts"]
-	if !ok {
-		return jsonapi.Unprocessable("required", "relationships.drafts lists the drafts to publish.").AtPointer("/data/relationships/drafts")
+	if _, reverts := data.Relationships["reverts"]; reverts {
+		return h.revert(c, q, data, comments, key)
 	}
-	var idents []struct {
-		Type string         `json:"type"`
-		ID   string         `json:"id"`
-		Meta map[string]any `json:"meta"`
+	if data.Attributes.Force != nil {
+		return jsonapi.Unprocessable("invalid_force", "force applies only to a revision that reverts another.").AtPointer("/data/attributes/force")
 	}
-	if err := json.Unmarshal(rel.Data, &idents); err != nil || len(idents) == 0 {
-		return jsonapi.Unprocessable("required", "drafts must be a non-empty array of {type: drafts, id}.").AtPointer("/data/relationships/drafts/data")
+	var publishAt time.Time
+	if data.Attributes.PublishAt != nil {
+		if publishAt, err = parsePublishAt(*data.Attributes.PublishAt); err != nil {
+			return err
+		}
 	}
-	if len(idents) > maxRevisionDrafts {
-		return jsonapi.Unprocessable("too_many", fmt.Sprintf("A revision lists at most %d drafts.", maxRevisionDrafts)).AtPointer("/data/relationships/drafts/data")
-	}
-	ids := make([]uuid.UUID, 0, len(idents))
-	want := map[uuid.UUID]*int{}
-	for i, ident := range idents {
-		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
-		if ident.Type != "drafts" {
-			return jsonapi.Unprocessable("invalid_relationship_type", `relationships.drafts.data members must be of type "drafts".`).AtPointer(ptr + "/type")
-		}
-		id, err := uuid.Parse(ident.ID)
-		if err != nil {
-			return unknownRelated("drafts", "draft").AtPointer(ptr + "/id")
-		}
-		if _, dup := want[id]; dup {
-			continue
-		}
-		v, err := metaVersion(ident.Meta)
-		if err != nil {
-			return jsonapi.BadRequest("invalid_member", "meta.version must be a positive whole number.").AtPointer(ptr + "/meta/version")
-		}
-		want[id] = v
-		ids = append(ids, id)
+	ids, want, err := readDraftIdents(data.Relationships)
+	if err != nil {
+		return err
 	}
 
+	now := time.Now().UTC()
 	rev := &drafts.Revision{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Comments: comments, Status: drafts.Publishing,
-		DraftIDs: ids, CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+		DraftIDs: ids, CreatedAt: now, UpdatedAt: now}
+	attrs := []temporal.SearchAttributeUpdate{
+		workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())}
+	if !publishAt.IsZero() {
+		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
+		attrs = append(attrs, workflows.PublishAtAttribute.ValueSet(publishAt))
+	}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}
@@ -181,14 +248,14 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		// revision always has its workflow. If Temporal refuses, or the API
 		// dies before the commit, the revision and its reservations roll back;
 		// a workflow already started then finds no revision and ends
-		// (activities.Publisher.Publish waits on the lock taken here).
+		// (activities.Publisher.Publish and AwaitRevision wait on the lock
+		// taken here).
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", drafts.CommitLockKey(rev.ID)); err != nil {
 			return fmt.Errorf("lock the new revision: %w", err)
 		}
 		if _, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: workflows.PublishRevisionID(rev.ID.String()), TaskQueue: h.cfg.PublishTaskQueue,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())),
+			TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		}, workflows.PublishRevision, rev.ID.String()); err != nil {
 			return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
 		}
@@ -203,16 +270,152 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	return h.respondAfterWait(c, q, rev.ID)
 }
 
-// respondAfterWait waits for a revision's workflow (up to the configured time) and
-// answers with its state.
+// revert serves POST /revisions with relationships.reverts (and no
+// drafts): in one transaction a new revision restores every record the
+// named one changed (drafts.Engine.RevertRevision); 201 with its versions,
+// 409 with one error per conflicting record.
+func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestResource[revisionRequest], comments, key string) error {
+	if _, ok := data.Relationships["drafts"]; ok {
+		return jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another lists no drafts.").AtPointer("/data/relationships/drafts")
+	}
+	if data.Attributes.PublishAt != nil {
+		return jsonapi.Unprocessable("invalid_publish_at", "A revert publishes at once; it cannot be scheduled.").AtPointer("/data/attributes/publish-at")
+	}
+	target, err := readRequiredToOne(data.Relationships, "reverts", "revisions", "revision", "the revision to revert")
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	now := time.Now().UTC()
+	rev := &drafts.Revision{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Comments: comments, CreatedAt: now, UpdatedAt: now}
+	if key != "" {
+		rev.IdempotencyKey = &key
+	}
+	force := data.Attributes.Force != nil && *data.Attributes.Force
+	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		return h.engine.RevertRevision(ctx, tx, rev, target, force)
+	}); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+"/revisions/"+rev.ID.String())
+	return h.respondRevision(c, q, rev, fiber.StatusCreated)
+}
+
+type revisionPatch struct {
+	PublishAt *string `json:"publish-at"`
+}
+
+// update serves PATCH /revisions/:id: a scheduled revision's publish-at
+// moves. The move is sent to the workflow as a Temporal Update and the
+// answer waits for its acknowledgement; 409 once the revision is
+// publishing, published, failed or cancelled.
+func (h revisionsHandler) update(c *fiber.Ctx) error {
+	q, err := parseQuery(c, QuerySpec{Fields: []string{"revisions"}})
+	if err != nil {
+		return err
+	}
+	req, err := decodePatch[revisionPatch](c, "revision", "revisions")
+	if err != nil {
+		return err
+	}
+	if req.data.Attributes.PublishAt == nil {
+		return jsonapi.Unprocessable("required", "publish-at is the attribute a revision's PATCH changes.").AtPointer("/data/attributes/publish-at")
+	}
+	at, err := parsePublishAt(*req.data.Attributes.PublishAt)
+	if err != nil {
+		return err
+	}
+	var rev *drafts.Revision
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		// The row lock keeps the publish from starting meanwhile; the
+		// workflow's validator refuses if its timer already fired.
+		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, req.id); err != nil {
+			return err
+		}
+		if err := h.updateWorkflow(ctx, rev, workflows.MovePublishAtUpdate, at); err != nil {
+			return err
+		}
+		return drafts.Reschedule(ctx, tx, rev, at)
+	})
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))})
+}
+
+// cancel serves DELETE /revisions/:id: a scheduled revision is cancelled
+// and its drafts released (204); 409 once it is publishing, published,
+// failed or cancelled. The cancellation is committed before the workflow
+// hears of it: a timer that fires meanwhile finds the revision cancelled
+// and publishes nothing, and a workflow that cannot be told ends the same
+// way when its time comes.
+func (h revisionsHandler) cancel(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	id, err := idParam(c, "revision")
+	if err != nil {
+		return err
+	}
+	var rev *drafts.Revision
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, id); err != nil {
+			return err
+		}
+		return drafts.Cancel(ctx, tx, rev)
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.updateWorkflow(c.UserContext(), rev, workflows.CancelUpdate); err != nil {
+		h.log.WarnContext(c.UserContext(), "cancelled revision's workflow not told; it ends when its timer fires",
+			"revision_id", rev.ID, "error", err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// updateWorkflow sends a Temporal Update to a scheduled revision's
+// workflow and waits for the workflow to complete it. One the workflow
+// refuses because its timer has fired (or that finds it ended) is the 409
+// of a revision no longer scheduled.
+func (h revisionsHandler) updateWorkflow(ctx context.Context, rev *drafts.Revision, name string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.PublishRevisionID(rev.ID.String()), UpdateName: name, Args: args,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	var app *temporal.ApplicationError
+	var gone *serviceerror.NotFound
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &app) && app.Type() == workflows.NotScheduledType, errors.As(err, &gone):
+		return drafts.NotScheduled(drafts.Publishing)
+	}
+	return jsonapi.Unavailable("The publishing service did not acknowledge the change; nothing changed. Try again shortly.").WithHeader("Retry-After", "5")
+}
+
+// respondAfterWait waits for a revision's workflow (up to the configured
+// time) and answers with its state; a scheduled or cancelled revision is
+// answered at once.
 func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	ctx := c.UserContext()
-	wait, cancel := context.WithTimeout(ctx, h.cfg.PublishWait)
-	defer cancel()
-	_ = h.temporal.GetWorkflow(wait, workflows.PublishRevisionID(id.String()), "").Get(wait, nil)
-	rev := new(drafts.Revision)
-	if err := h.db.NewSelect().Model(rev).Where("id = ?", id).Scan(ctx); err != nil {
+	siteID := oauth.PrincipalOf(c).SiteID
+	rev, err := drafts.FindRevision(ctx, h.db, siteID, id)
+	if err != nil {
 		return err
+	}
+	if rev.Status == drafts.Publishing {
+		wait, cancel := context.WithTimeout(ctx, h.cfg.PublishWait)
+		defer cancel()
+		_ = h.temporal.GetWorkflow(wait, workflows.PublishRevisionID(id.String()), "").Get(wait, nil)
+		if rev, err = drafts.FindRevision(ctx, h.db, siteID, id); err != nil {
+			return err
+		}
 	}
 	location := h.links.base + "/revisions/" + id.String()
 	c.Set(fiber.HeaderLocation, location)
@@ -230,8 +433,8 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 }
 
 func (h revisionsHandler) respondRevision(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
-	var versions []*drafts.Version
-	if err := h.db.NewSelect().Model(&versions).Where("revision_id = ?", rev.ID).Order("created_at", "id").Limit(maxRevisionDrafts * 2).Scan(c.UserContext()); err != nil {
+	versions, err := drafts.VersionsOf(c.UserContext(), h.db, rev.ID, maxRevisionDrafts*2)
+	if err != nil {
 		return err
 	}
 	ids := make([]string, len(versions))
@@ -250,14 +453,7 @@ func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
 	if err != nil {
 		return nil, err
 	}
-	rev := new(drafts.Revision)
-	err = h.db.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext())
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("revision")
-	} else if err != nil {
-		return nil, err
-	}
-	return rev, nil
+	return drafts.FindRevision(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
 }
 
 // get serves GET /revisions/:id.
@@ -273,15 +469,20 @@ func (h revisionsHandler) get(c *fiber.Ctx) error {
 	return h.respondRevision(c, q, rev, fiber.StatusOK)
 }
 
-// list serves GET /revisions, newest first.
+// list serves GET /revisions, newest first; filter[status]=scheduled lists
+// what is coming, soonest first.
 func (h revisionsHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"revisions"},
-		Filters: map[string]string{"status": "status"}, Sorts: map[string]string{"created-at": "created_at"}, DefaultSort: "r.created_at DESC, r.id"})
+	spec := QuerySpec{Collection: true, Fields: []string{"revisions"},
+		Filters: map[string]string{"status": "status"},
+		Sorts:   map[string]string{"created-at": "created_at", "publish-at": "publish_at"}, DefaultSort: "r.created_at DESC, r.id"}
+	if c.Query("filter[status]") == drafts.Scheduled {
+		spec.DefaultSort = "r.publish_at, r.id"
+	}
+	q, err := parseQuery(c, spec)
 	if err != nil {
 		return err
 	}
-	var revs []*drafts.Revision
-	total, err := q.Apply(h.db.NewSelect().Model(&revs).Where("r.site_id = ?", oauth.PrincipalOf(c).SiteID)).ScanAndCount(c.UserContext())
+	revs, total, err := drafts.ListRevisions(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, q.Apply)
 	if err != nil {
 		return err
 	}
@@ -302,8 +503,7 @@ func (h revisionsHandler) versions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var vs []*drafts.Version
-	total, err := q.Apply(h.db.NewSelect().Model(&vs).Where("v.revision_id = ?", rev.ID)).ScanAndCount(c.UserContext())
+	vs, total, err := drafts.ListVersions(c.UserContext(), h.db, rev.ID, q.Apply)
 	if err != nil {
 		return err
 	}
@@ -323,22 +523,22 @@ func (h revisionsHandler) version(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := new(drafts.Version)
-	if err := h.db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, oauth.PrincipalOf(c).SiteID).Scan(c.UserContext()); models.IsNoRows(err) {
-		return models.NotFound("version")
-	} else if err != nil {
+	v, err := drafts.FindVersion(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
+	if err != nil {
 		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
 }
 
 // registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
-func registerRevisionRoutes(r routes) {
+func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
-	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links}
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine}
 	r.post("/revisions", h.create)
 	r.get("/revisions", h.list)
 	r.get("/revisions/:id", h.get)
+	r.patch("/revisions/:id", h.update)
+	r.delete("/revisions/:id", h.cancel)
 	r.get("/revisions/:id/versions", h.versions)
 	r.get("/versions/:id", h.version)
 }

@@ -15,6 +15,10 @@ import (
 // can filter Pressroom's workflows by site, upload and revision in the UI.
 var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId"}
 
+// DatetimeSearchAttributes are registered as Datetime: when a scheduled
+// revision publishes (workflows.PublishAtAttribute).
+var DatetimeSearchAttributes = []string{"PressroomPublishAt"}
+
 // TemporalOptions configures the Temporal dev server.
 type TemporalOptions struct {
 	Bin      string
@@ -40,6 +44,9 @@ func StartTemporal(ctx context.Context, o TemporalOptions, out io.Writer) (*Proc
 	}
 	for _, sa := range SearchAttributes {
 		args = append(args, "--search-attribute", sa+"=Keyword")
+	}
+	for _, sa := range DatetimeSearchAttributes {
+		args = append(args, "--search-attribute", sa+"=Datetime")
 	}
 	p, err := StartProcess("temporal", o.Bin, args, nil, out, nil)
 	if err != nil {

@@ -86,6 +86,9 @@ func TestStack(t *testing.T) {
 				t.Errorf("search attribute %s is %s, want Keyword", name, got)
 			}
 		}
+		if got := custom["PressroomPublishAt"]; got != enums.INDEXED_VALUE_TYPE_DATETIME {
+			t.Errorf("search attribute PressroomPublishAt is %s, want Datetime", got)
+		}
 	})
 
 	t.Run("minio", func(t *testing.T) {

@@ -458,7 +458,18 @@ func rlNone() []string { return nil }
 func TestRulesDependencies(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	cases := []rlCase{
+	for _, c := range rlDependencyCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, s)
+		})
+	}
+}
+
+// rlDependencyCases is the rule table (TestRulesDependencies; plan_test.go
+// runs publish plans over it too).
+func rlDependencyCases() []rlCase {
+	return []rlCase{
 		// --- create × parent page ---------------------------------------------------
 		{name: "create/child under a created parent",
 			build:   func(w *rlWorld) { w.page("P", "p", ""); w.pageBefore("C", "c", "P", "P") },
@@ -822,12 +833,6 @@ func TestRulesDependencies(t *testing.T) {
 			},
 			pending: rlNone(),
 			drafted: map[string]string{"P": "404", "C": "404", "K": "404"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.run(t, s)
-		})
 	}
 }
 

@@ -43,6 +43,9 @@ type Error struct {
 	Pointer string
 	Detail  string
 	Version int
+	// Meta names what the error is about beyond the pointer (a revert's
+	// conflicting record: {"type": …, "id": …}).
+	Meta map[string]any
 }
 
 func (e *Error) Error() string {
@@ -78,3 +81,23 @@ func Invalid(pointer, code, detail string) *Error {
 
 // Stale is ErrStaleVersion for a record now at version (0 when unknown).
 func Stale(version int) *Error { return &Error{Kind: ErrStaleVersion, Version: version} }
+
+// Errors are domain errors answered together, one error object each (every
+// record a revert conflicts on); the first one's kind gives the status.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	if len(es) == 0 {
+		return "no errors"
+	}
+	return fmt.Sprintf("%s (and %d more)", es[0].Error(), len(es)-1)
+}
+
+// Unwrap makes errors.Is and errors.As see each error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}

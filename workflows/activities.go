@@ -19,6 +19,7 @@ const (
 	deleteTemporaryActivity  = "DeleteTemporary"
 	sweepUnconfirmedActivity = "SweepUnconfirmed"
 	publishActivity          = "Publish"
+	awaitRevisionActivity    = "AwaitRevision"
 )
 
 // RejectedType is the application error type of failures retrying cannot

@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -12,6 +13,28 @@ func PublishRevisionID(revisionID string) string { return "publish-revision-" + 
 // NotCommitted is the status of a publish whose revision was never
 // committed: nothing was published and no draft was reserved.
 const NotCommitted = "not-committed"
+
+// Cancelled is the status of a scheduled publish cancelled before its time
+// (DELETE /revisions/:id): nothing was published.
+const Cancelled = "cancelled"
+
+// Updates a scheduled publish accepts while it waits (docs/drafts.md).
+const (
+	// MovePublishAtUpdate moves the time (argument and result: the new
+	// time). Rejected once the timer has fired or the publish was cancelled.
+	MovePublishAtUpdate = "move-publish-at"
+	// CancelUpdate ends the wait without publishing. The API records the
+	// cancellation first (drafts.Cancel), so a publish that fires anyway
+	// finds the revision cancelled and does nothing.
+	CancelUpdate = "cancel"
+	// NotScheduledType is the application error type of an update that
+	// came too late: the publish is under way or over.
+	NotScheduledType = "NotScheduled"
+)
+
+// scheduledVersion marks the change that added the timer: histories of
+// runs started before it (immediate publishes only) replay unchanged.
+const scheduledVersion = "scheduled-publish"
 
 // PublishResult is what a publish produced: the result of PublishRevision
 // and of its activity.
@@ -24,11 +47,113 @@ type PublishResult struct {
 // transaction. Transient failures (the database unreachable) are retried
 // with backoff until it succeeds; a rejection fails the workflow with the
 // message the revision also records.
+//
+// A scheduled revision's workflow starts with the search attribute
+// PressroomPublishAt (PublishAtAttribute): it first waits on a durable
+// timer until then, which MovePublishAtUpdate moves and CancelUpdate ends.
+// The timer lives in Temporal's history, so it survives restarts of the
+// API, the worker and the Temporal server. The time travels as the search
+// attribute, which operators see anyway, rather than as an argument: every
+// caller, and every history recorded before scheduling existed, keeps the
+// one-argument signature.
 func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 20 * time.Second, RetryPolicy: retryForever,
 	})
+	publishAt, scheduled := workflow.GetTypedSearchAttributes(ctx).GetTime(PublishAtAttribute)
+	if scheduled && !publishAt.IsZero() && workflow.GetVersion(ctx, scheduledVersion, workflow.DefaultVersion, 1) == 1 {
+		// The update handlers first: an Update may arrive with the very
+		// first workflow task, before anything else has run.
+		w, err := newSchedule(ctx, publishAt)
+		if err != nil {
+			return nil, err
+		}
+		// The API starts the workflow before it commits the revision: a
+		// revision that never committed must not leave a timer pending for
+		// months.
+		var committed bool
+		if err := workflow.ExecuteActivity(ctx, awaitRevisionActivity, revisionID).Get(ctx, &committed); err != nil {
+			return nil, err
+		}
+		if !committed {
+			return &PublishResult{Status: NotCommitted}, nil
+		}
+		fire, err := w.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !fire {
+			return &PublishResult{Status: Cancelled}, nil
+		}
+	}
 	var res *PublishResult
 	err := workflow.ExecuteActivity(ctx, publishActivity, revisionID).Get(ctx, &res)
 	return res, err
+}
+
+// schedule is a scheduled publish's time and what the updates did to it.
+type schedule struct {
+	at                      time.Time
+	fired, cancelled, moved bool
+}
+
+// newSchedule registers the updates of a scheduled publish.
+func newSchedule(ctx workflow.Context, at time.Time) (*schedule, error) {
+	w := &schedule{at: at}
+	tooLate := func() error {
+		if w.fired || w.cancelled {
+			return temporal.NewApplicationError("the revision is no longer scheduled", NotScheduledType)
+		}
+		return nil
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, MovePublishAtUpdate, func(ctx workflow.Context, to time.Time) (time.Time, error) {
+		w.at, w.moved = to, true
+		// What the Temporal UI shows (and lists filter by) follows the move.
+		if err := workflow.UpsertTypedSearchAttributes(ctx, PublishAtAttribute.ValueSet(to)); err != nil {
+			return time.Time{}, err
+		}
+		return to, nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, to time.Time) error {
+		if to.IsZero() {
+			return temporal.NewApplicationError("a time is required", NotScheduledType)
+		}
+		return tooLate()
+	}}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, CancelUpdate, func(ctx workflow.Context) error {
+		w.cancelled = true
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context) error { return tooLate() }}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// wait waits until the (possibly moved) time, and reports whether to
+// publish (false: cancelled).
+func (w *schedule) wait(ctx workflow.Context) (bool, error) {
+	for !w.fired && !w.cancelled {
+		w.moved = false
+		d := w.at.Sub(workflow.Now(ctx))
+		if d < time.Millisecond {
+			w.fired = true
+			break
+		}
+		tctx, stop := workflow.WithCancel(ctx)
+		timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "publish at " + w.at.UTC().Format(time.RFC3339)})
+		if err := workflow.Await(ctx, func() bool { return timer.IsReady() || w.moved || w.cancelled }); err != nil {
+			stop()
+			return false, err
+		}
+		if w.moved || w.cancelled {
+			stop() // a new timer for the new time, or none
+			continue
+		}
+		if err := timer.Get(ctx, nil); err != nil {
+			return false, err
+		}
+		w.fired = true
+	}
+	return !w.cancelled, nil
 }

@@ -2,9 +2,12 @@ package workflows
 
 import "go.temporal.io/sdk/temporal"
 
-// Search attributes operators filter Pressroom's workflows by.
+// Search attributes operators filter Pressroom's workflows by (registered
+// by dev.SearchAttributes and the compose file's temporal-setup).
 var (
 	SiteIDAttribute     = temporal.NewSearchAttributeKeyKeyword("PressroomSiteId")
 	UploadIDAttribute   = temporal.NewSearchAttributeKeyKeyword("PressroomUploadId")
 	RevisionIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomRevisionId")
+	// PublishAtAttribute is when a scheduled revision publishes.
+	PublishAtAttribute = temporal.NewSearchAttributeKeyTime("PressroomPublishAt")
 )

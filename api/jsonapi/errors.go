@@ -19,6 +19,9 @@ type Error struct {
 	Title  string  `json:"title"`
 	Detail string  `json:"detail,omitempty"`
 	Source *Source `json:"source,omitempty"`
+	// Meta names what the error is about beyond source (a record's type
+	// and id).
+	Meta map[string]any `json:"meta,omitempty"`
 	// Header holds response headers the error calls for (WWW-Authenticate,
 	// Retry-After, Allow); it is not part of the document.
 	Header http.Header `json:"-"`

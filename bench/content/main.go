@@ -68,6 +68,7 @@ type options struct {
 	cpuprofile    string
 	getsOnly      bool
 	revisionsOnly bool
+	plansOnly     bool
 	keep          bool
 }
 
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the GET loads (server and client: one process) to this file")
 	flag.BoolVar(&o.getsOnly, "gets-only", false, "skip the revision measurements")
 	flag.BoolVar(&o.revisionsOnly, "revisions-only", false, "skip the GET loads")
+	flag.BoolVar(&o.plansOnly, "plans-only", false, "measure publish plans (POST /publish-plans) only")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -126,6 +128,11 @@ func run(ctx context.Context, o options) (err error) {
 	fmt.Printf("services: %s; API and worker in this process, database pool %d connections each\n", env.Where, env.DB.DB.Stats().MaxOpenConnections)
 	fmt.Printf("load average at start: %s\n", benchenv.LoadAvg())
 
+	if o.plansOnly {
+		apiCounter := &queryCounter{}
+		env.DB.AddQueryHook(apiCounter)
+		return planRuns(ctx, c, apiCounter)
+	}
 	var live []string // published pages, for the reads
 	if !o.getsOnly {
 		if err := revisionLatency(ctx, c, o.revisions); err != nil {
@@ -139,6 +146,92 @@ func run(ctx context.Context, o options) (err error) {
 		return nil
 	}
 	return readLoads(ctx, c, env.DB, live, o)
+}
+
+// --- POST /publish-plans ---------------------------------------------------------
+
+// planRuns times publish plans of 10, 100 and 1,000 page create drafts, and
+// of 1,000 drafts listed by 800 blocks (the closure pulls in the contents
+// and pages), counting the queries the API's *bun.DB runs for each (the
+// token lookup included). Target: 1,000 drafts in under 200 ms, with a
+// query count that does not grow with the number of drafts.
+func planRuns(ctx context.Context, c *apiClient, counter *queryCounter) error {
+	fmt.Println("\npublish plans (POST /publish-plans), queries counted on the API's *bun.DB:")
+	type run struct {
+		name          string
+		steps, n      int
+		p50, p95, max time.Duration
+	}
+	var runs []run
+	measure := func(name string, drafts []string) error {
+		const reps = 9
+		lats := make([]time.Duration, reps)
+		r := run{name: name}
+		for i := range reps {
+			counter.start()
+			t0 := time.Now()
+			st, raw, err := c.Send(ctx, http.MethodPost, "/publish-plans", planBody(drafts))
+			lats[i] = time.Since(t0)
+			n, _, _ := counter.stop()
+			if err != nil || st != 200 {
+				return fmt.Errorf("POST /publish-plans = %d %.300s: %v", st, raw, err)
+			}
+			var d struct {
+				Data struct {
+					Meta struct {
+						Count int `json:"drafts-count"`
+					}
+				}
+			}
+			_ = json.Unmarshal(raw, &d)
+			r.steps, r.n = d.Data.Meta.Count, n
+		}
+		slices.Sort(lats)
+		r.p50, r.p95, r.max = benchenv.Percentile(lats, 50), benchenv.Percentile(lats, 95), lats[len(lats)-1]
+		runs = append(runs, r)
+		return nil
+	}
+	for _, size := range []int{10, 100, 1000} {
+		_, drafts, err := c.createPages(ctx, size, fmt.Sprintf("plan%d", size), 4)
+		if err != nil {
+			return err
+		}
+		if err := measure(fmt.Sprintf("%d pages", size), drafts); err != nil {
+			return err
+		}
+	}
+	blocks, err := c.createTree(ctx, 100, 8)
+	if err != nil {
+		return err
+	}
+	if err := measure("1000 mixed (800 blocks listed)", blocks); err != nil {
+		return err
+	}
+	fmt.Printf("  %-32s %6s %8s %8s %8s %8s\n", "plan", "steps", "p50", "p95", "max", "queries")
+	for _, r := range runs {
+		fmt.Printf("  %-32s %6d %8s %8s %8s %8d\n", r.name, r.steps, ms(r.p50), ms(r.p95), ms(r.max), r.n)
+	}
+	big, mixed := runs[2], runs[3]
+	verdict := "met"
+	if big.p50 >= 200*time.Millisecond || mixed.p50 >= 200*time.Millisecond {
+		verdict = "MISSED"
+	}
+	fmt.Printf("  (load average: %s)\n", benchenv.LoadAvg())
+	fmt.Printf("  target: a plan of 1,000 drafts in under 200 ms (p50): %s (%s pages, %s mixed)\n", verdict, ms(big.p50), ms(mixed.p50))
+	growth := "constant"
+	if big.n > runs[0].n {
+		growth = fmt.Sprintf("GROWS (%d → %d)", runs[0].n, big.n)
+	}
+	fmt.Printf("  queries from 10 to 1,000 drafts: %s (%d, %d, %d)\n", growth, runs[0].n, runs[1].n, big.n)
+	return nil
+}
+
+func planBody(drafts []string) map[string]any {
+	data := make([]map[string]any, len(drafts))
+	for i, id := range drafts {
+		data[i] = map[string]any{"type": "drafts", "id": id}
+	}
+	return map[string]any{"data": map[string]any{"type": "publish-plans", "relationships": map[string]any{"drafts": map[string]any{"data": data}}}}
 }
 
 // --- POST /revisions latency ---------------------------------------------------

@@ -469,8 +469,13 @@ ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCL
 // them; an update draft with nothing left is deleted.
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
 	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
-	if err := writable(cur, expect); err != nil {
+	// Drafts held by a scheduled revision stay editable (heldEditable);
+	// every other precondition is writable's.
+	if err := heldEditable(ctx, tx, d); err != nil {
 		return nil, err
+	}
+	if expect != nil && *expect != rowVersion(row) {
+		return nil, ErrStale
 	}
 	if d != nil && d.Event == Delete {
 		return nil, ErrDeleted

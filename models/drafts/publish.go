@@ -26,15 +26,22 @@ type Revision struct {
 	VersionsCount  int         `bun:"versions_count,notnull"`
 	ErrorMessage   *string     `bun:"error_message"`
 	IdempotencyKey *string     `bun:"idempotency_key"`
+	PublishAt      *time.Time  `bun:"publish_at"`
+	RevertsID      *uuid.UUID  `bun:"reverts_id,type:uuid"`
 	CreatedAt      time.Time   `bun:"created_at,notnull"`
 	UpdatedAt      time.Time   `bun:"updated_at,notnull"`
 }
 
 // Revision statuses.
+// Each transition happens in one function, in the caller's transaction:
+// Reserve records a revision scheduled or publishing, Publish makes it
+// published, MarkFailed failed, Cancel cancelled.
 const (
+	Scheduled  = "scheduled"
 	Publishing = "publishing"
 	Published  = "published"
 	Failed     = "failed"
+	Cancelled  = "cancelled"
 )
 
 // Version records one published draft.
@@ -69,9 +76,10 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if err := tx.NewSelect().Model(rev).Where("id = ?", revisionID).For("UPDATE").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load revision: %w", err)
 	}
-	if rev.Status != Publishing {
-		return rev, nil // already done (a retried activity)
+	if rev.Status != Publishing && rev.Status != Scheduled {
+		return rev, nil // already done (a retried activity), or cancelled
 	}
+	scheduled := rev.Status == Scheduled
 	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
 	if err != nil {
 		return nil, err
@@ -79,40 +87,19 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if len(listed) != len(rev.DraftIDs) {
 		return nil, &PublishError{Message: fmt.Sprintf("%d of the listed drafts no longer exist (reverted or published meanwhile)", len(rev.DraftIDs)-len(listed))}
 	}
-	all, err := Closure(ctx, tx, rev.SiteID, listed, Publication, true)
+	set, err := e.publication(ctx, tx, rev.SiteID, listed, true)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, &PublishError{Message: fmt.Sprintf("the revision would publish more than %d drafts", MaxClosure)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range all {
+	ordered := set.Drafts
+	for _, d := range ordered {
 		if d.RevisionID != nil && *d.RevisionID != rev.ID {
 			return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", d.ID, d.RevisionID)}
 		}
 	}
-	// Depths of the live pages the set hangs from, so parents sort before
-	// children even when the pages between them are not in the set.
-	outside := map[string]int{}
-	var parents []string
-	for _, d := range all {
-		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
-			parents = append(parents, p)
-		}
-	}
-	if len(parents) > 0 {
-		var rows []struct {
-			ID   string `bun:"id"`
-			Path string `bun:"path"`
-		}
-		if err := tx.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
-			return nil, fmt.Errorf("depths of parent pages: %w", err)
-		}
-		for _, r := range rows {
-			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
-		}
-	}
-	ordered := order(all, outside)
 	now := time.Now().UTC()
 
 	// Snapshots before, one query per kind.
@@ -184,15 +171,18 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		versions[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
 			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
 	}
-	if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("record versions: %w", err)
+	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
+		return nil, err
 	}
 	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(draftIDs(ordered))).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("remove published drafts: %w", err)
 	}
-	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
-	if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
-		return nil, err
+	if scheduled {
+		// A scheduled revision held its closure as it was when scheduled;
+		// drafts edits have since taken out of it are free again.
+		if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", rev.ID).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("release drafts left out: %w", err)
+		}
 	}
 	return rev, nil
 }
@@ -222,6 +212,48 @@ func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time
 		return fmt.Errorf("publish updated %s: %w", k.Type, err)
 	}
 	return nil
+}
+
+// publicationSet is what publishing some drafts applies: the drafts and
+// their publication closure in the order they take effect, and the live
+// paths of the parent pages the set hangs from.
+type publicationSet struct {
+	Drafts      []*Draft
+	ParentPaths map[string]string // page id -> live path
+}
+
+// publication computes the publication set of listed: the one function
+// behind both Publish (with the rows locked, in the publishing
+// transaction) and Plan (a dry run), so a plan is what a publish does.
+func (e *Engine) publication(ctx context.Context, db bun.IDB, siteID uuid.UUID, listed []*Draft, lock bool) (*publicationSet, error) {
+	all, err := Closure(ctx, db, siteID, listed, Publication, lock)
+	if err != nil {
+		return nil, err
+	}
+	// Depths of the live pages the set hangs from, so parents sort before
+	// children even when the pages between them are not in the set.
+	outside := map[string]int{}
+	paths := map[string]string{}
+	var parents []string
+	for _, d := range all {
+		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
+			parents = append(parents, p)
+		}
+	}
+	if len(parents) > 0 {
+		var rows []struct {
+			ID   string `bun:"id"`
+			Path string `bun:"path"`
+		}
+		if err := db.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("depths of parent pages: %w", err)
+		}
+		for _, r := range rows {
+			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
+			paths[r.ID] = r.Path
+		}
+	}
+	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
 }
 
 // order sorts drafts for publication: by kind (pages, contents, blocks),
@@ -321,7 +353,7 @@ func draftIDs(ds []*Draft) []uuid.UUID {
 func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
-			Where("id = ? AND status = ?", revisionID, Publishing).Exec(ctx)
+			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Exec(ctx)
 		if err != nil {
 			return err
 		}

@@ -10,9 +10,12 @@ import (
 	"github.com/pressroom/pressroom/models"
 )
 
-// Reserve records rev (status publishing) and reserves its drafts
-// (rev.DraftIDs) for it, in the caller's transaction, beside Publish and
-// MarkFailed that later apply or release them. Each draft must be a draft
+// Reserve records rev (status publishing, or scheduled with a PublishAt)
+// and reserves its drafts (rev.DraftIDs) for it, in the caller's
+// transaction, beside Publish, MarkFailed and Cancel that later apply or
+// release them. A scheduled revision also holds the publication closure
+// of its drafts as it is now, so no other revision can take a dependency
+// it will need (Publish computes the closure again when it fires). Each draft must be a draft
 // of rev's site, held by no other revision, and at the version want gives
 // it (nil: any). A refusal is a domain error pointed at the draft's place
 // in the request, /data/relationships/drafts/data/<i>.
@@ -37,11 +40,25 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 			return &models.Error{Kind: models.ErrStaleVersion, Pointer: ptr + "/meta/version", Version: d.Version}
 		}
 	}
+	held := rev.DraftIDs
+	if rev.Status == Scheduled {
+		all, err := Closure(ctx, tx, rev.SiteID, ds, Publication, true)
+		if err != nil {
+			return err
+		}
+		held = draftIDs(all)
+		for _, d := range all {
+			if d.RevisionID != nil {
+				return &models.Error{Kind: models.ErrInFlight, Pointer: "/data/relationships/drafts",
+					Detail: fmt.Sprintf("Draft %s, a dependency of the listed drafts, is held by revision %s.", d.ID, d.RevisionID)}
+			}
+		}
+	}
 	if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
 		return fmt.Errorf("insert revision: %w", err)
 	}
 	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = ?", rev.ID).
-		Where("site_id = ? AND id IN (?)", rev.SiteID, bun.In(rev.DraftIDs)).Exec(ctx); err != nil {
+		Where("site_id = ? AND id IN (?)", rev.SiteID, bun.In(held)).Exec(ctx); err != nil {
 		return fmt.Errorf("reserve drafts: %w", err)
 	}
 	return nil

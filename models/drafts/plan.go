@@ -1,0 +1,307 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+)
+
+// Plan is a dry run of a publish (POST /publish-plans): what publishing
+// the listed drafts would apply, in order, computed by the code Publish
+// runs (Engine.publication) without locking or changing anything.
+type Plan struct {
+	// Steps are the drafts in the order they would be applied.
+	Steps []PlanStep
+	// Listed counts the drafts asked for; the rest of Steps the closure
+	// pulled in.
+	Listed int
+	// BrokenLinks are links from content to pages the publish would
+	// delete or move.
+	BrokenLinks []BrokenLink
+}
+
+// PlanStep is one draft of a plan.
+type PlanStep struct {
+	Draft *Draft
+	// Group is shared by the drafts of one dependency cycle (records that
+	// point at each other are applied together); every other draft has a
+	// group of its own. Groups count from 1 in step order.
+	Group int
+}
+
+// BrokenLink is a link from a content block's body (live, or a drafted
+// body when DraftID is set) to a page the publish deletes (NewPath "") or
+// moves.
+type BrokenLink struct {
+	Hyperlink
+	OldPath, NewPath string
+}
+
+// Plan computes the publish plan of the drafts ids of the site. An unknown
+// draft is 404 at /data/relationships/drafts/data/<i>/id, as for a
+// revision.
+func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (*Plan, error) {
+	listed, err := Drafts(ctx, db, siteID, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(listed) != len(ids) {
+		found := map[uuid.UUID]bool{}
+		for _, d := range listed {
+			found[d.ID] = true
+		}
+		for i, id := range ids {
+			if !found[id] {
+				return nil, models.RefNotFound(fmt.Sprintf("/data/relationships/drafts/data/%d/id", i), "draft")
+			}
+		}
+	}
+	set, err := e.publication(ctx, db, siteID, listed, false)
+	if err != nil {
+		return nil, err
+	}
+	groups := cycleGroups(set.Drafts)
+	p := &Plan{Listed: len(listed), Steps: make([]PlanStep, len(set.Drafts))}
+	for i, d := range set.Drafts {
+		p.Steps[i] = PlanStep{Draft: d, Group: groups[d.ID]}
+	}
+	if p.BrokenLinks, err = brokenLinks(ctx, db, siteID, set); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// refOf is a draft's reference in column: drafted (what it will point to)
+// and stored (what it points to now, when a drafted update changes it).
+func refsOf(d *Draft, col string) []string {
+	var out []string
+	if s, _ := d.Drafted[col].(string); s != "" {
+		out = append(out, s)
+	}
+	k := kinds[d.ItemType]
+	for _, f := range k.Fields {
+		if f.Column != col {
+			continue
+		}
+		if pair, ok := d.ObjectChanges[f.Name+"-id"].([]any); ok && len(pair) == 2 {
+			if s, _ := pair[0].(string); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// cycleGroups numbers the strongly connected components of the
+// publication rules among ds (in order): the edges are the rules Closure
+// follows (a create or update needs the creates of what it points to; a
+// delete needs every draft of its children), here within the set.
+func cycleGroups(ds []*Draft) map[uuid.UUID]int {
+	byItem := map[string]*Draft{}
+	index := map[uuid.UUID]int{}
+	for i, d := range ds {
+		byItem[d.ItemType+"/"+d.ItemID.String()] = d
+		index[d.ID] = i
+	}
+	// children[type/id] are the drafts in the set whose record is (or will
+	// be) a child of that record.
+	children := map[string][]int{}
+	for i, d := range ds {
+		for _, parent := range kinds {
+			for _, c := range parent.Children {
+				if c.Type != d.ItemType {
+					continue
+				}
+				for _, ref := range refsOf(d, c.Column) {
+					children[parent.Type+"/"+ref] = append(children[parent.Type+"/"+ref], i)
+				}
+			}
+		}
+	}
+	edges := make([][]int, len(ds))
+	for i, d := range ds {
+		switch d.Event {
+		case Create, Update:
+			for _, f := range kinds[d.ItemType].Fields {
+				if !f.Draftable {
+					continue
+				}
+				if s, _ := d.Drafted[f.Column].(string); s != "" {
+					if t := byItem[f.RefType+"/"+s]; t != nil && t.Event == Create {
+						edges[i] = append(edges[i], index[t.ID])
+					}
+				}
+			}
+		case Delete:
+			edges[i] = append(edges[i], children[d.ItemType+"/"+d.ItemID.String()]...)
+		}
+	}
+	// Tarjan's algorithm, iterative over a bounded set (MaxClosure).
+	comp := make([]int, len(ds))
+	for i := range comp {
+		comp[i] = -1
+	}
+	low, num := make([]int, len(ds)), make([]int, len(ds))
+	onStack := make([]bool, len(ds))
+	var stack []int
+	counter, ncomp := 0, 0
+	type frame struct{ v, next int }
+	for root := range ds {
+		if num[root] != 0 {
+			continue
+		}
+		calls := []frame{{root, 0}}
+		counter++
+		num[root], low[root] = counter, counter
+		stack, onStack[root] = append(stack, root), true
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			if f.next < len(edges[f.v]) {
+				w := edges[f.v][f.next]
+				f.next++
+				if num[w] == 0 {
+					counter++
+					num[w], low[w] = counter, counter
+					stack, onStack[w] = append(stack, w), true
+					calls = append(calls, frame{w, 0})
+				} else if onStack[w] {
+					low[f.v] = min(low[f.v], num[w])
+				}
+				continue
+			}
+			v := f.v
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == num[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = ncomp
+					if w == v {
+						break
+					}
+				}
+				ncomp++
+			}
+		}
+	}
+	// Number the components by their first step.
+	out := map[uuid.UUID]int{}
+	number := map[int]int{}
+	for i, d := range ds {
+		n, ok := number[comp[i]]
+		if !ok {
+			n = len(number) + 1
+			number[comp[i]] = n
+		}
+		out[d.ID] = n
+	}
+	return out
+}
+
+// brokenLinks finds the links (live bodies, and drafted bodies other than
+// those this publish deletes) to pages the set deletes or moves, with each
+// page's path before and after. A moved page moves its live subtree: the
+// new paths follow the set's drafted slugs and parents, under the live
+// paths of parents outside it. One query, whatever the size of the set.
+func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publicationSet) ([]BrokenLink, error) {
+	pages := map[string]*Draft{}
+	deletedBlocks := map[uuid.UUID]bool{}
+	for _, d := range set.Drafts {
+		switch d.ItemType {
+		case "pages":
+			pages[d.ItemID.String()] = d
+		case "content-blocks":
+			if d.Event == Delete {
+				deletedBlocks[d.ItemID] = true
+			}
+		}
+	}
+	// New paths of the set's pages (memoised walk up drafted parents).
+	newPath := map[string]string{}
+	var pathOf func(id string, depth int) string
+	pathOf = func(id string, depth int) string {
+		if p, ok := newPath[id]; ok {
+			return p
+		}
+		d := pages[id]
+		if d == nil || depth > 64 {
+			return set.ParentPaths[id]
+		}
+		slug, _ := d.Drafted["slug"].(string)
+		p := "/" + slug
+		if parent, _ := d.Drafted["parent_id"].(string); parent != "" {
+			p = strings.TrimSuffix(pathOf(parent, depth+1), "/") + "/" + slug
+		}
+		newPath[id] = p
+		return p
+	}
+	var gone, moved []uuid.UUID
+	for _, d := range pages {
+		switch {
+		case d.Event == Delete:
+			gone = append(gone, d.ItemID)
+		case d.Event == Update:
+			if _, s := d.ObjectChanges["slug"]; s {
+				moved = append(moved, d.ItemID)
+			} else if _, p := d.ObjectChanges["parent-id"]; p {
+				moved = append(moved, d.ItemID)
+			}
+		}
+	}
+	if len(gone)+len(moved) == 0 {
+		return nil, nil
+	}
+	// The affected pages with their live paths: the deleted and moved
+	// ones, and the live descendants of the moved ones.
+	var rows []struct {
+		Hyperlink `bun:"extend"`
+		Path      string    `bun:"path"`
+		Root      uuid.UUID `bun:"root"`
+		RootPath  string    `bun:"root_path"`
+	}
+	roots := append(append([]uuid.UUID{}, gone...), moved...)
+	// The subtrees by stored parent (what moves with a page), each page
+	// attributed to its nearest affected ancestor.
+	err := db.NewRaw(`
+WITH RECURSIVE affected (id, path, root, root_path, depth) AS (
+    SELECT id, path, id, path, 0 FROM pages WHERE site_id = ?0 AND id IN (?1)
+  UNION ALL
+    SELECT c.id, c.path, a.root, a.root_path, a.depth + 1
+    FROM pages c JOIN affected a ON c.parent_id = a.id
+    WHERE c.site_id = ?0 AND a.depth < 64
+)
+SELECT DISTINCT ON (h.id) h.*, a.path, a.root, a.root_path
+FROM hyperlinks h JOIN affected a ON a.id = h.linked_id
+WHERE h.site_id = ?0 AND h.linked_type = 'pages'
+ORDER BY h.id, a.depth
+LIMIT 1000`, siteID, bun.In(roots)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("links to moved or deleted pages: %w", err)
+	}
+	var out []BrokenLink
+	for _, r := range rows {
+		if deletedBlocks[r.LinkableID] && r.DraftID == nil {
+			continue // the linking block goes too
+		}
+		root := pages[r.Root.String()]
+		bl := BrokenLink{Hyperlink: r.Hyperlink, OldPath: r.Path}
+		if root.Event != Delete {
+			bl.NewPath = strings.TrimSuffix(pathOf(r.Root.String(), 0), "/") + strings.TrimPrefix(r.Path, strings.TrimSuffix(r.RootPath, "/"))
+			if r.Root.String() == r.LinkedID.String() {
+				bl.NewPath = pathOf(r.Root.String(), 0)
+			}
+		}
+		out = append(out, bl)
+	}
+	return out, nil
+}

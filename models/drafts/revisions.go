@@ -1,0 +1,155 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+)
+
+// The revisions store: reads of revisions and versions, and the
+// transitions of a scheduled revision (docs/drafts.md).
+
+// FindRevision loads a revision of the site (models.NotFound otherwise).
+func FindRevision(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Revision, error) {
+	rev := new(Revision)
+	err := db.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, models.NotFound("revision")
+	}
+	return rev, err
+}
+
+// RevisionByKey finds the revision a user posted with an Idempotency-Key
+// (nil when there is none).
+func RevisionByKey(ctx context.Context, db bun.IDB, siteID, userID uuid.UUID, key string) (*Revision, error) {
+	rev := new(Revision)
+	err := db.NewSelect().Model(rev).Where("site_id = ? AND user_id = ? AND idempotency_key = ?", siteID, userID, key).Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up the idempotency key: %w", err)
+	}
+	return rev, nil
+}
+
+// ListRevisions lists the site's revisions; page applies the caller's
+// filters, sort and page (alias r) to the query.
+func ListRevisions(ctx context.Context, db bun.IDB, siteID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]*Revision, int64, error) {
+	var revs []*Revision
+	total, err := page(db.NewSelect().Model(&revs).Where("r.site_id = ?", siteID)).ScanAndCount(ctx)
+	return revs, int64(total), err
+}
+
+// ListVersions lists a revision's versions; page as for ListRevisions
+// (alias v).
+func ListVersions(ctx context.Context, db bun.IDB, revisionID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]*Version, int64, error) {
+	var vs []*Version
+	total, err := page(db.NewSelect().Model(&vs).Where("v.revision_id = ?", revisionID)).ScanAndCount(ctx)
+	return vs, int64(total), err
+}
+
+// VersionsOf returns a revision's versions in the order they took effect
+// (at most limit).
+func VersionsOf(ctx context.Context, db bun.IDB, revisionID uuid.UUID, limit int64) ([]*Version, error) {
+	var vs []*Version
+	err := db.NewSelect().Model(&vs).Where("revision_id = ?", revisionID).Order("created_at", "id").Limit(limit).Scan(ctx)
+	return vs, err
+}
+
+// FindVersion loads a version of the site (models.NotFound otherwise).
+func FindVersion(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Version, error) {
+	v := new(Version)
+	err := db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, models.NotFound("version")
+	}
+	return v, err
+}
+
+// notScheduled is the 409 of a change to a revision that is no longer
+// scheduled.
+func notScheduled(rev *Revision) error { return NotScheduled(rev.Status) }
+
+// NotScheduled is the 409 of a change to a revision whose status is no
+// longer scheduled.
+func NotScheduled(status string) error {
+	return &models.Error{Kind: models.ErrConflict, Code: "revision_not_scheduled",
+		Detail: fmt.Sprintf("The revision is %s; only a scheduled revision can be moved or cancelled.", status)}
+}
+
+// LockScheduled locks a scheduled revision of the site for a change of its
+// time or its cancellation: 404 for none, 409 once it is publishing,
+// published, failed or cancelled. The publish itself locks the same row
+// first (Publish), so a revision found scheduled here cannot fire until
+// the caller's transaction ends.
+func LockScheduled(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID) (*Revision, error) {
+	rev := new(Revision)
+	err := tx.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, siteID).For("UPDATE").Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, models.NotFound("revision")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock revision: %w", err)
+	}
+	if rev.Status != Scheduled {
+		return nil, notScheduled(rev)
+	}
+	return rev, nil
+}
+
+// Reschedule records a scheduled revision's new time (LockScheduled locked
+// it in tx).
+func Reschedule(ctx context.Context, tx bun.Tx, rev *Revision, at time.Time) error {
+	rev.PublishAt, rev.UpdatedAt = &at, time.Now().UTC()
+	_, err := tx.NewUpdate().Model(rev).Column("publish_at", "updated_at").WherePK().Exec(ctx)
+	return err
+}
+
+// Cancel cancels a scheduled revision (LockScheduled locked it in tx) and
+// releases its drafts. Its workflow, if it fires anyway, finds it cancelled
+// and publishes nothing (Publish).
+func Cancel(ctx context.Context, tx bun.Tx, rev *Revision) error {
+	if rev.Status != Scheduled {
+		return notScheduled(rev)
+	}
+	rev.Status, rev.UpdatedAt = Cancelled, time.Now().UTC()
+	if _, err := tx.NewUpdate().Model(rev).Column("status", "updated_at").WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("cancel revision: %w", err)
+	}
+	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", rev.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("release drafts: %w", err)
+	}
+	return nil
+}
+
+// heldEditable refuses a write to a draft held by a revision, unless that
+// revision is scheduled: what a scheduled revision publishes is its drafts'
+// state when it fires. (The publish locks the drafts, so a write and the
+// publish take turns.)
+func heldEditable(ctx context.Context, tx bun.IDB, d *Draft) error {
+	if d == nil || d.RevisionID == nil {
+		return nil
+	}
+	status, err := revisionStatus(ctx, tx, *d.RevisionID)
+	if err != nil {
+		return err
+	}
+	if status == Scheduled {
+		return nil
+	}
+	return ErrInFlight
+}
+
+func revisionStatus(ctx context.Context, db bun.IDB, id uuid.UUID) (string, error) {
+	var status string
+	if err := db.NewSelect().Model((*Revision)(nil)).Column("status").Where("id = ?", id).Scan(ctx, &status); err != nil {
+		return "", fmt.Errorf("status of the holding revision: %w", err)
+	}
+	return status, nil
+}

@@ -1,0 +1,336 @@
+package drafts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+)
+
+// revertsPointer is where a revert's refusals point: the relationship that
+// names the reverted revision.
+const revertsPointer = "/data/relationships/reverts"
+
+// restore is what reverting one version does to its record.
+type restore struct {
+	kind   *Kind
+	id     uuid.UUID
+	event  string // of the new version: create (brought back), update, delete
+	before Row    // the record now (nil when it does not exist)
+	after  Row    // the record restored (nil when deleted)
+}
+
+// RevertRevision publishes rev (its ID, SiteID, UserID and Comments set) as the
+// revision that restores every record the revision targetID changed to its
+// state just before it, in tx: a record it created is deleted, the
+// attributes and relationships an update changed get their values back,
+// a deleted record comes back. Each restored record gets a version in rev.
+//
+// A record changed by a later revision is a conflict unless force; one
+// with a pending draft, or with children created since under a record to
+// delete, always is. Conflicts come back together (models.Errors, one per
+// record, meta type and id) and nothing changes. Everything the target
+// changed is restored in one transaction with deferred foreign keys, so
+// parents and children (a deleted subtree, a created parent with its
+// children) and records that point at each other come back together.
+func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, targetID uuid.UUID, force bool) error {
+	target := new(Revision)
+	err := tx.NewSelect().Model(target).Where("id = ? AND site_id = ?", targetID, rev.SiteID).For("UPDATE").Scan(ctx)
+	if models.IsNoRows(err) {
+		return models.RefNotFound(revertsPointer+"/data/id", "revision")
+	}
+	if err != nil {
+		return fmt.Errorf("load the reverted revision: %w", err)
+	}
+	if target.Status != Published {
+		return &models.Error{Kind: models.ErrConflict, Code: "revision_not_published", Pointer: revertsPointer,
+			Detail: fmt.Sprintf("The revision is %s; only a published revision can be reverted.", target.Status)}
+	}
+	versions, err := VersionsOf(ctx, tx, target.ID, MaxClosure+1)
+	if err != nil {
+		return fmt.Errorf("versions of the reverted revision: %w", err)
+	}
+	if len(versions) > MaxClosure {
+		return ErrTooLarge
+	}
+	// The records now, locked, one query per kind.
+	byKind := map[string][]uuid.UUID{}
+	for _, v := range versions {
+		byKind[v.ItemType] = append(byKind[v.ItemType], v.ItemID)
+	}
+	current := map[uuid.UUID]Row{}
+	for typ, ids := range byKind {
+		if _, err := draftsOfItems(ctx, tx, typ, ids, true); err != nil { // drafts before rows, as writes lock
+			return err
+		}
+		rows, err := loadRows(ctx, tx, kinds[typ], rev.SiteID, ids, true)
+		if err != nil {
+			return err
+		}
+		for id, r := range rows {
+			current[id] = r
+		}
+	}
+	var conflicts models.Errors
+	conflict := func(typ string, id uuid.UUID, detail string) {
+		conflicts = append(conflicts, &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
+			Detail: detail, Meta: map[string]any{"type": typ, "id": id.String()}})
+	}
+	// Pending drafts: never restored over.
+	for typ, ids := range byKind {
+		ds, err := draftsOfItems(ctx, tx, typ, ids, false)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if ds[id] != nil {
+				conflict(typ, id, fmt.Sprintf("The %s has a pending draft (%s); publish or revert it first.", kinds[typ].Singular(), ds[id].ID))
+			}
+		}
+	}
+	// Later revisions: restored over only with force.
+	if !force && len(versions) > 0 {
+		var later []struct {
+			ItemType string    `bun:"item_type"`
+			ItemID   uuid.UUID `bun:"item_id"`
+		}
+		if err := tx.NewRaw(`SELECT DISTINCT item_type, item_id FROM versions
+WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORDER BY item_type, item_id`,
+			rev.SiteID, target.ID, bun.In(allIDs(byKind)), versions[len(versions)-1].CreatedAt).Scan(ctx, &later); err != nil {
+			return fmt.Errorf("later changes: %w", err)
+		}
+		for _, l := range later {
+			conflict(l.ItemType, l.ItemID, fmt.Sprintf("The %s was changed by a later revision; send force: true to restore it anyway.", kinds[l.ItemType].Singular()))
+		}
+	}
+
+	var plan []restore
+	deleted := map[string][]uuid.UUID{}
+	for _, v := range versions {
+		k := kinds[v.ItemType]
+		now := current[v.ItemID]
+		var snap Row
+		if len(v.Snapshot) > 0 && string(v.Snapshot) != "null" {
+			if err := json.Unmarshal(v.Snapshot, &snap); err != nil {
+				return fmt.Errorf("snapshot of version %s: %w", v.ID, err)
+			}
+		}
+		switch {
+		case v.Event == Create && now != nil:
+			plan = append(plan, restore{kind: k, id: v.ItemID, event: Delete, before: now})
+			deleted[k.Type] = append(deleted[k.Type], v.ItemID)
+		case v.Event == Create: // gone since (force): nothing to delete
+		case snap == nil:
+			return fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
+		case now == nil && v.Event == Delete:
+			plan = append(plan, restore{kind: k, id: v.ItemID, event: Create, after: snap})
+		case now == nil: // an update of a record deleted since (force): nothing to restore
+		default:
+			after := Row{}
+			for c, val := range now {
+				after[c] = val
+			}
+			for _, f := range k.Fields {
+				name := f.Name
+				if f.IsRef() {
+					name += "-id"
+				}
+				if _, changed := v.ObjectChanges[name]; changed || v.Event == Delete {
+					after[f.Column] = snap[f.Column]
+				}
+			}
+			if len(changes(k, now, after)) > 0 {
+				plan = append(plan, restore{kind: k, id: v.ItemID, event: Update, before: now, after: after})
+			}
+		}
+	}
+	// Children created since under a record about to be deleted would go
+	// with it (ON DELETE CASCADE) without a version. Records the revert
+	// restores itself (moved back elsewhere, or deleted too) are not.
+	handled := map[string][]uuid.UUID{}
+	for _, r := range plan {
+		handled[r.kind.Type] = append(handled[r.kind.Type], r.id)
+	}
+	for typ, ids := range deleted {
+		for _, c := range kinds[typ].Children {
+			var orphans []uuid.UUID
+			if err := tx.NewSelect().TableExpr(kinds[c.Type].Table).Column("id").
+				Where("? IN (?)", bun.Ident(c.Column), bun.In(ids)).Where("id NOT IN (?)", bun.In(append(handled[c.Type], uuid.Nil))).
+				Order("id").Scan(ctx, &orphans); err != nil {
+				return fmt.Errorf("children of deleted %s: %w", typ, err)
+			}
+			for _, id := range orphans {
+				conflict(c.Type, id, fmt.Sprintf("The %s was created under a record this revert deletes; delete or move it first.", kinds[c.Type].Singular()))
+			}
+		}
+	}
+	if len(conflicts) > 0 {
+		return conflicts
+	}
+	if err := e.applyRestores(ctx, tx, rev.SiteID, plan); err != nil {
+		var pg *pgconn.PgError
+		if errors.As(err, &pg) && (pg.Code == "23505" || pg.Code == "23503") {
+			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
+				Detail: "Restoring the records breaks a rule of the content: " + pg.Message}
+		}
+		return err
+	}
+	now := time.Now().UTC()
+	vs := make([]Version, len(plan))
+	for i, r := range plan {
+		var snap json.RawMessage
+		if r.before != nil {
+			if snap, err = json.Marshal(r.before); err != nil {
+				return err
+			}
+		}
+		oc := map[string]any{}
+		switch r.event {
+		case Update:
+			oc = changes(r.kind, r.before, r.after)
+		case Create:
+			oc = changes(r.kind, Row{}, r.after)
+		}
+		vs[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
+			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+	}
+	rev.RevertsID, rev.DraftIDs = &target.ID, []uuid.UUID{}
+	return recordPublished(ctx, tx, rev, vs, true)
+}
+
+// applyRestores writes a revert's restores: records brought back, updated
+// and deleted, a few statements per kind; then the paths of the pages
+// brought back or changed (and their subtrees), and the live links of the
+// blocks.
+func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID, plan []restore) error {
+	now := time.Now().UTC()
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		k := kinds[typ]
+		var inserts []Row
+		var updates []*Draft
+		for _, r := range plan {
+			if r.kind != k {
+				continue
+			}
+			switch r.event {
+			case Create:
+				row := Row{}
+				for c, v := range r.after {
+					row[c] = v
+				}
+				ver, _ := row["version"].(float64)
+				row["version"], row["updated_at"] = int(ver)+1, now
+				inserts = append(inserts, row)
+			case Update:
+				updates = append(updates, &Draft{ItemID: r.id, Drafted: r.after})
+			}
+		}
+		if len(inserts) > 0 {
+			payload, err := json.Marshal(inserts)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.NewRaw("INSERT INTO ? SELECT * FROM jsonb_populate_recordset(NULL::?, ?::jsonb)",
+				bun.Ident(k.Table), bun.Ident(k.Table), string(payload)).Exec(ctx); err != nil {
+				return fmt.Errorf("bring back %s: %w", typ, err)
+			}
+		}
+		if len(updates) > 0 {
+			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return err
+			}
+		}
+	}
+	for _, typ := range []string{"content-blocks", "contents", "pages"} { // children first
+		var ids []uuid.UUID
+		for _, r := range plan {
+			if r.kind.Type == typ && r.event == Delete {
+				ids = append(ids, r.id)
+			}
+		}
+		if len(ids) > 0 {
+			if _, err := tx.NewDelete().TableExpr(kinds[typ].Table).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+				return fmt.Errorf("delete created %s: %w", typ, err)
+			}
+		}
+	}
+	var pages, blocks []uuid.UUID
+	for _, r := range plan {
+		if r.event == Delete {
+			continue
+		}
+		switch r.kind {
+		case Pages:
+			pages = append(pages, r.id)
+		case ContentBlocks:
+			blocks = append(blocks, r.id)
+		}
+	}
+	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
+		return err
+	}
+	if len(blocks) > 0 {
+		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
+			return err
+		}
+		for _, r := range plan {
+			if r.kind != ContentBlocks || r.event == Delete {
+				continue
+			}
+			body, _ := r.after["body"].(string)
+			links, err := e.resolve(ctx, tx, siteID, hrefs(body))
+			if err != nil {
+				return err
+			}
+			for i := range links {
+				links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].CreatedAt = uuid.New(), siteID, r.id, now
+			}
+			if len(links) > 0 {
+				if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func allIDs(byKind map[string][]uuid.UUID) []uuid.UUID {
+	var out []uuid.UUID
+	for _, ids := range byKind {
+		out = append(out, ids...)
+	}
+	return out
+}
+
+// recordPublished makes rev published with its versions, in tx: the one
+// place a revision becomes published (Publish, Revert). insert records a
+// revision that was never stored (a revert); otherwise the stored one is
+// updated.
+func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []Version, insert bool) error {
+	now := time.Now().UTC()
+	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
+	if insert {
+		if rev.CreatedAt.IsZero() {
+			rev.CreatedAt = now
+		}
+		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
+			return fmt.Errorf("insert revision: %w", err)
+		}
+	} else if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
+		return err
+	}
+	if len(versions) > 0 {
+		if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
+			return fmt.Errorf("record versions: %w", err)
+		}
+	}
+	return nil
+}
