@@ -1,13 +1,9 @@
 package replicas_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/png"
 	"net/http"
 	"net/url"
 	"os"
@@ -216,19 +212,6 @@ func revisionBody(draftIDs ...string) map[string]any {
 	}
 	return map[string]any{"data": map[string]any{"type": "revisions", "attributes": map[string]any{"comments": "replicas"},
 		"relationships": map[string]any{"drafts": map[string]any{"data": data}}}}
-}
-
-// pngFile is a small w×h PNG with some variety, so it is a real image.
-func pngFile(w, h int, seed int) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{uint8(x*7 + seed), uint8(y*5 + seed*3), uint8(x ^ y), 255})
-		}
-	}
-	var b bytes.Buffer
-	_ = png.Encode(&b, img)
-	return b.Bytes()
 }
 
 type quietLogger struct{}
