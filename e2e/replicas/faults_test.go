@@ -47,6 +47,11 @@ func (f *fixture) settleAndCheck(t *testing.T, l *replicas.Load, within time.Dur
 	t.Helper()
 	ctx := context.Background()
 	began := time.Now()
+	// Revisions answered 202 finish first; then the drafts they left are
+	// published too.
+	if _, err := replicas.Settle(ctx, f.DB, f.Storage, f.Config.Storage, within); err != nil {
+		t.Fatal(err)
+	}
 	if bad := l.CheckWrites(ctx, false); len(bad) > 0 {
 		t.Errorf("accepted writes lost (%d): %v", len(bad), bad)
 	}
@@ -185,4 +190,134 @@ func photoJPEG(t *testing.T, w, h int) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// assertOutageAnswers fails on any 5xx other than 503, and on a 503
+// without Retry-After; it returns how many 503s there were.
+func assertOutageAnswers(t *testing.T, l *replicas.Load, what string) int {
+	t.Helper()
+	stats, _ := l.Stats()
+	unavailable, other, noRetry := replicas.Status5xx(stats)
+	if other > 0 {
+		t.Errorf("%s: %d answers were 5xx other than 503; clients must be told to retry (503 with Retry-After), not that the server broke", what, other)
+	}
+	if noRetry > 0 {
+		t.Errorf("%s: %d 503s had no Retry-After", what, noRetry)
+	}
+	return unavailable
+}
+
+func TestPostgresRestartUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: restarts a private PostgreSQL cluster")
+	}
+	t.Parallel()
+	pg, db := privatePostgres(t)
+	f := newFixture(t, setup{apis: 2, workers: 2, db: db, env: []string{"PRESSROOM_SITE_UPLOAD_LIMIT=6"}})
+	stop := f.runLoad(t, 15)
+	began := time.Now()
+	ctx := context.Background()
+	time.Sleep(4 * time.Second)
+	if err := pg.Stop(ctx, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL stopped at %.1fs", time.Since(began).Seconds())
+	// The API must stay up and say so: /healthz answers, /readyz is 503.
+	time.Sleep(2 * time.Second)
+	for _, a := range f.APIs {
+		if r := f.send(a.URL, "", http.MethodGet, "/healthz", nil); r.Status != 200 {
+			t.Errorf("%s /healthz while the database is down = %s", a.Name, r)
+		}
+		if r := f.send(a.URL, "", http.MethodGet, "/readyz", nil); r.Status != 503 {
+			t.Errorf("%s /readyz while the database is down = %s, want 503 (a load balancer takes it out)", a.Name, r)
+		}
+	}
+	time.Sleep(6 * time.Second)
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL started again at %.1fs", time.Since(began).Seconds())
+	time.Sleep(8 * time.Second)
+	l := stop()
+	logLoad(t, l, time.Since(began))
+	if n := assertOutageAnswers(t, l, "during the PostgreSQL restart"); n == 0 {
+		t.Error("no request got 503 during an 8 s database outage: the load did not reach the outage")
+	}
+	f.settleAndCheck(t, l, 3*time.Minute)
+}
+
+func TestTemporalRestartUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: restarts a private Temporal dev server")
+	}
+	t.Parallel()
+	tmp := startPrivateTemporal(t)
+	f := newFixture(t, setup{apis: 2, workers: 2, temporal: tmp.Address, env: []string{"PRESSROOM_SITE_UPLOAD_LIMIT=6"}})
+	stop := f.runLoad(t, 15)
+	began := time.Now()
+	time.Sleep(4 * time.Second)
+	tmp.stop(t)
+	t.Logf("Temporal stopped at %.1fs", time.Since(began).Seconds())
+	time.Sleep(8 * time.Second)
+	tmp.start(t)
+	t.Logf("Temporal started again at %.1fs", time.Since(began).Seconds())
+	time.Sleep(8 * time.Second)
+	l := stop()
+	logLoad(t, l, time.Since(began))
+	assertOutageAnswers(t, l, "during the Temporal restart")
+	stats, _ := l.Stats()
+	for _, op := range []string{replicas.OpReadLive, replicas.OpReadDraft, replicas.OpWrite} {
+		for code, n := range stats[op].Statuses {
+			// An edit of a draft held by a revision that waits for Temporal
+			// is refused as the contract says (409 draft_in_flight).
+			if code != 200 && (op != replicas.OpWrite || code != 409) {
+				t.Errorf("%s: %d answers %d while Temporal restarted; reads and edits do not need Temporal", op, n, code)
+			}
+		}
+	}
+	f.settleAndCheck(t, l, 3*time.Minute)
+}
+
+func TestMinIODownUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: stops a private MinIO for 30 s")
+	}
+	t.Parallel()
+	m := startPrivateMinIO(t)
+	st := m.Storage
+	f := newFixture(t, setup{apis: 2, workers: 2, storage: &st, storageClient: m.Client, env: []string{"PRESSROOM_SITE_UPLOAD_LIMIT=6"}})
+	ctx := context.Background()
+	stop := f.runLoad(t, 15)
+	began := time.Now()
+	time.Sleep(3 * time.Second)
+	// A photo whose ingestion is under way when storage goes.
+	tok := f.token(t, f.URL, "second@demo.test")
+	up, err := replicas.Upload(ctx, f.http, f.URL, tok, "photo.jpg", "image/jpeg", photoJPEG(t, 3000, 2000))
+	if err != nil || up.Status != 202 {
+		t.Fatalf("upload of the photo = %s %v", up, err)
+	}
+	photo := resourceOf(t, up).ID
+	f.awaitIngest(t, workflows.AssetUploadID(photo))
+	m.stop(t)
+	stoppedAt := time.Since(began)
+	t.Logf("MinIO stopped at %.1fs", stoppedAt.Seconds())
+	time.Sleep(30 * time.Second)
+	m.start(t)
+	t.Logf("MinIO started again at %.1fs", time.Since(began).Seconds())
+	time.Sleep(5 * time.Second)
+	l := stop()
+	logLoad(t, l, time.Since(began))
+	assertOutageAnswers(t, l, "during the MinIO outage")
+	stats, _ := l.Stats()
+	for _, op := range []string{replicas.OpReadLive, replicas.OpReadDraft} {
+		for code, n := range stats[op].Statuses {
+			if code != 200 {
+				t.Errorf("%s: %d answers %d while storage was down; live reads do not need storage", op, n, code)
+			}
+		}
+	}
+	f.settleAndCheck(t, l, 3*time.Minute)
+	if r := resourceOf(t, f.send(f.URL, tok, http.MethodGet, "/asset-uploads/"+photo, nil)); r.Attributes["status"] != "finished" {
+		t.Errorf("the photo whose ingestion storage's outage interrupted = %v, want finished", r.Attributes)
+	}
 }

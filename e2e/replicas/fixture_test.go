@@ -79,7 +79,8 @@ type setup struct {
 	apis, workers int
 	env           []string
 	cfg           func(*config.Config)
-	services      *testsupport.Services // nil: the shared ones
+	db            *testsupport.Database // nil: a fresh one on the shared server
+	temporal      string                // "": the shared server
 	storage       *config.Storage       // nil: fresh buckets on the shared MinIO
 	storageClient *minio.Client
 }
@@ -96,8 +97,14 @@ func newFixture(t *testing.T, s setup) *fixture {
 	} else {
 		st, mc = testsupport.NewBuckets(t)
 	}
-	db := testsupport.NewDatabase(t)
+	db := s.db
+	if db == nil {
+		db = testsupport.NewDatabase(t)
+	}
 	cfg := testsupport.Config(t, db, st)
+	if s.temporal != "" {
+		cfg.TemporalAddress = s.temporal
+	}
 	cfg.UploadWait = 10 * time.Second
 	cfg.DBMaxConns = 8
 	if s.cfg != nil {

@@ -18,12 +18,17 @@ type Counts struct {
 	Assets, AssetObjects, TemporaryObjects   int
 	Revisions, Published, Failed, Publishing int
 	Versions, Drafts, DraftsInFlight         int
+	// TemporaryOfUploads are the temporary objects an upload row names:
+	// ingestion deletes each once it has recorded (or failed) it. The rest
+	// are files whose notice was refused (503 while Temporal was away) or
+	// never sent; the uploads bucket's expiry rule removes them.
+	TemporaryOfUploads int
 }
 
 func (c Counts) String() string {
 	return fmt.Sprintf("uploads %d (finished %d, error %d, processing %d); assets %d with %d objects, %d temporary objects; "+
-		"revisions %d (published %d, failed %d, publishing %d), versions %d; drafts %d (%d in a revision)",
-		c.Uploads, c.Finished, c.Errored, c.Processing, c.Assets, c.AssetObjects, c.TemporaryObjects,
+		"(%d of accepted uploads), revisions %d (published %d, failed %d, publishing %d), versions %d; drafts %d (%d in a revision)",
+		c.Uploads, c.Finished, c.Errored, c.Processing, c.Assets, c.AssetObjects, c.TemporaryObjects, c.TemporaryOfUploads,
 		c.Revisions, c.Published, c.Failed, c.Publishing, c.Versions, c.Drafts, c.DraftsInFlight)
 }
 
@@ -57,6 +62,11 @@ func Count(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage)
 		return c, err
 	}
 	c.AssetObjects, c.TemporaryObjects = len(objs), len(tmp)
+	if len(tmp) > 0 {
+		if err := db.NewRaw("SELECT count(*) FROM asset_uploads WHERE key IN (?)", bun.In(tmp)).Scan(ctx, &c.TemporaryOfUploads); err != nil {
+			return c, fmt.Errorf("count temporary objects of uploads: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -73,13 +83,13 @@ func Objects(ctx context.Context, mc *minio.Client, bucket string) ([]string, er
 }
 
 // Settle waits until no upload is processing, no revision is publishing and
-// no temporary object is left (ingestion deletes it after recording), or
-// within passes; it returns the last counts.
+// no accepted upload's temporary object is left (ingestion deletes it
+// after recording), or within passes; it returns the last counts.
 func Settle(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage, within time.Duration) (Counts, error) {
 	deadline := time.Now().Add(within)
 	for {
 		c, err := Count(ctx, db, mc, st)
-		if err == nil && c.Processing == 0 && c.Publishing == 0 && c.TemporaryObjects == 0 {
+		if err == nil && c.Processing == 0 && c.Publishing == 0 && c.TemporaryOfUploads == 0 {
 			return c, nil
 		}
 		if time.Now().After(deadline) {
@@ -100,7 +110,8 @@ func Settle(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage
 //   - every upload ended finished or error, and each finished one made
 //     exactly one asset (with its image) and no errored one made any;
 //   - every object in the assets bucket lies under an asset that exists,
-//     every asset has its objects, and no temporary object is left;
+//     every asset has its objects, and no accepted upload's temporary
+//     object is left;
 //   - every revision is published, with one version per draft it named,
 //     and no draft still belongs to a revision.
 //
@@ -167,8 +178,18 @@ func Check(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage,
 			add("asset %s has no object in %s", a, st.AssetsBucket)
 		}
 	}
-	if tmp, err := Objects(ctx, mc, st.UploadsBucket); err != nil || len(tmp) > 0 {
-		add("temporary objects left in %s: %d %v", st.UploadsBucket, len(tmp), err)
+	tmp, err := Objects(ctx, mc, st.UploadsBucket)
+	if err != nil {
+		return append(bad, err.Error())
+	}
+	if len(tmp) > 0 {
+		var left []string
+		if err := db.NewRaw("SELECT key FROM asset_uploads WHERE key IN (?)", bun.In(tmp)).Scan(ctx, &left); err != nil {
+			return append(bad, err.Error())
+		}
+		if len(left) > 0 {
+			add("temporary objects of accepted uploads left in %s: %v", st.UploadsBucket, left)
+		}
 	}
 
 	var revs []struct {
