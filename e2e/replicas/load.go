@@ -171,8 +171,10 @@ func (w *loader) one(ctx context.Context) {
 			"type": "pages", "id": page, "attributes": map[string]any{"title": title}}})
 		w.l.mu.Lock()
 		switch {
-		case r.Err != nil && ctx.Err() == nil:
-			w.l.titles[page] = append(w.l.titles[page], title) // may or may not have landed
+		case (r.Err != nil && ctx.Err() == nil) || r.Status == http.StatusBadGateway:
+			// No answer, or the proxy's because the API died mid-request:
+			// the write may or may not have landed.
+			w.l.titles[page] = append(w.l.titles[page], title)
 		case r.Status == 200:
 			w.l.titles[page] = []string{title}
 			if d := draftID(r.Raw); d != "" {
