@@ -13,6 +13,7 @@ import (
 	"image"
 	"image/jpeg"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,10 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		}
 		if r := f.send(a.URL, "", http.MethodGet, "/readyz", nil); r.Status != 503 {
 			t.Errorf("%s /readyz while the database is down = %s, want 503 (a load balancer takes it out)", a.Name, r)
+		}
+		r := f.form(a.URL, "/oauth/token", url.Values{"grant_type": {"password"}, "username": {"second@demo.test"}, "password": {password}})
+		if r.Status != 503 || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s sign-in while the database is down = %s (Retry-After %q), want 503 with Retry-After", a.Name, r, r.Header.Get("Retry-After"))
 		}
 	}
 	time.Sleep(6 * time.Second)
