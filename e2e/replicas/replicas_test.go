@@ -194,9 +194,18 @@ func TestAcrossReplicas(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		t.Logf("16 wrong guesses over 2 replicas: statuses %v", statuses)
-		if statuses[400]+statuses[401] != 5 || statuses[429] != 11 {
-			t.Errorf("statuses %v: want exactly 5 guesses checked (400 invalid_grant) and 11 refused (429)", statuses)
+		t.Logf("16 concurrent wrong guesses over 2 replicas: statuses %v", statuses)
+		// A guess may also be turned away busy (503: no hashing memory
+		// free within PRESSROOM_HASH_WAIT on a loaded machine); it was not
+		// checked, so more guesses follow, one at a time, alternating
+		// replicas, until sign-in is locked. Over all of them exactly 5 are
+		// checked.
+		for i := 0; statuses[429] == 0 && i < 10; i++ {
+			r := f.form([]string{a, b}[i%2], "/oauth/token", url.Values{"grant_type": {"password"}, "username": {"guessed@demo.test"}, "password": {"again"}})
+			statuses[r.Status]++
+		}
+		if statuses[400] != 5 || statuses[429] == 0 || statuses[500] > 0 {
+			t.Errorf("statuses %v: want exactly 5 guesses checked (400 invalid_grant) and the rest refused (429) or busy (503)", statuses)
 		}
 		for _, rep := range []string{a, b} {
 			r := f.form(rep, "/oauth/token", url.Values{"grant_type": {"password"}, "username": {"guessed@demo.test"}, "password": {password}})
