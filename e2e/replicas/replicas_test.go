@@ -7,13 +7,17 @@ package replicas_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // TestAcrossReplicas runs on one cluster of 2 APIs and 2 workers, with
@@ -81,6 +85,13 @@ func TestAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Until(retire) + 500*time.Millisecond)
+		// Just before A makes the next key, B is shown a token naming a
+		// key nobody has: B reloads its keys (at most once per 5 s) and
+		// refuses it. The key A makes next must still be accepted on B at
+		// once, although B may not reload the whole list again so soon.
+		if r := f.send(b, forgeKid(t, old, uuid.NewString()), http.MethodGet, "/users/me", nil); r.Status != 401 {
+			t.Fatalf("a token naming an unknown key on B = %s, want 401", r)
+		}
 		fresh := f.token(t, a, "second@demo.test")
 		newKid := kid(t, fresh)
 		if newKid == oldKid {
@@ -214,4 +225,13 @@ func TestAcrossReplicas(t *testing.T) {
 			}
 		}
 	})
+}
+
+// forgeKid returns jwt with its header's key id replaced by kid (the
+// signature no longer matches, and no key has that id).
+func forgeKid(t *testing.T, jwt, kid string) string {
+	t.Helper()
+	_, rest, _ := strings.Cut(jwt, ".")
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","kid":"` + kid + `","typ":"JWT"}`))
+	return h + "." + rest
 }
