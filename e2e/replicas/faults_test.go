@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/pressroom/pressroom/e2e/replicas"
@@ -61,6 +62,7 @@ func (f *fixture) settleAndCheck(t *testing.T, l *replicas.Load, within time.Dur
 	}
 	c, err := replicas.Settle(ctx, f.DB, f.Storage, f.Config.Storage, within)
 	if err != nil {
+		f.explainUnsettled(t)
 		t.Fatal(err)
 	}
 	if bad := l.CheckWrites(ctx, true); len(bad) > 0 {
@@ -324,5 +326,56 @@ func TestMinIODownUnderLoad(t *testing.T) {
 	f.settleAndCheck(t, l, 3*time.Minute)
 	if r := resourceOf(t, f.send(f.URL, tok, http.MethodGet, "/asset-uploads/"+photo, nil)); r.Attributes["status"] != "finished" {
 		t.Errorf("the photo whose ingestion storage's outage interrupted = %v, want finished", r.Attributes)
+	}
+}
+
+// explainUnsettled logs, for every upload still processing or whose
+// temporary object is still there, its row and its workflow as the
+// Temporal UI shows it.
+func (f *fixture) explainUnsettled(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	tmp, err := replicas.Objects(ctx, f.Storage, f.Config.Storage.UploadsBucket)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	var rows []struct {
+		ID, Status, Key string
+		UpdatedAt       time.Time
+	}
+	q := f.DB.NewRaw("SELECT id::text AS id, status, key, updated_at FROM asset_uploads WHERE status = 'processing' OR key IN (?)", bun.In(append(tmp, "")))
+	if err := q.Scan(ctx, &rows); err != nil {
+		t.Log(err)
+		return
+	}
+	for _, r := range rows {
+		wfID := workflows.AssetUploadID(r.ID)
+		d, err := f.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+		if err != nil {
+			t.Logf("upload %s %s (updated %s), key %s: describe %s: %v", r.ID, r.Status, r.UpdatedAt.Format(time.RFC3339Nano), r.Key, wfID, err)
+			continue
+		}
+		info := d.GetWorkflowExecutionInfo()
+		t.Logf("upload %s %s (updated %s), key %s: workflow %s, closed %v", r.ID, r.Status, r.UpdatedAt.Format(time.RFC3339Nano), r.Key,
+			info.GetStatus(), info.GetCloseTime().AsTime().Format(time.RFC3339Nano))
+		for _, pa := range d.GetPendingActivities() {
+			t.Logf("  pending %s attempt %d: %s", pa.GetActivityType().GetName(), pa.GetAttempt(), pa.GetLastFailure().GetMessage())
+		}
+		if pw := d.GetPendingWorkflowTask(); pw != nil {
+			t.Logf("  pending workflow task, attempt %d", pw.GetAttempt())
+		}
+		it := f.Temporal.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				break
+			}
+			line := fmt.Sprintf("  %s %s", ev.GetEventTime().AsTime().Format("15:04:05.000"), ev.GetEventType())
+			if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
+				line += fmt.Sprintf(" %.200s failure=%v", m.GetDetails()["data"].GetPayloads(), m.GetFailure().GetMessage())
+			}
+			t.Log(line)
+		}
 	}
 }
