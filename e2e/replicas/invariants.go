@@ -63,11 +63,35 @@ func Count(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage)
 	}
 	c.AssetObjects, c.TemporaryObjects = len(objs), len(tmp)
 	if len(tmp) > 0 {
-		if err := db.NewRaw("SELECT count(*) FROM asset_uploads WHERE key IN (?)", bun.In(tmp)).Scan(ctx, &c.TemporaryOfUploads); err != nil {
+		var keys []string
+		if err := db.NewRaw("SELECT key FROM asset_uploads WHERE key IN (?)", bun.In(tmp)).Scan(ctx, &keys); err != nil {
 			return c, fmt.Errorf("count temporary objects of uploads: %w", err)
 		}
+		if keys, err = existing(ctx, mc, st.UploadsBucket, keys); err != nil {
+			return c, err
+		}
+		c.TemporaryOfUploads = len(keys)
 	}
 	return c, nil
+}
+
+// existing keeps the keys that a HEAD request still finds. A listing can
+// show an object deleted a moment ago (MinIO serves listings from a cache
+// that a restart can leave stale), so a key is only called left over or
+// orphaned once storage confirms it exists.
+func existing(ctx context.Context, mc *minio.Client, bucket string, keys []string) ([]string, error) {
+	var out []string
+	for _, k := range keys {
+		_, err := mc.StatObject(ctx, bucket, k, minio.StatObjectOptions{})
+		switch {
+		case err == nil:
+			out = append(out, k)
+		case minio.ToErrorResponse(err).Code == "NoSuchKey":
+		default:
+			return nil, fmt.Errorf("stat %s/%s: %w", bucket, k, err)
+		}
+	}
+	return out, nil
 }
 
 // Objects lists every key in bucket.
@@ -168,7 +192,9 @@ func Check(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage,
 		// Keys are <site>/<asset>/<file>.
 		parts := strings.SplitN(k, "/", 3)
 		if len(parts) != 3 || !isAsset[parts[1]] {
-			add("orphaned object %s in %s: no asset row", k, st.AssetsBucket)
+			if still, err := existing(ctx, mc, st.AssetsBucket, []string{k}); err != nil || len(still) > 0 {
+				add("orphaned object %s in %s: no asset row (%v)", k, st.AssetsBucket, err)
+			}
 			continue
 		}
 		withObjects[parts[1]]++
@@ -185,6 +211,9 @@ func Check(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage,
 	if len(tmp) > 0 {
 		var left []string
 		if err := db.NewRaw("SELECT key FROM asset_uploads WHERE key IN (?)", bun.In(tmp)).Scan(ctx, &left); err != nil {
+			return append(bad, err.Error())
+		}
+		if left, err = existing(ctx, mc, st.UploadsBucket, left); err != nil {
 			return append(bad, err.Error())
 		}
 		if len(left) > 0 {
