@@ -171,9 +171,13 @@ func (w *loader) one(ctx context.Context) {
 			"type": "pages", "id": page, "attributes": map[string]any{"title": title}}})
 		w.l.mu.Lock()
 		switch {
-		case (r.Err != nil && ctx.Err() == nil) || r.Status == http.StatusBadGateway:
-			// No answer, or the proxy's because the API died mid-request:
-			// the write may or may not have landed.
+		case (r.Err != nil && ctx.Err() == nil) || r.Status >= 500:
+			// No answer, the proxy's 502 because the API died mid-request,
+			// or a 503 because the database went away: the write may or may
+			// not have landed (the commit can succeed and the read of the
+			// response, or the commit's acknowledgement, fail; seen in
+			// TestPostgresRestartUnderLoad). The client retries it (a PATCH
+			// is idempotent).
 			w.l.titles[page] = append(w.l.titles[page], title)
 		case r.Status == 200:
 			w.l.titles[page] = []string{title}
