@@ -116,7 +116,9 @@ func TestComposePublishedPorts(t *testing.T) {
 		target    uint32
 		published string
 	}{
-		{"api", 8080, "8080"},
+		// The API is reached through the proxy (round-robin over the api
+		// replicas), which TestComposeScalesOut checks.
+		{"proxy", 8080, "8080"},
 		{"minio", 9000, "9000"},
 		{"minio", 9001, "9001"},
 		{"temporal-ui", 8080, "8233"},
@@ -373,5 +375,55 @@ func TestComposeDockerfile(t *testing.T) {
 	}
 	if user == "" || user == "root" || user == "0" || strings.HasPrefix(user, "0:") || strings.HasPrefix(user, "root:") {
 		t.Errorf("%s runs as %q; the final stage should switch to a non-root user", dockerfile, user)
+	}
+}
+
+// TestComposeScalesOut checks what `docker compose up --scale api=2 --scale
+// worker=2` needs: api and worker publish no fixed host port, have no
+// container_name and hold no state of their own (no volumes), and the proxy
+// publishes 8080 and spreads requests round-robin over every address of
+// the api service, refreshed often enough that scaled replicas join.
+func TestComposeScalesOut(t *testing.T) {
+	t.Parallel()
+	p := composeProject(t)
+	for _, name := range []string{"api", "worker"} {
+		s := composeService(t, name)
+		for _, port := range s.Ports {
+			if port.Published != "" {
+				t.Errorf("%s publishes host port %s: a second replica could not start", name, port.Published)
+			}
+		}
+		if s.ContainerName != "" {
+			t.Errorf("%s has container_name %q: replicas need compose's generated names", name, s.ContainerName)
+		}
+		if len(s.Volumes) > 0 {
+			t.Errorf("%s mounts volumes %v: replicas must be stateless", name, s.Volumes)
+		}
+	}
+	api := composeService(t, "api")
+	if !slices.Contains(api.Expose, "8080") {
+		t.Errorf("api exposes %v, want 8080 (the proxy's upstream port)", api.Expose)
+	}
+	proxy := composeService(t, "proxy")
+	if !strings.HasPrefix(proxy.Image, "caddy:") {
+		t.Errorf("proxy runs %q, want a caddy image", proxy.Image)
+	}
+	if _, ok := proxy.DependsOn["api"]; !ok {
+		t.Error("proxy does not depend on api")
+	}
+	if len(proxy.Configs) != 1 || proxy.Configs[0].Target != "/etc/caddy/Caddyfile" {
+		t.Fatalf("proxy configs %+v, want the Caddyfile at /etc/caddy/Caddyfile", proxy.Configs)
+	}
+	cf, ok := p.Configs[proxy.Configs[0].Source]
+	if !ok {
+		t.Fatalf("proxy uses config %q, which the file does not define", proxy.Configs[0].Source)
+	}
+	for _, want := range []string{"dynamic a api 8080", "lb_policy round_robin", "refresh", "lb_try_duration", ":8080"} {
+		if !strings.Contains(cf.Content, want) {
+			t.Errorf("the proxy's Caddyfile lacks %q:\n%s", want, cf.Content)
+		}
+	}
+	if !slices.Contains(proxy.Command, "/etc/caddy/Caddyfile") {
+		t.Errorf("proxy command %q does not load /etc/caddy/Caddyfile", proxy.Command)
 	}
 }

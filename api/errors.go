@@ -77,6 +77,8 @@ func toAPIError(err error) *jsonapi.Error {
 		return jsonapi.NotFound("No such record.")
 	case errors.Is(err, context.DeadlineExceeded):
 		return jsonapi.Unavailable("A dependency did not answer in time; try again.").WithHeader("Retry-After", "5")
+	case models.IsUnavailable(err):
+		return jsonapi.Unavailable("The database is unreachable; try again shortly.").WithHeader("Retry-After", "5")
 	}
 	if de := fromDomainError(err); de != nil {
 		return de

@@ -73,6 +73,9 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+	// DebugAddr, when set, serves net/http/pprof there (goroutine counts and
+	// profiles of a live process); empty serves nothing.
+	DebugAddr string
 
 	// TrustedProxies are the addresses (or CIDRs) of reverse proxies whose
 	// X-Forwarded-For names the client; empty means the peer address is the client.
@@ -171,6 +174,7 @@ var Variables = []Variable{
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
+	{"PRESSROOM_DEBUG_ADDR", "", "address of a net/http/pprof listener (goroutines, heap, CPU profiles) for `serve` and `worker`; empty serves none. Bind it to a private address"},
 }
 
 // FromEnv builds a Config from getenv, falling back to the defaults in
@@ -208,6 +212,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
+		DebugAddr:        r.str("PRESSROOM_DEBUG_ADDR"),
 		OAuth: OAuth{
 			AccessTokenTTL:              r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
 			RefreshTokenTTL:             r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),

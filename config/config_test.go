@@ -138,6 +138,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_READINESS_TIMEOUT":                    "500ms",
 	"PRESSROOM_LOG_LEVEL":                            "debug",
 	"PRESSROOM_LOG_FORMAT":                           "json",
+	"PRESSROOM_DEBUG_ADDR":                           "127.0.0.1:6060",
 	"PRESSROOM_ACCESS_TOKEN_TTL":                     "1h",
 	"PRESSROOM_REFRESH_TOKEN_TTL":                    "24h",
 	"PRESSROOM_REFRESH_GRACE":                        "3s",

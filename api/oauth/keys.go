@@ -145,6 +145,43 @@ func (k *Keys) load(ctx context.Context, force bool) ([]*key, error) {
 	return keys, nil
 }
 
+// lookup finds one published key by id in the database and adds it to the
+// cache, for a token naming a key this replica has not seen while a full
+// reload is not allowed yet (mayReload): a key another replica made just
+// after this one reloaded verifies at once, instead of being refused until
+// the next reload. Key ids are UUIDs; anything else is not looked up, and
+// a made-up UUID costs one primary-key lookup, no more than the revocation
+// check every request makes. It returns nil when there is no such key.
+func (k *Keys) lookup(ctx context.Context, id string) (*key, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, nil
+	}
+	var rows []signingKeyRow
+	if err := k.db.NewSelect().Model(&rows).Where("id = ? AND drop_at > now()", id).Limit(1).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("look up signing key: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	block, _ := pem.Decode([]byte(rows[0].PrivatePEM))
+	if block == nil {
+		return nil, fmt.Errorf("signing key %s: not PEM", id)
+	}
+	priv, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", id, err)
+	}
+	found := &key{id: id, private: priv, retireAt: rows[0].RetireAt}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cached != nil {
+		// Newest first, as load orders them; a new slice, since callers
+		// may hold the old one.
+		k.cached = append([]*key{found}, k.cached...)
+	}
+	return found, nil
+}
+
 // rotate makes a new key unless another replica just did.
 func (k *Keys) rotate(ctx context.Context) error {
 	priv, err := rsa.GenerateKey(rand.Reader, 2048)

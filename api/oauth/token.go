@@ -87,6 +87,10 @@ func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 		// The request's deadline passed, mostly waiting for a database
 		// connection: busy, not broken (RFC 6749 §5.2 has no such code; §4.1.2.1's fits).
 		te = &tokenError{status: 503, Code: "temporarily_unavailable", Description: "the server is too busy to answer in time; try again shortly", retryAfter: time.Second}
+	case models.IsUnavailable(err):
+		// The database is down or restarting: the same answer, with a
+		// longer wait (e2e/replicas TestPostgresRestartUnderLoad).
+		te = &tokenError{status: 503, Code: "temporarily_unavailable", Description: "the server cannot reach its database; try again shortly", retryAfter: 5 * time.Second}
 	case !errors.As(err, &te):
 		p.log.ErrorContext(c.UserContext(), "token endpoint failed", "error", err)
 		te = &tokenError{status: 500, Code: "server_error", Description: "the server could not issue a token; try again"}

@@ -209,7 +209,12 @@ func (v *verifier) checkSignature(ctx context.Context, raw string) (*accessClaim
 func (v *verifier) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	for _, reload := range []bool{false, true} {
 		if reload && !v.keys.mayReload() {
-			break
+			// Reloaded within the last 5 s: fetch just this key.
+			k, err := v.keys.lookup(ctx, kid)
+			if err != nil || k == nil {
+				return nil, err
+			}
+			return &k.private.PublicKey, nil
 		}
 		keys, err := v.keys.Published(ctx, reload)
 		if err != nil {

@@ -77,8 +77,10 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Read
 	cmd, rest := args[0], args[1:]
 	switch {
 	case cmd == "serve":
+		serveDebug(ctx, env)
 		return serve(ctx, env)
 	case cmd == "worker":
+		serveDebug(ctx, env)
 		return runWorker(ctx, env)
 	case cmd == "migrate" && len(rest) == 1:
 		return migrateCmd(ctx, env, rest[0])
