@@ -97,6 +97,9 @@ func New(d Deps) (*fiber.App, error) {
 	kinds := registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine, kinds)
 	registerRevisionRoutes(r)
+	if err := registerWebhookRoutes(r); err != nil {
+		return nil, err
+	}
 	return app, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 type siteAttributes struct {
@@ -222,6 +223,10 @@ func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, chan
 			}
 			s.ThemeID = change.theme
 			cols = append(cols, "theme_id")
+			// The webhook event commits with the publication (docs/webhooks.md).
+			if err := models.RecordEvent(ctx, tx, models.Event{SiteID: siteID, Type: webhooks.ThemePublished, SubjectType: "themes", SubjectID: *change.theme}); err != nil {
+				return err
+			}
 		}
 		if len(cols) == 0 {
 			return nil

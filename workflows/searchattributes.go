@@ -7,4 +7,5 @@ var (
 	SiteIDAttribute     = temporal.NewSearchAttributeKeyKeyword("PressroomSiteId")
 	UploadIDAttribute   = temporal.NewSearchAttributeKeyKeyword("PressroomUploadId")
 	RevisionIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomRevisionId")
+	WebhookIDAttribute  = temporal.NewSearchAttributeKeyKeyword("PressroomWebhookId")
 )

@@ -11,6 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // Revision publishes a set of drafts.
@@ -194,6 +197,10 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
 		return nil, err
 	}
+	// The webhook event commits with the publication (docs/webhooks.md).
+	if err := models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionPublished, SubjectType: "revisions", SubjectID: rev.ID}); err != nil {
+		return nil, err
+	}
 	return rev, nil
 }
 
@@ -320,15 +327,19 @@ func draftIDs(ds []*Draft) []uuid.UUID {
 // transaction (the publishing one was rolled back: nothing changed).
 func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
-			Where("id = ? AND status = ?", revisionID, Publishing).Exec(ctx)
-		if err != nil {
+		var siteIDs []uuid.UUID
+		err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
+			Where("id = ? AND status = ?", revisionID, Publishing).Returning("site_id").Scan(ctx, &siteIDs)
+		if err != nil && !models.IsNoRows(err) {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if len(siteIDs) == 0 {
 			return nil
 		}
-		_, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx)
-		return err
+		if _, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx); err != nil {
+			return err
+		}
+		// The webhook event commits with the failure (docs/webhooks.md).
+		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteIDs[0], Type: webhooks.RevisionFailed, SubjectType: "revisions", SubjectID: revisionID})
 	})
 }
