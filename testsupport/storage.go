@@ -49,7 +49,7 @@ func Config(t testing.TB, db *Database, s config.Storage) config.Config {
 	c.Webhooks.TaskQueue = c.TaskQueue + "-webhooks"
 	// Test receivers listen on loopback; retries are quick.
 	c.Webhooks.AllowPrivate = true
-	c.Webhooks.RetryBase = 500 * time.Millisecond
+	c.Webhooks.RetryBase = time.Second
 	c.Storage = s
 	c.AutoMigrate = false
 	return c
