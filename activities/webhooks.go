@@ -351,7 +351,8 @@ var relationshipTypes = map[string]string{
 }
 
 // hiddenColumns are columns of subjects that are internal, not attributes.
-var hiddenColumns = map[string]bool{"id": true, "site_id": true, "signature_id": true, "asset_image_id": true, "key": true, "etag": true}
+var hiddenColumns = map[string]bool{"id": true, "site_id": true, "signature_id": true, "asset_image_id": true, "key": true, "etag": true,
+	"idempotency_key": true, "attempt": true}
 
 // payload is the message body: the event type, when it happened, and the
 // subject as a JSON:API document (its row as the change left it; columns
@@ -365,6 +366,20 @@ func (w *Webhooks) payload(d *deliveryRow) ([]byte, error) {
 	rels := map[string]any{}
 	for k, v := range row {
 		if hiddenColumns[k] {
+			continue
+		}
+		switch k {
+		case "item_id": // a draft's item: its type is in item_type
+			rels["item"] = map[string]any{"data": map[string]any{"type": row["item_type"], "id": v}}
+			continue
+		case "draft_ids": // a revision's drafts
+			ids := []map[string]any{}
+			if list, ok := v.([]any); ok {
+				for _, id := range list {
+					ids = append(ids, map[string]any{"type": "drafts", "id": id})
+				}
+			}
+			rels["drafts"] = map[string]any{"data": ids}
 			continue
 		}
 		if typ, ok := relationshipTypes[k]; ok {

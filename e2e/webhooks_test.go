@@ -596,3 +596,48 @@ func TestWebhookWorkerKilledBetweenCommitAndDelivery(t *testing.T) {
 		t.Errorf("webhook sweep schedule: %v", err)
 	}
 }
+
+// Uploads and theme publications are events too.
+func TestWebhookEventsOfUploadsAndThemes(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	rcv := newReceiver(t, nil)
+	hookID, secret := e.createWebhook(rcv.URL, "asset-upload.finished", "asset-upload.error", "theme.published")
+	up := s.ingest(t, e.token, "logo.png", "image/png", pngFile(t, 8, 8))
+	bad := s.ingest(t, e.token, "broken.png", "image/png", []byte("not a png at all"))
+	if up.Attributes["status"] != "finished" || bad.Attributes["status"] != "error" {
+		t.Fatalf("uploads ended %v and %v", up.Attributes["status"], bad.Attributes["status"])
+	}
+	theme := s.thmTheme(t, e.token, "Look")
+	if d := s.thmPublish(t, e.token, theme.ID); d.Status != 200 {
+		t.Fatalf("PATCH /site theme = %d", d.Status)
+	}
+	e.awaitDeliveries(hookID, 3, time.Minute)
+	want := map[string]string{"asset-upload.finished": up.ID, "asset-upload.error": bad.ID, "theme.published": theme.ID}
+	for _, r := range rcv.requests() {
+		verifySignature(t, secret, r)
+		var msg struct {
+			Type string
+			Data struct {
+				Data struct {
+					Type, ID      string
+					Relationships map[string]struct{ Data json.RawMessage }
+				}
+			}
+		}
+		if err := json.Unmarshal(r.Body, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if id, ok := want[msg.Type]; !ok || msg.Data.Data.ID != id {
+			t.Errorf("unexpected event %s", r.Body)
+		}
+		delete(want, msg.Type)
+		if msg.Type == "asset-upload.finished" && !strings.Contains(string(msg.Data.Data.Relationships["asset"].Data), `"assets"`) {
+			t.Errorf("asset-upload.finished without its asset: %s", r.Body)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("events not delivered: %v", want)
+	}
+}
