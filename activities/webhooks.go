@@ -45,18 +45,32 @@ type Webhooks struct {
 // for the next (which the dispatcher runs at once while there are more).
 const DispatchBatch = 500
 
-// DispatchWebhookDeliveries starts the workflow of every delivery not
-// started yet, oldest event first, and returns how many it started. Run by
-// the worker's dispatcher when an event commits (NOTIFY) and by the
-// scheduled sweep. Starting one twice is harmless: a running workflow of
-// the same id is left alone, and one that already ended finds its delivery
-// no longer pending and ends at once.
+// DispatchWebhookDeliveries starts the workflow of each webhook's next
+// delivery, its oldest pending one, when it has not been started, and
+// returns how many it started. The worker's dispatcher runs it when an
+// event commits (NOTIFY). Later deliveries of a webhook are started one
+// after another by the one before (FinishWebhookDelivery), so a backlog
+// of thousands of events is thousands of rows, not thousands of waiting
+// workflows.
 func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context) (int, error) {
+	return w.dispatch(ctx, false)
+}
+
+// SweepWebhookHeads is the scheduled sweep: it starts the next
+// delivery of every webhook that has one pending, started or not. A
+// workflow that is running is left alone; one that a crash never started,
+// or that ended without passing the turn on (terminated by hand, say), is
+// started (again): the chain of a webhook's deliveries cannot stall.
+func (w *Webhooks) SweepWebhookHeads(ctx context.Context) (int, error) {
+	return w.dispatch(ctx, true)
+}
+
+func (w *Webhooks) dispatch(ctx context.Context, all bool) (int, error) {
 	started := 0
 	for {
-		n, err := w.dispatchBatch(ctx)
+		n, err := w.dispatchBatch(ctx, all)
 		started += n
-		if err != nil || n < DispatchBatch {
+		if err != nil || n < DispatchBatch || all {
 			return started, err
 		}
 		if activity.IsActivity(ctx) {
@@ -65,15 +79,22 @@ func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context) (int, error) {
 	}
 }
 
-func (w *Webhooks) dispatchBatch(ctx context.Context) (int, error) {
+func (w *Webhooks) dispatchBatch(ctx context.Context, all bool) (int, error) {
 	var n int
 	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var ds []models.WebhookDelivery
-		// SKIP LOCKED: concurrent dispatchers (several workers, the sweep)
-		// share the work instead of starting the same deliveries.
-		if err := tx.NewSelect().Model(&ds).Column("id", "site_id", "webhook_id").
-			Where("started_at IS NULL").OrderExpr("seq, id").Limit(DispatchBatch).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
-			return fmt.Errorf("find unstarted deliveries: %w", err)
+		// The head of each webhook's queue: pending, with no earlier
+		// pending delivery. SKIP LOCKED: concurrent dispatchers (several
+		// workers, the sweep) share the work.
+		q := tx.NewSelect().Model(&ds).Column("id", "site_id", "webhook_id").
+			Where("status = ?", models.DeliveryPending).
+			Where(`NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = delivery.webhook_id
+				AND e.status = ? AND e.seq < delivery.seq)`, models.DeliveryPending)
+		if !all {
+			q = q.Where("started_at IS NULL")
+		}
+		if err := q.OrderExpr("seq, id").Limit(DispatchBatch).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
+			return fmt.Errorf("find deliveries to start: %w", err)
 		}
 		if len(ds) == 0 {
 			return nil
@@ -99,7 +120,7 @@ func (w *Webhooks) dispatchBatch(ctx context.Context) (int, error) {
 			}
 		}
 		if len(ids) > 0 {
-			if _, err := tx.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = now()").
+			if _, err := tx.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = coalesce(started_at, now())").
 				Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 				return fmt.Errorf("mark deliveries started: %w", err)
 			}
@@ -110,7 +131,8 @@ func (w *Webhooks) dispatchBatch(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// start starts the delivery's workflow.
+// start starts the delivery's workflow; one of that id that is running is
+// left as it is.
 func (w *Webhooks) start(ctx context.Context, d *models.WebhookDelivery) error {
 	in := workflows.WebhookDeliveryInput{DeliveryID: d.ID.String(), WebhookID: d.WebhookID.String(), SiteID: d.SiteID.String(),
 		RetryBase: w.Config.RetryBase, GiveUpAfter: w.Config.GiveUpAfter}
@@ -325,8 +347,8 @@ func (w *Webhooks) FinishWebhookDelivery(ctx context.Context, deliveryID, failur
 			return "", fmt.Errorf("fail delivery: %w", err)
 		}
 	}
-	var next []string
-	err := w.DB.NewRaw(`SELECT n.id FROM webhook_deliveries d JOIN webhook_deliveries n
+	var next []models.WebhookDelivery
+	err := w.DB.NewRaw(`SELECT n.id, n.site_id, n.webhook_id FROM webhook_deliveries d JOIN webhook_deliveries n
 		ON n.webhook_id = d.webhook_id AND n.status = 'pending' AND n.id <> d.id
 		WHERE d.id = ? ORDER BY n.seq LIMIT 1`, deliveryID).Scan(ctx, &next)
 	if err != nil {
@@ -335,7 +357,16 @@ func (w *Webhooks) FinishWebhookDelivery(ctx context.Context, deliveryID, failur
 	if len(next) == 0 {
 		return "", nil
 	}
-	return next[0], nil
+	// Its turn: start its workflow (the caller's signal wakes it if it was
+	// started already and waits).
+	if err := w.start(ctx, &next[0]); err != nil {
+		return "", err
+	}
+	if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = now()").
+		Where("id = ? AND started_at IS NULL", next[0].ID).Exec(ctx); err != nil {
+		return "", fmt.Errorf("mark the next delivery started: %w", err)
+	}
+	return next[0].ID.String(), nil
 }
 
 // message is the body of a delivery (Standard Webhooks' recommended shape).

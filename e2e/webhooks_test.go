@@ -380,9 +380,9 @@ func TestWebhookDeliveriesKeepEventOrder(t *testing.T) {
 			t.Errorf("delivery %+v", d.Attributes)
 		}
 	}
-	// ds is newest first: ds[1] is the second event's delivery, which waited.
+	// ds is newest first: ds[1] is the second event's delivery, started by the first.
 	s.awaitWorkflow(t, workflows.WebhookDeliveryID(ds[1].ID), time.Minute)
-	s.recordHistory(t, workflows.WebhookDeliveryID(ds[1].ID), "webhook-delivery-waited.history.json")
+	s.recordHistory(t, workflows.WebhookDeliveryID(ds[1].ID), "webhook-delivery-handed-on.history.json")
 }
 
 func TestWebhookURLsMustBePublicUnlessAllowed(t *testing.T) {

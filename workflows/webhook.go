@@ -21,10 +21,10 @@ const WebhookTurnSignal = "webhook-turn"
 
 // Activities of webhook delivery (activities.Webhooks).
 const (
-	webhookTurnActivity     = "WebhookTurn"
-	deliverWebhookActivity  = "DeliverWebhook"
-	finishWebhookActivity   = "FinishWebhookDelivery"
-	dispatchWebhookActivity = "DispatchWebhookDeliveries"
+	webhookTurnActivity    = "WebhookTurn"
+	deliverWebhookActivity = "DeliverWebhook"
+	finishWebhookActivity  = "FinishWebhookDelivery"
+	sweepWebhookActivity   = "SweepWebhookHeads"
 )
 
 // WebhookDeliveryInput is the input of WebhookDelivery. The retry settings
@@ -52,6 +52,9 @@ type WebhookTurn struct {
 // MaxRetryInterval caps the backoff between attempts of a delivery.
 const MaxRetryInterval = time.Hour
 
+// firstTurnWait is the first wait for a turn without a signal.
+const firstTurnWait = 30 * time.Second
+
 // maxTurnWait caps the wait between looks at the delivery ahead when its
 // signal does not come (the signal is the fast path, this the safety net).
 const maxTurnWait = 5 * time.Minute
@@ -65,8 +68,13 @@ const maxTurnWait = 5 * time.Minute
 //  2. DeliverWebhook, retried with exponential backoff from RetryBase,
 //     doubling, at most an hour apart, until it succeeds or GiveUpAfter
 //     passes (its ScheduleToClose); a 410 or a rejection ends it at once;
-//  3. FinishWebhookDelivery records a failure and names the next pending
-//     delivery of the webhook, which is signalled its turn.
+//  3. FinishWebhookDelivery records a failure, starts the workflow of the
+//     webhook's next pending delivery and names it; it is signalled its
+//     turn (which wakes it if it was started before and waits).
+//
+// Only the head of a webhook's queue normally has a workflow: the worker's
+// dispatcher starts a webhook's oldest pending delivery, and each delivery
+// starts the next when it ends.
 //
 // It returns the delivery's final status.
 func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, error) {
@@ -74,16 +82,16 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, err
 		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
 	})
 	turns := workflow.GetSignalChannel(ctx, WebhookTurnSignal)
-	wait := 2 * time.Second
+	// A signal of the delivery ahead is the fast path; the timer only
+	// covers a signal that was lost. It starts long enough that a backlog
+	// of waiting deliveries does not keep the worker busy looking.
+	wait := firstTurnWait
+	var turn WebhookTurn
 	for {
-		var turn WebhookTurn
 		if err := workflow.ExecuteLocalActivity(local, webhookTurnActivity, in.DeliveryID).Get(ctx, &turn); err != nil {
 			return "", err
 		}
-		if turn.Done {
-			return "", nil
-		}
-		if turn.Go {
+		if turn.Go || turn.Done {
 			break
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)
@@ -95,20 +103,25 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, err
 		wait = min(2*wait, maxTurnWait)
 	}
 
-	deliver := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// The HTTP request has 10 s; the rest is for the database.
-		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: in.GiveUpAfter,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        in.RetryBase,
-			BackoffCoefficient:     2,
-			MaximumInterval:        MaxRetryInterval,
-			NonRetryableErrorTypes: []string{RejectedType},
-		},
-	})
-	status, failure := "succeeded", ""
-	if err := workflow.ExecuteActivity(deliver, deliverWebhookActivity, in).Get(ctx, nil); err != nil {
-		status, failure = "failed", failureMessage(err)
+	// Done: nothing to send (the delivery ended, or its webhook is gone or
+	// inactive), but the turn is still passed on below.
+	status, failure := "", ""
+	if turn.Go {
+		deliver := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			// The HTTP request has 10 s; the rest is for the database.
+			StartToCloseTimeout:    30 * time.Second,
+			ScheduleToCloseTimeout: in.GiveUpAfter,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval:        in.RetryBase,
+				BackoffCoefficient:     2,
+				MaximumInterval:        MaxRetryInterval,
+				NonRetryableErrorTypes: []string{RejectedType},
+			},
+		})
+		status = "succeeded"
+		if err := workflow.ExecuteActivity(deliver, deliverWebhookActivity, in).Get(ctx, nil); err != nil {
+			status, failure = "failed", failureMessage(err)
+		}
 	}
 
 	// Recorded even if the workflow is being cancelled.
@@ -122,6 +135,10 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, err
 		// The next delivery may not have started yet: then it finds its
 		// turn by itself, and the signal's failure does not matter.
 		_ = workflow.SignalExternalWorkflow(finish, WebhookDeliveryID(next), "", WebhookTurnSignal, nil).Get(finish, nil)
+	}
+	// Turn signals that came after the wait (from a delivery ahead that
+	// ended while this one was already going) have nothing left to wake.
+	for turns.ReceiveAsync(nil) {
 	}
 	return status, nil
 }
@@ -145,14 +162,15 @@ func failureMessage(err error) string {
 	return err.Error()
 }
 
-// SweepWebhookDeliveries starts the workflows of deliveries whose start a
-// crash prevented (the event committed, the dispatcher never got to it).
-// Starting twice is harmless: the workflow id is the delivery's.
+// SweepWebhookDeliveries starts the next delivery of every webhook with
+// one pending when a crash left it unstarted (the event committed, the
+// dispatcher never got to it) or its workflow is gone. Starting twice is
+// harmless: the workflow id is the delivery's.
 func SweepWebhookDeliveries(ctx workflow.Context) (int, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: time.Minute, RetryPolicy: retrySweep,
 	})
 	var n int
-	err := workflow.ExecuteActivity(ctx, dispatchWebhookActivity).Get(ctx, &n)
+	err := workflow.ExecuteActivity(ctx, sweepWebhookActivity).Get(ctx, &n)
 	return n, err
 }
