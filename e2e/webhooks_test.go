@@ -20,9 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -640,4 +642,35 @@ func TestWebhookEventsOfUploadsAndThemes(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("events not delivered: %v", want)
 	}
+}
+
+// A publish that fails records revision.failed with the failure
+// (drafts.MarkFailed, which the publish activity calls on a rejection).
+func TestWebhookRevisionFailed(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	rcv := newReceiver(t, nil)
+	hookID, secret := e.createWebhook(rcv.URL, "revision.failed")
+	now := time.Now().UTC()
+	rev := &drafts.Revision{ID: uuid.New(), SiteID: s.Site.ID, Comments: "doomed", Status: drafts.Publishing,
+		DraftIDs: []uuid.UUID{uuid.New()}, CreatedAt: now, UpdatedAt: now}
+	ctx := context.Background()
+	if _, err := s.DB.NewInsert().Model(rev).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, "1 of the listed drafts no longer exist"); err != nil {
+		t.Fatal(err)
+	}
+	// Marking it again (a retried activity) records nothing more.
+	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, "again"); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitDeliveries(hookID, 1, time.Minute)
+	reqs := rcv.requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `"type":"revision.failed"`) ||
+		!strings.Contains(string(reqs[0].Body), "no longer exist") || !strings.Contains(string(reqs[0].Body), rev.ID.String()) {
+		t.Fatalf("%d requests: %s", len(reqs), reqs[0].Body)
+	}
+	verifySignature(t, secret, reqs[0])
 }
