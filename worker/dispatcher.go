@@ -92,8 +92,30 @@ func (d *dispatcher) listen(ctx context.Context) error {
 		if err != nil && wait.Err() == nil {
 			return err // the connection broke, not the timeout
 		}
+		if err == nil {
+			// A burst of commits is one dispatch: take the notifications
+			// already queued (or arriving within coalesceFor) with it.
+			for {
+				drain, cancel := context.WithTimeout(ctx, coalesceFor)
+				_, err := conn.WaitForNotification(drain)
+				cancel()
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					if drain.Err() == nil {
+						return err
+					}
+					break
+				}
+			}
+		}
 	}
 }
+
+// coalesceFor is how long the dispatcher gathers notifications into one
+// dispatch.
+const coalesceFor = 20 * time.Millisecond
 
 func (d *dispatcher) dispatch(ctx context.Context) {
 	n, err := d.activities.DispatchWebhookDeliveries(ctx)

@@ -132,8 +132,10 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, err
 		return "", err
 	}
 	if next != "" {
-		// The next delivery may not have started yet: then it finds its
-		// turn by itself, and the signal's failure does not matter.
+		// FinishWebhookDelivery started the next delivery's workflow; the
+		// signal wakes it if it had been started before and waits for its
+		// turn. A fresh one finds its turn by itself, so a failed signal
+		// does not matter.
 		_ = workflow.SignalExternalWorkflow(finish, WebhookDeliveryID(next), "", WebhookTurnSignal, nil).Get(finish, nil)
 	}
 	// Turn signals that came after the wait (from a delivery ahead that
