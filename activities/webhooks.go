@@ -376,61 +376,93 @@ type message struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// relationshipTypes are the JSON:API types of a subject's foreign keys.
-var relationshipTypes = map[string]string{
-	"user_id": "users", "asset_id": "assets", "theme_id": "themes", "revision_id": "revisions",
+// subjectShape is how the API renders a subject type (api/revisions.go,
+// api/uploads.go, api/drafts.go, api/themes.go): which columns are its
+// attributes, which references its to-one relationships (column → name
+// and type), and whether it carries meta.version. The worker cannot call
+// the API's renderers (it does not link package api), so this table
+// mirrors them for the columns a row holds; members the API computes
+// (a theme's layouts, a revision's versions) are left out.
+type subjectShape struct {
+	attrs     []string
+	toOne     map[string][2]string
+	versioned bool
 }
 
-// hiddenColumns are columns of subjects that are internal, not attributes.
-var hiddenColumns = map[string]bool{"id": true, "site_id": true, "signature_id": true, "asset_image_id": true, "key": true, "etag": true,
-	"idempotency_key": true, "attempt": true}
+var subjectShapes = map[string]subjectShape{
+	"revisions": {attrs: []string{"comments", "status", "versions_count", "error_message", "created_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}},
+	"asset-uploads": {attrs: []string{"file_name", "key", "content_type", "file_size", "user_agent", "status", "error_message", "created_at", "updated_at"},
+		toOne: map[string][2]string{"asset_id": {"asset", "assets"}, "asset_image_id": {"asset-file", "asset-images"}}},
+	"drafts": {attrs: []string{"event", "object_changes", "created_at", "updated_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+	"themes": {attrs: []string{"title", "description", "published_at", "created_at", "updated_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+}
+
+// identifier is a resource identifier, its members in the API's order.
+type identifier struct {
+	Type any `json:"type"`
+	ID   any `json:"id"`
+}
+
+// apiTimestamp renders a timestamp of a row (Postgres' JSON form) the way
+// the API does: UTC, milliseconds, Z.
+func apiTimestamp(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return v
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
 
 // payload is the message body: the event type, when it happened, and the
-// subject as a JSON:API document (its row as the change left it; columns
-// as dasherized attributes, foreign keys as relationships).
+// subject as a JSON:API document, as GET renders it, of its row as the
+// change left it.
 func (w *Webhooks) payload(d *deliveryRow) ([]byte, error) {
 	var row map[string]any
 	if err := json.Unmarshal(d.Subject, &row); err != nil {
 		return nil, fmt.Errorf("decode event subject: %w", err)
 	}
-	attrs := map[string]any{}
-	rels := map[string]any{}
-	for k, v := range row {
-		if hiddenColumns[k] {
-			continue
-		}
-		switch k {
-		case "item_id": // a draft's item: its type is in item_type
-			rels["item"] = map[string]any{"data": map[string]any{"type": row["item_type"], "id": v}}
-			continue
-		case "draft_ids": // a revision's drafts
-			ids := []map[string]any{}
-			if list, ok := v.([]any); ok {
-				for _, id := range list {
-					ids = append(ids, map[string]any{"type": "drafts", "id": id})
-				}
-			}
-			rels["drafts"] = map[string]any{"data": ids}
-			continue
-		}
-		if typ, ok := relationshipTypes[k]; ok {
-			name := strings.TrimSuffix(k, "_id")
-			if v == nil {
-				rels[name] = map[string]any{"data": nil}
-			} else {
-				rels[name] = map[string]any{"data": map[string]any{"type": typ, "id": v}}
-			}
-			continue
-		}
-		if strings.HasSuffix(k, "_id") || strings.HasSuffix(k, "_ids") {
-			continue
-		}
-		attrs[strings.ReplaceAll(k, "_", "-")] = v
+	shape, ok := subjectShapes[d.SubjectType]
+	if !ok {
+		return nil, reject("no rendering for subject type %q", d.SubjectType)
 	}
-	res := map[string]any{"type": d.SubjectType, "id": d.SubjectID.String(), "attributes": attrs,
+	attrs := map[string]any{}
+	for _, col := range shape.attrs {
+		v := row[col]
+		if strings.HasSuffix(col, "_at") {
+			v = apiTimestamp(v)
+		}
+		attrs[strings.ReplaceAll(col, "_", "-")] = v
+	}
+	rels := map[string]any{}
+	for col, rel := range shape.toOne {
+		if v := row[col]; v != nil {
+			rels[rel[0]] = map[string]any{"data": identifier{Type: rel[1], ID: v}}
+		} else {
+			rels[rel[0]] = map[string]any{"data": nil}
+		}
+	}
+	switch d.SubjectType {
+	case "drafts": // the drafted record, of the type the draft names
+		rels["item"] = map[string]any{"data": identifier{Type: row["item_type"], ID: row["item_id"]}}
+	case "revisions":
+		ids := []identifier{}
+		list, _ := row["draft_ids"].([]any)
+		for _, id := range list {
+			ids = append(ids, identifier{Type: "drafts", ID: id})
+		}
+		rels["drafts"] = map[string]any{"data": ids}
+	}
+	res := map[string]any{"type": d.SubjectType, "id": d.SubjectID.String(), "attributes": attrs, "relationships": rels,
 		"links": map[string]any{"self": w.PublicURL + "/" + d.SubjectType + "/" + d.SubjectID.String()}}
-	if len(rels) > 0 {
-		res["relationships"] = rels
+	if v, ok := row["version"]; ok && shape.versioned {
+		res["meta"] = map[string]any{"version": v}
 	}
 	data, err := json.Marshal(map[string]any{"data": res, "jsonapi": map[string]string{"version": "1.1"}})
 	if err != nil {

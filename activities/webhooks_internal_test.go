@@ -65,8 +65,9 @@ func TestPayloadIsTheSubjectAsAJSONAPIDocument(t *testing.T) {
 		r.Links.Self != "https://cms.example/revisions/"+rev.String() {
 		t.Fatalf("message %s", b)
 	}
-	if r.Attributes["status"] != "published" || r.Attributes["versions-count"] != 2.0 || len(r.Attributes) != 4 {
-		t.Errorf("attributes %v (want status, versions-count, error-message, created-at)", r.Attributes)
+	if r.Attributes["status"] != "published" || r.Attributes["versions-count"] != 2.0 || len(r.Attributes) != 5 ||
+		r.Attributes["created-at"] != "2026-11-24T01:02:03.004Z" || r.Attributes["comments"] != nil {
+		t.Errorf("attributes %v (want comments, status, versions-count, error-message, created-at: as GET /revisions/:id)", r.Attributes)
 	}
 	if _, ok := r.Relationships["user"]; !ok || len(r.Relationships["drafts"].Data.([]any)) != 2 {
 		t.Errorf("relationships %v", r.Relationships)

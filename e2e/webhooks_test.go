@@ -638,6 +638,37 @@ func TestWebhookEventsOfUploadsAndThemes(t *testing.T) {
 		if msg.Type == "asset-upload.finished" && !strings.Contains(string(msg.Data.Data.Relationships["asset"].Data), `"assets"`) {
 			t.Errorf("asset-upload.finished without its asset: %s", r.Body)
 		}
+		// The subject is rendered as GET renders it (nothing changed it since).
+		var sent struct {
+			Data struct {
+				Data struct {
+					Attributes    map[string]any
+					Relationships map[string]struct{ Data json.RawMessage }
+					Meta          map[string]any
+				}
+			}
+		}
+		_ = json.Unmarshal(r.Body, &sent)
+		path := "/" + msg.Data.Data.Type + "/" + msg.Data.Data.ID
+		var got struct {
+			Data struct {
+				Attributes    map[string]any
+				Relationships map[string]struct{ Data json.RawMessage }
+				Meta          map[string]any
+			}
+		}
+		_ = json.Unmarshal(e.do(http.MethodGet, path, nil).Raw, &got)
+		if a, b := fmt.Sprint(sent.Data.Data.Attributes), fmt.Sprint(got.Data.Attributes); a != b {
+			t.Errorf("%s: attributes sent %s, GET %s", msg.Type, a, b)
+		}
+		if a, b := fmt.Sprint(sent.Data.Data.Meta), fmt.Sprint(got.Data.Meta); a != b {
+			t.Errorf("%s: meta sent %s, GET %s", msg.Type, a, b)
+		}
+		for name, rel := range sent.Data.Data.Relationships {
+			if g := got.Data.Relationships[name].Data; len(g) > 0 && string(g) != string(rel.Data) {
+				t.Errorf("%s: relationship %s sent %s, GET %s", msg.Type, name, rel.Data, g)
+			}
+		}
 	}
 	if len(want) > 0 {
 		t.Errorf("events not delivered: %v", want)
