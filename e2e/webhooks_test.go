@@ -705,3 +705,60 @@ func TestWebhookRevisionFailed(t *testing.T) {
 	}
 	verifySignature(t, secret, reqs[0])
 }
+
+// The Temporal schedule's sweep restarts a webhook's queue whose head lost
+// its workflow (terminated by hand here; a crash between a delivery's end
+// and the start of the next is the same for the sweep).
+func TestWebhookScheduledSweepRestartsAStalledQueue(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	var mu sync.Mutex
+	status := 500
+	rcv := newReceiver(t, func(int) int { mu.Lock(); defer mu.Unlock(); return status })
+	hookID, _ := e.createWebhook(rcv.URL, "draft.reverted")
+	e.revertedDraft("stalled")
+	e.revertedDraft("queued")
+	var head string
+	deadline := time.Now().Add(time.Minute)
+	for head == "" && time.Now().Before(deadline) {
+		for _, d := range e.deliveries(hookID) {
+			if d.Attributes["attempts"] != 0.0 {
+				head = d.ID
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if head == "" {
+		t.Fatal("no attempt")
+	}
+	ctx := context.Background()
+	if err := s.Temporal.TerminateWorkflow(ctx, workflows.WebhookDeliveryID(head), "", "test: the queue's head loses its workflow"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	status = 200
+	mu.Unlock()
+	time.Sleep(3 * time.Second)
+	if ds := e.deliveries(hookID); ds[0].Attributes["status"] != "pending" || ds[1].Attributes["status"] != "pending" {
+		t.Fatalf("before the sweep: %+v", ds)
+	}
+	cfg := s.Config
+	cfg.Webhooks.SweepEvery = 2 * time.Second
+	if err := worker.EnsureSchedules(ctx, s.Temporal, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Idempotent: every worker calls it at start.
+	if err := worker.EnsureSchedules(ctx, s.Temporal, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.Temporal.ScheduleClient().GetHandle(ctx, workflows.WebhookSweepScheduleID+"-"+cfg.Webhooks.TaskQueue).Delete(ctx)
+	})
+	ds := e.awaitDeliveries(hookID, 2, time.Minute)
+	for _, d := range ds {
+		if d.Attributes["status"] != "succeeded" {
+			t.Errorf("delivery %+v", d.Attributes)
+		}
+	}
+}
