@@ -42,8 +42,9 @@ type webhookRequest struct {
 
 var webhookReadOnly = []string{"secret", "created-at", "updated-at"}
 
-// webhookColumns are the columns of the attributes a PATCH may change.
-var webhookColumns = []attrColumn{{"url", "url"}, {"events", "events"}, {"active", "active"}, {"description", "description"}}
+// webhookColumns are the columns of the attributes a PATCH may change
+// (attribute and column names are the same).
+var webhookColumns = []string{"url", "events", "active", "description"}
 
 // maxWebhooksPerSite bounds a site's webhooks: each event fans out to all.
 const maxWebhooksPerSite = 20
@@ -247,7 +248,12 @@ func (h webhooksHandler) update(c *fiber.Ctx) error {
 	if err := checkRelationshipNames(req.data.Relationships, nil, []string{"deliveries"}); err != nil {
 		return err
 	}
-	cols := sentColumns(sent, webhookColumns)
+	var cols []string
+	for _, col := range webhookColumns {
+		if sent[col] {
+			cols = append(cols, col)
+		}
+	}
 	var secret string
 	var sealed []byte
 	if f.rotate {
@@ -388,7 +394,8 @@ func (h webhooksHandler) deliveryRelationship(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return linkageDocument(c, h.deliveryResource(d).Relationships["webhook"])
+	rel := h.deliveryResource(d).Relationships["webhook"]
+	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
 }
 
 // retry serves POST /webhook-deliveries/:id/retry: a failed delivery is
