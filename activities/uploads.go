@@ -22,6 +22,7 @@ import (
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -354,9 +355,12 @@ func (a *Uploads) Record(ctx context.Context, u workflows.Upload, p *workflows.P
 			WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("finish upload: %w", err)
 		}
-		_, err := tx.NewUpdate().Model((*models.UploadSignature)(nil)).Set("confirmed_at = now()").
-			Where("id = ? AND confirmed_at IS NULL", up.SignatureID).Exec(ctx)
-		return err
+		if _, err := tx.NewUpdate().Model((*models.UploadSignature)(nil)).Set("confirmed_at = now()").
+			Where("id = ? AND confirmed_at IS NULL", up.SignatureID).Exec(ctx); err != nil {
+			return err
+		}
+		// The webhook event commits with the upload's end (docs/webhooks.md).
+		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteID, Type: webhooks.AssetUploadFinished, SubjectType: "asset-uploads", SubjectID: uploadID})
 	})
 }
 
@@ -381,13 +385,25 @@ func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) 
 			return fmt.Errorf("remove partial object %s: %w", obj.Key, err)
 		}
 	}
-	res, err := a.DB.NewUpdate().Model((*models.AssetUpload)(nil)).
-		Set("status = ?, error_message = ?, updated_at = now()", models.UploadError, message).
-		Where("id = ? AND status = ?", u.UploadID, models.UploadProcessing).Exec(ctx)
+	var n int64
+	err := a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*models.AssetUpload)(nil)).
+			Set("status = ?, error_message = ?, updated_at = now()", models.UploadError, message).
+			Where("id = ? AND status = ?", u.UploadID, models.UploadProcessing).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 0 {
+			return nil
+		}
+		// The webhook event commits with the upload's end (docs/webhooks.md).
+		return models.RecordEvent(ctx, tx, models.Event{SiteID: uuid.MustParse(u.SiteID), Type: webhooks.AssetUploadError,
+			SubjectType: "asset-uploads", SubjectID: uuid.MustParse(u.UploadID)})
+	})
 	if err != nil {
 		return fmt.Errorf("mark upload failed: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		// Already marked (a repeated run) is fine; a notice not yet visible
 		// must not be left "processing": retry until it is.
 		exists, err := a.DB.NewSelect().Model((*models.AssetUpload)(nil)).Where("id = ?", u.UploadID).Exists(ctx)

@@ -98,6 +98,9 @@ func New(d Deps) (*fiber.App, error) {
 	registerDraftRoutes(r, engine, kinds)
 	registerRevisionRoutes(r, engine)
 	registerPublishPlanRoutes(r, engine)
+	if err := registerWebhookRoutes(r); err != nil {
+		return nil, err
+	}
 	return app, nil
 }
 

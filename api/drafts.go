@@ -10,6 +10,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 type draftAttributes struct {
@@ -192,6 +193,11 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 			return models.NotFound("draft")
 		}
 		if err := checkVersion(c, d.ID.String(), locked[0].Version, nil); err != nil {
+			return err
+		}
+		// Recorded before the draft goes, so the event carries it; it
+		// commits only with the revert (docs/webhooks.md).
+		if err := models.RecordEvent(ctx, tx, models.Event{SiteID: d.SiteID, Type: webhooks.DraftReverted, SubjectType: "drafts", SubjectID: d.ID}); err != nil {
 			return err
 		}
 		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)

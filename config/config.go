@@ -82,6 +82,26 @@ type Config struct {
 	TrustedProxies []string
 
 	OAuth OAuth
+	// Webhooks holds the settings of webhook delivery (docs/webhooks.md).
+	Webhooks Webhooks
+}
+
+// Webhooks holds the webhook settings.
+type Webhooks struct {
+	// AllowPrivate lets webhook URLs reach loopback, private and link-local
+	// addresses (development and tests only: it lifts the SSRF guard).
+	AllowPrivate bool
+	// SecretKey is the key webhook secrets are sealed under at rest.
+	SecretKey string
+	// TaskQueue is the task queue of delivery workflows.
+	TaskQueue string
+	// RetryBase is the wait before the first retry; each retry doubles it,
+	// up to an hour. GiveUpAfter ends retrying: the delivery fails.
+	RetryBase   time.Duration
+	GiveUpAfter time.Duration
+	// SweepEvery is how often the schedule starts deliveries a crash left
+	// unstarted.
+	SweepEvery time.Duration
 }
 
 // OAuth holds token lifetimes and sign-in throttling.
@@ -171,6 +191,12 @@ var Variables = []Variable{
 	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
 	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
 	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret)"},
+	{"PRESSROOM_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook URLs reach loopback, private, link-local and metadata addresses; for development and tests only (`make dev` and the tests set it)"},
+	{"PRESSROOM_WEBHOOK_SECRET_KEY", "pressroom-dev-webhook-secret-key", "key webhook signing secrets are sealed under (AES-GCM) in the database; set a long random value in production, the same for API and worker (changing it makes existing secrets unusable: rotate them)"},
+	{"PRESSROOM_WEBHOOK_TASK_QUEUE", "pressroom-webhooks", "Temporal task queue of webhook deliveries and their sweep, with worker slots of their own"},
+	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
+	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
+	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
@@ -226,6 +252,14 @@ func FromEnv(getenv Getenv) (Config, error) {
 			HashMemory:                  r.int("PRESSROOM_HASH_MEMORY", 64<<20, 1<<40),
 			HashWait:                    r.duration("PRESSROOM_HASH_WAIT"),
 			ClientSecretKey:             r.str("PRESSROOM_CLIENT_SECRET_KEY"),
+		},
+		Webhooks: Webhooks{
+			AllowPrivate: r.bool("PRESSROOM_WEBHOOK_ALLOW_PRIVATE"),
+			SecretKey:    r.str("PRESSROOM_WEBHOOK_SECRET_KEY"),
+			TaskQueue:    r.str("PRESSROOM_WEBHOOK_TASK_QUEUE"),
+			RetryBase:    r.duration("PRESSROOM_WEBHOOK_RETRY_BASE"),
+			GiveUpAfter:  r.duration("PRESSROOM_WEBHOOK_GIVE_UP"),
+			SweepEvery:   r.duration("PRESSROOM_WEBHOOK_SWEEP_EVERY"),
 		},
 	}
 	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {

@@ -60,6 +60,10 @@ var defaults = Config{
 		HashWait:                    5 * time.Second,
 		ClientSecretKey:             "pressroom-dev-client-secret-key",
 	},
+	Webhooks: Webhooks{
+		SecretKey: "pressroom-dev-webhook-secret-key", TaskQueue: "pressroom-webhooks",
+		RetryBase: 5 * time.Second, GiveUpAfter: 72 * time.Hour, SweepEvery: time.Minute,
+	},
 }
 
 func TestDefaultsParseWithNoEnvironment(t *testing.T) {
@@ -157,6 +161,12 @@ var nonDefault = map[string]string{
 	"PRESSROOM_HASH_MEMORY":                          "134217728",
 	"PRESSROOM_HASH_WAIT":                            "1s",
 	"PRESSROOM_CLIENT_SECRET_KEY":                    "another-key",
+	"PRESSROOM_WEBHOOK_ALLOW_PRIVATE":                "true",
+	"PRESSROOM_WEBHOOK_SECRET_KEY":                   "another-webhook-key",
+	"PRESSROOM_WEBHOOK_TASK_QUEUE":                   "hooks",
+	"PRESSROOM_WEBHOOK_RETRY_BASE":                   "1s",
+	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
+	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",

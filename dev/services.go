@@ -13,7 +13,7 @@ import (
 
 // SearchAttributes are registered on the Temporal dev server so operators
 // can filter Pressroom's workflows by site, upload and revision in the UI.
-var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId"}
+var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomWebhookId"}
 
 // DatetimeSearchAttributes are registered as Datetime: when a scheduled
 // revision publishes (workflows.PublishAtAttribute).

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // FindSite loads the site with its version and live theme, FOR UPDATE when
@@ -69,6 +71,10 @@ func UpdateSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID, change SiteCha
 		}
 		s.ThemeID = change.Theme
 		cols = append(cols, "theme_id")
+		// The webhook event commits with the publication (docs/webhooks.md).
+		if err := RecordEvent(ctx, tx, Event{SiteID: siteID, Type: webhooks.ThemePublished, SubjectType: "themes", SubjectID: *change.Theme}); err != nil {
+			return nil, err
+		}
 	}
 	if len(cols) == 0 {
 		return s, nil

@@ -51,6 +51,12 @@ func WorkerEnv(cfg config.Config, tmp string) []string {
 		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
 		"PRESSROOM_MAX_IMAGE_PIXELS=" + strconv.FormatInt(cfg.MaxImagePixels, 10),
 		"PRESSROOM_UPLOAD_WAIT=" + cfg.UploadWait.String(),
+		"PRESSROOM_WEBHOOK_TASK_QUEUE=" + cfg.Webhooks.TaskQueue,
+		"PRESSROOM_WEBHOOK_ALLOW_PRIVATE=" + strconv.FormatBool(cfg.Webhooks.AllowPrivate),
+		"PRESSROOM_WEBHOOK_RETRY_BASE=" + cfg.Webhooks.RetryBase.String(),
+		"PRESSROOM_WEBHOOK_GIVE_UP=" + cfg.Webhooks.GiveUpAfter.String(),
+		"PRESSROOM_WEBHOOK_SWEEP_EVERY=" + cfg.Webhooks.SweepEvery.String(),
+		"PRESSROOM_WEBHOOK_SECRET_KEY=" + cfg.Webhooks.SecretKey,
 		"PRESSROOM_LOG_LEVEL=warn",
 		"TMPDIR=" + tmp,
 	}

@@ -46,6 +46,10 @@ func Config(t testing.TB, db *Database, s config.Storage) config.Config {
 	c.TemporalAddress = Get(t).TemporalAddress
 	c.TaskQueue = "test-" + randomSuffix()
 	c.PublishTaskQueue = c.TaskQueue + "-publish"
+	c.Webhooks.TaskQueue = c.TaskQueue + "-webhooks"
+	// Test receivers listen on loopback; retries are quick.
+	c.Webhooks.AllowPrivate = true
+	c.Webhooks.RetryBase = time.Second
 	c.Storage = s
 	c.AutoMigrate = false
 	return c

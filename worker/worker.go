@@ -22,6 +22,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/webhooks"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -50,7 +51,15 @@ type Worker struct {
 	Ingest sdkworker.Worker
 	// Publish polls cfg.PublishTaskQueue: every publish started since.
 	Publish sdkworker.Worker
+	// Webhooks polls cfg.Webhooks.TaskQueue: deliveries and their sweep.
+	Webhooks sdkworker.Worker
+	// dispatcher starts delivery workflows when events commit.
+	dispatcher *dispatcher
 }
+
+// MaxConcurrentDeliveries bounds the webhook requests one worker has in
+// flight: they wait on the network, not the CPU.
+const MaxConcurrentDeliveries = 32
 
 // New returns a worker polling cfg.TaskQueue with every workflow and
 // activity registered, and cfg.PublishTaskQueue with publishing's.
@@ -65,7 +74,15 @@ func New(c client.Client, d Deps) *Worker {
 		MaxConcurrentWorkflowTaskExecutionSize: 16,
 	})
 	RegisterPublish(publish, d)
-	return &Worker{Ingest: ingest, Publish: publish}
+	hooks := sdkworker.New(c, d.Config.Webhooks.TaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize:      MaxConcurrentDeliveries,
+		MaxConcurrentLocalActivityExecutionSize: MaxConcurrentDeliveries,
+		MaxConcurrentWorkflowTaskExecutionSize:  16,
+	})
+	a := webhookActivities(c, d)
+	RegisterWebhooks(hooks, a)
+	return &Worker{Ingest: ingest, Publish: publish, Webhooks: hooks,
+		dispatcher: &dispatcher{activities: a, databaseURL: d.Config.DatabaseURL, log: d.Log}}
 }
 
 // Start starts polling both queues.
@@ -77,13 +94,21 @@ func (w *Worker) Start() error {
 		w.Publish.Stop()
 		return fmt.Errorf("start the ingestion worker: %w", err)
 	}
+	if err := w.Webhooks.Start(); err != nil {
+		w.Publish.Stop()
+		w.Ingest.Stop()
+		return fmt.Errorf("start the webhook worker: %w", err)
+	}
+	w.dispatcher.start()
 	return nil
 }
 
-// Stop stops both, letting running activities finish.
+// Stop stops the queues and the dispatcher, letting running activities finish.
 func (w *Worker) Stop() {
+	w.dispatcher.stop()
 	w.Ingest.Stop()
 	w.Publish.Stop()
+	w.Webhooks.Stop()
 }
 
 // Run polls until interrupt is closed.
@@ -115,6 +140,31 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.AssetUpload)
 	r.RegisterWorkflow(workflows.SweepUploads)
 	r.RegisterWorkflow(workflows.PublishRevision)
+	r.RegisterWorkflow(workflows.WebhookDelivery)
+	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
+}
+
+// RegisterWebhooks adds the webhook workflows and activities to r.
+func RegisterWebhooks(r sdkworker.Registry, a *activities.Webhooks) {
+	r.RegisterWorkflow(workflows.WebhookDelivery)
+	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
+	r.RegisterActivity(a)
+}
+
+// webhookActivities builds the delivery activities from the configuration.
+func webhookActivities(c client.Client, d Deps) *activities.Webhooks {
+	box, err := models.NewSecretBox(d.Config.Webhooks.SecretKey)
+	if err != nil {
+		// The configuration always has a key (a default); an empty one is
+		// a programming error of the caller.
+		panic(fmt.Sprintf("webhook secret key: %v", err))
+	}
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &activities.Webhooks{DB: d.DB, Temporal: c, Box: box, HTTP: webhooks.Client(d.Config.Webhooks.AllowPrivate),
+		Config: d.Config.Webhooks, PublicURL: d.Config.PublicURL, Log: log}
 }
 
 // RegisterPublish adds the publish workflow and its activity to r.
@@ -139,9 +189,30 @@ func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) er
 			WorkflowRunTimeout: 30 * time.Minute,
 		},
 	})
+	if err := ignoreExisting(err); err != nil {
+		return fmt.Errorf("create sweep schedule: %w", err)
+	}
+	// The webhook sweep: one per webhook task queue, so deployments (and
+	// tests) sharing a namespace each sweep their own deliveries.
+	_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   workflows.WebhookSweepScheduleID + "-" + cfg.Webhooks.TaskQueue,
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.Webhooks.SweepEvery}}},
+		Action: &client.ScheduleWorkflowAction{
+			ID: "sweep-webhook-deliveries-" + cfg.Webhooks.TaskQueue, Workflow: workflows.SweepWebhookDeliveries,
+			TaskQueue: cfg.Webhooks.TaskQueue, WorkflowRunTimeout: 10 * time.Minute,
+		},
+	})
+	if err := ignoreExisting(err); err != nil {
+		return fmt.Errorf("create webhook sweep schedule: %w", err)
+	}
+	return nil
+}
+
+// ignoreExisting passes on an error other than "the schedule exists".
+func ignoreExisting(err error) error {
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return fmt.Errorf("create sweep schedule: %w", err)
+		return err
 	}
 	return nil
 }

@@ -10,4 +10,5 @@ var (
 	RevisionIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomRevisionId")
 	// PublishAtAttribute is when a scheduled revision publishes.
 	PublishAtAttribute = temporal.NewSearchAttributeKeyTime("PressroomPublishAt")
+	WebhookIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomWebhookId")
 )

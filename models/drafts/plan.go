@@ -57,7 +57,7 @@ func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []u
 		}
 		for i, id := range ids {
 			if !found[id] {
-				return nil, models.RefNotFound(fmt.Sprintf("/data/relationships/drafts/data/%d/id", i), "draft")
+				return nil, &models.Error{Kind: models.ErrNotFound, Pointer: fmt.Sprintf("/data/relationships/drafts/data/%d/id", i), Detail: "No draft with that id."}
 			}
 		}
 	}

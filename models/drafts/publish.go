@@ -11,6 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // Revision publishes a set of drafts.
@@ -352,15 +355,19 @@ func draftIDs(ds []*Draft) []uuid.UUID {
 // transaction (the publishing one was rolled back: nothing changed).
 func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
-			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Exec(ctx)
-		if err != nil {
+		var siteIDs []uuid.UUID
+		err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
+			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Returning("site_id").Scan(ctx, &siteIDs)
+		if err != nil && !models.IsNoRows(err) {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if len(siteIDs) == 0 {
 			return nil
 		}
-		_, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx)
-		return err
+		if _, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx); err != nil {
+			return err
+		}
+		// The webhook event commits with the failure (docs/webhooks.md).
+		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteIDs[0], Type: webhooks.RevisionFailed, SubjectType: "revisions", SubjectID: revisionID})
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // Reserve records rev (status publishing, or scheduled with a PublishAt)
@@ -60,6 +61,10 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = ?", rev.ID).
 		Where("site_id = ? AND id IN (?)", rev.SiteID, bun.In(held)).Exec(ctx); err != nil {
 		return fmt.Errorf("reserve drafts: %w", err)
+	}
+	if rev.Status == Scheduled {
+		// The webhook event commits with the scheduling (docs/webhooks.md).
+		return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionScheduled, SubjectType: "revisions", SubjectID: rev.ID})
 	}
 	return nil
 }

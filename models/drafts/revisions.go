@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // The revisions store: reads of revisions and versions, and the
@@ -125,7 +126,8 @@ func Cancel(ctx context.Context, tx bun.Tx, rev *Revision) error {
 	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", rev.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("release drafts: %w", err)
 	}
-	return nil
+	// The webhook event commits with the cancellation (docs/webhooks.md).
+	return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionCancelled, SubjectType: "revisions", SubjectID: rev.ID})
 }
 
 // heldEditable refuses a write to a draft held by a revision, unless that

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // revertsPointer is where a revert's refusals point: the relationship that
@@ -44,7 +45,7 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 	target := new(Revision)
 	err := tx.NewSelect().Model(target).Where("id = ? AND site_id = ?", targetID, rev.SiteID).For("UPDATE").Scan(ctx)
 	if models.IsNoRows(err) {
-		return models.RefNotFound(revertsPointer+"/data/id", "revision")
+		return models.RefNotFound("reverts", "revision")
 	}
 	if err != nil {
 		return fmt.Errorf("load the reverted revision: %w", err)
@@ -332,5 +333,7 @@ func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []V
 			return fmt.Errorf("record versions: %w", err)
 		}
 	}
-	return nil
+	// The webhook event commits with the publication, a revert's too
+	// (docs/webhooks.md).
+	return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionPublished, SubjectType: "revisions", SubjectID: rev.ID})
 }

@@ -122,6 +122,9 @@ func (e *Env) Up(ctx context.Context) error {
 	st.UploadsBucket, st.AssetsBucket = "bench-"+suffix+"-uploads", "bench-"+suffix+"-assets"
 	cfg.TemporalAddress, cfg.TaskQueue, cfg.Storage = svc.temporal, "bench-"+suffix, st
 	cfg.PublishTaskQueue = cfg.TaskQueue + "-publish"
+	cfg.Webhooks.TaskQueue = cfg.TaskQueue + "-webhooks"
+	// Benchmark receivers listen on this machine.
+	cfg.Webhooks.AllowPrivate = true
 	cfg.AutoMigrate = false
 	if e.SiteUploadLimit > 0 {
 		cfg.SiteUploadLimit = e.SiteUploadLimit

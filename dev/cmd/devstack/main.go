@@ -175,7 +175,8 @@ func up(ctx context.Context, root string) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build pressroom: %w", err)
 	}
-	env := append(stack.Env(), "PRESSROOM_HTTP_ADDR=127.0.0.1:8080", "PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080")
+	// Webhooks may reach receivers on this machine in development.
+	env := append(stack.Env(), "PRESSROOM_HTTP_ADDR=127.0.0.1:8080", "PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080", "PRESSROOM_WEBHOOK_ALLOW_PRIVATE=true")
 	api, err := dev.StartProcess("api", bin, []string{"serve"}, env, os.Stderr, nil)
 	if err != nil {
 		return err

@@ -1,0 +1,498 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+// Webhooks are the activities of webhook delivery (workflows/webhook.go)
+// and the dispatcher that starts delivery workflows.
+type Webhooks struct {
+	DB       *bun.DB
+	Temporal client.Client
+	Box      *models.SecretBox
+	// HTTP sends the deliveries: webhooks.Client (10 s, no redirects, the
+	// SSRF guard unless allowed).
+	HTTP      *http.Client
+	Config    config.Webhooks
+	PublicURL string
+	Log       *slog.Logger
+}
+
+// DispatchBatch bounds the deliveries one dispatch starts; the rest wait
+// for the next (which the dispatcher runs at once while there are more).
+const DispatchBatch = 500
+
+// DispatchWebhookDeliveries starts the workflow of each webhook's next
+// delivery, its oldest pending one, when it has not been started, and
+// returns how many it started. The worker's dispatcher runs it when an
+// event commits (NOTIFY). Later deliveries of a webhook are started one
+// after another by the one before (FinishWebhookDelivery), so a backlog
+// of thousands of events is thousands of rows, not thousands of waiting
+// workflows.
+func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context) (int, error) {
+	return w.dispatch(ctx, false)
+}
+
+// SweepWebhookHeads is the scheduled sweep: it starts the next
+// delivery of every webhook that has one pending, started or not. A
+// workflow that is running is left alone; one that a crash never started,
+// or that ended without passing the turn on (terminated by hand, say), is
+// started (again): the chain of a webhook's deliveries cannot stall.
+func (w *Webhooks) SweepWebhookHeads(ctx context.Context) (int, error) {
+	return w.dispatch(ctx, true)
+}
+
+func (w *Webhooks) dispatch(ctx context.Context, all bool) (int, error) {
+	started := 0
+	for {
+		n, err := w.dispatchBatch(ctx, all)
+		started += n
+		if err != nil || n < DispatchBatch || all {
+			return started, err
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, started)
+		}
+	}
+}
+
+func (w *Webhooks) dispatchBatch(ctx context.Context, all bool) (int, error) {
+	var n int
+	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var ds []models.WebhookDelivery
+		// The head of each webhook's queue: pending, with no earlier
+		// pending delivery. SKIP LOCKED: concurrent dispatchers (several
+		// workers, the sweep) share the work.
+		q := tx.NewSelect().Model(&ds).Column("id", "site_id", "webhook_id").
+			Where("status = ?", models.DeliveryPending).
+			Where(`NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = delivery.webhook_id
+				AND e.status = ? AND e.seq < delivery.seq)`, models.DeliveryPending)
+		if !all {
+			q = q.Where("started_at IS NULL")
+		}
+		if err := q.OrderExpr("seq, id").Limit(DispatchBatch).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
+			return fmt.Errorf("find deliveries to start: %w", err)
+		}
+		if len(ds) == 0 {
+			return nil
+		}
+		ok := make([]bool, len(ds))
+		errs := make([]error, len(ds))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for i := range ds {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(i int) {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = w.start(ctx, &ds[i])
+				ok[i] = errs[i] == nil
+			}(i)
+		}
+		wg.Wait()
+		var ids []uuid.UUID
+		for i, d := range ds {
+			if ok[i] {
+				ids = append(ids, d.ID)
+			}
+		}
+		if len(ids) > 0 {
+			if _, err := tx.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = coalesce(started_at, now())").
+				Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+				return fmt.Errorf("mark deliveries started: %w", err)
+			}
+		}
+		n = len(ids)
+		return errors.Join(errs...)
+	})
+	return n, err
+}
+
+// start starts the delivery's workflow; one of that id that is running is
+// left as it is.
+func (w *Webhooks) start(ctx context.Context, d *models.WebhookDelivery) error {
+	in := workflows.WebhookDeliveryInput{DeliveryID: d.ID.String(), WebhookID: d.WebhookID.String(), SiteID: d.SiteID.String(),
+		RetryBase: w.Config.RetryBase, GiveUpAfter: w.Config.GiveUpAfter}
+	_, err := w.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.WebhookDeliveryID(in.DeliveryID), TaskQueue: w.Config.TaskQueue,
+		// A delivery retried by hand runs again under its id.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SiteIDAttribute.ValueSet(in.SiteID), workflows.WebhookIDAttribute.ValueSet(in.WebhookID)),
+	}, workflows.WebhookDelivery, in)
+	if err != nil {
+		return fmt.Errorf("start delivery %s: %w", in.DeliveryID, err)
+	}
+	return nil
+}
+
+// WebhookTurn tells whether the delivery may be attempted now: it is
+// pending, its webhook active, and no earlier delivery to that webhook is
+// pending. A delivery whose webhook is inactive fails here.
+func (w *Webhooks) WebhookTurn(ctx context.Context, deliveryID string) (workflows.WebhookTurn, error) {
+	var row struct {
+		Status    string    `bun:"status"`
+		WebhookID uuid.UUID `bun:"webhook_id"`
+		Seq       int64     `bun:"seq"`
+		Active    *bool     `bun:"active"`
+	}
+	err := w.DB.NewRaw(`SELECT d.status, d.webhook_id, d.seq, w.active FROM webhook_deliveries d
+		LEFT JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?`, deliveryID).Scan(ctx, &row)
+	if models.IsNoRows(err) {
+		return workflows.WebhookTurn{Done: true}, nil // deleted with its webhook
+	}
+	if err != nil {
+		return workflows.WebhookTurn{}, fmt.Errorf("load delivery: %w", err)
+	}
+	if row.Status != models.DeliveryPending {
+		return workflows.WebhookTurn{Done: true}, nil
+	}
+	if row.Active == nil || !*row.Active {
+		if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
+			Set("status = ?, last_error = ?, next_attempt_at = NULL", models.DeliveryFailed, "the webhook is inactive").
+			Where("id = ? AND status = ?", deliveryID, models.DeliveryPending).Exec(ctx); err != nil {
+			return workflows.WebhookTurn{}, fmt.Errorf("fail delivery of an inactive webhook: %w", err)
+		}
+		return workflows.WebhookTurn{Done: true}, nil
+	}
+	var before []string
+	if err := w.DB.NewSelect().Model((*models.WebhookDelivery)(nil)).Column("id").
+		Where("webhook_id = ? AND status = ? AND seq < ?", row.WebhookID, models.DeliveryPending, row.Seq).
+		OrderExpr("seq").Limit(1).Scan(ctx, &before); err != nil {
+		return workflows.WebhookTurn{}, fmt.Errorf("find earlier deliveries: %w", err)
+	}
+	if len(before) > 0 {
+		return workflows.WebhookTurn{Before: before[0]}, nil
+	}
+	return workflows.WebhookTurn{Go: true}, nil
+}
+
+// deliveryRow is a delivery with what sending it needs.
+type deliveryRow struct {
+	models.WebhookDelivery `bun:",extend"`
+	URL                    string    `bun:"url"`
+	Active                 bool      `bun:"active"`
+	SecretSealed           []byte    `bun:"secret_sealed"`
+	EventType              string    `bun:"event_type"`
+	SubjectType            string    `bun:"subject_type"`
+	SubjectID              uuid.UUID `bun:"subject_id"`
+	Subject                []byte    `bun:"subject"`
+	EventAt                time.Time `bun:"event_at"`
+}
+
+// DeliverWebhook makes one attempt: it POSTs the signed event to the
+// webhook's URL and records the outcome with the delivery. A 2xx succeeds;
+// a 410 deactivates the webhook and fails the delivery (not retried);
+// anything else is returned as an error carrying the status and the start
+// of the answer, so the workflow retries it and the pending activity shows
+// it. A delivery that already succeeded is not sent again.
+func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliveryInput) error {
+	var d deliveryRow
+	err := w.DB.NewSelect().Model(&d).
+		ColumnExpr("delivery.*, w.url, w.active, w.secret_sealed, e.type AS event_type, e.subject_type, e.subject_id, e.subject, e.created_at AS event_at").
+		Join("JOIN webhooks w ON w.id = delivery.webhook_id").
+		Join("JOIN webhook_events e ON e.id = delivery.event_id").
+		Where("delivery.id = ?", in.DeliveryID).Scan(ctx)
+	if models.IsNoRows(err) {
+		return reject("the delivery is gone (its webhook was deleted)")
+	}
+	if err != nil {
+		return fmt.Errorf("load delivery: %w", err)
+	}
+	if d.Status != models.DeliveryPending {
+		return nil
+	}
+	if !d.Active {
+		if err := w.fail(ctx, d.ID, nil, "the webhook is inactive", nil); err != nil {
+			return err
+		}
+		return reject("the webhook is inactive")
+	}
+	secret, err := w.Box.Open(d.WebhookID, d.SecretSealed)
+	if err != nil {
+		return err
+	}
+	body, err := w.payload(&d)
+	if err != nil {
+		return err
+	}
+	// webhook-id is the delivery's id: the same on every attempt, so the
+	// receiver can de-duplicate.
+	h, err := webhooks.Sign(secret, d.ID.String(), time.Now(), body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	if err != nil {
+		return reject("bad webhook URL: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Pressroom-Webhooks/1")
+	h.Set(req.Header)
+	resp, err := w.HTTP.Do(req)
+	if err != nil {
+		msg := "request failed: " + trimURL(err.Error(), d.URL)
+		if rerr := w.attempted(ctx, &d, in, nil, msg, nil); rerr != nil {
+			return rerr
+		}
+		return errors.New(msg)
+	}
+	snippet := readSnippet(resp.Body)
+	_ = resp.Body.Close()
+	code := resp.StatusCode
+	switch {
+	case code >= 200 && code < 300:
+		_, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
+			Set("status = ?, attempts = attempts + 1, last_status_code = ?, last_error = NULL, last_response = ?, next_attempt_at = NULL, delivered_at = now()",
+				models.DeliverySucceeded, code, snippet).
+			Where("id = ? AND status = ?", d.ID, models.DeliveryPending).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record delivery: %w", err)
+		}
+		return nil
+	case code == http.StatusGone:
+		msg := "the receiver answered 410 Gone: the webhook was deactivated"
+		err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.NewUpdate().Model((*models.Webhook)(nil)).Set("active = false, updated_at = now(), version = version + 1").
+				Where("id = ? AND active", d.WebhookID).Exec(ctx); err != nil {
+				return err
+			}
+			return w.failIn(ctx, tx, d.ID, &code, msg, &snippet)
+		})
+		if err != nil {
+			return fmt.Errorf("deactivate webhook: %w", err)
+		}
+		return reject("%s", msg)
+	}
+	msg := fmt.Sprintf("the receiver answered %d", code)
+	if s := strings.TrimSpace(snippet); s != "" {
+		msg += ": " + truncate(s, 200)
+	}
+	if err := w.attempted(ctx, &d, in, &code, msg, &snippet); err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// attempted records a failed attempt that will be retried, with when.
+func (w *Webhooks) attempted(ctx context.Context, d *deliveryRow, in workflows.WebhookDeliveryInput, code *int, msg string, snippet *string) error {
+	var next *time.Time
+	if activity.IsActivity(ctx) && in.RetryBase > 0 {
+		info := activity.GetInfo(ctx)
+		wait := in.RetryBase << min(info.Attempt-1, 30)
+		if wait <= 0 || wait > workflows.MaxRetryInterval {
+			wait = workflows.MaxRetryInterval
+		}
+		at := time.Now().Add(wait).UTC()
+		if in.GiveUpAfter <= 0 || at.Before(info.ScheduledTime.Add(in.GiveUpAfter)) {
+			next = &at
+		}
+	}
+	_, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
+		Set("attempts = attempts + 1, last_status_code = ?, last_error = ?, last_response = ?, next_attempt_at = ?", code, msg, snippet, next).
+		Where("id = ? AND status = ?", d.ID, models.DeliveryPending).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	return nil
+}
+
+func (w *Webhooks) fail(ctx context.Context, id uuid.UUID, code *int, msg string, snippet *string) error {
+	return w.failIn(ctx, w.DB, id, code, msg, snippet)
+}
+
+func (w *Webhooks) failIn(ctx context.Context, db bun.IDB, id uuid.UUID, code *int, msg string, snippet *string) error {
+	q := db.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("status = ?, last_error = ?, next_attempt_at = NULL", models.DeliveryFailed, msg)
+	if code != nil {
+		q = q.Set("attempts = attempts + 1, last_status_code = ?, last_response = ?", *code, snippet)
+	}
+	if _, err := q.Where("id = ? AND status = ?", id, models.DeliveryPending).Exec(ctx); err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
+	}
+	return nil
+}
+
+// FinishWebhookDelivery ends a delivery: with a failure, a pending
+// delivery becomes failed (its last error kept, prefixed by failure). It
+// returns the next pending delivery to the same webhook, whose turn it is.
+func (w *Webhooks) FinishWebhookDelivery(ctx context.Context, deliveryID, failure string) (string, error) {
+	if failure != "" {
+		if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
+			Set("status = ?, next_attempt_at = NULL, last_error = CASE WHEN last_error IS NULL THEN ? ELSE ? || ' (last error: ' || last_error || ')' END",
+				models.DeliveryFailed, failure, failure).
+			Where("id = ? AND status = ?", deliveryID, models.DeliveryPending).Exec(ctx); err != nil {
+			return "", fmt.Errorf("fail delivery: %w", err)
+		}
+	}
+	var next []models.WebhookDelivery
+	err := w.DB.NewRaw(`SELECT n.id, n.site_id, n.webhook_id FROM webhook_deliveries d JOIN webhook_deliveries n
+		ON n.webhook_id = d.webhook_id AND n.status = 'pending' AND n.id <> d.id
+		WHERE d.id = ? ORDER BY n.seq LIMIT 1`, deliveryID).Scan(ctx, &next)
+	if err != nil {
+		return "", fmt.Errorf("find the next delivery: %w", err)
+	}
+	if len(next) == 0 {
+		return "", nil
+	}
+	// Its turn: start its workflow (the caller's signal wakes it if it was
+	// started already and waits).
+	if err := w.start(ctx, &next[0]); err != nil {
+		return "", err
+	}
+	if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = now()").
+		Where("id = ? AND started_at IS NULL", next[0].ID).Exec(ctx); err != nil {
+		return "", fmt.Errorf("mark the next delivery started: %w", err)
+	}
+	return next[0].ID.String(), nil
+}
+
+// message is the body of a delivery (Standard Webhooks' recommended shape).
+type message struct {
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// subjectShape is how the API renders a subject type (api/revisions.go,
+// api/uploads.go, api/drafts.go, api/themes.go): which columns are its
+// attributes, which references its to-one relationships (column → name
+// and type), and whether it carries meta.version. The worker cannot call
+// the API's renderers (it does not link package api), so this table
+// mirrors them for the columns a row holds; members the API computes
+// (a theme's layouts, a revision's versions) are left out.
+type subjectShape struct {
+	attrs     []string
+	toOne     map[string][2]string
+	versioned bool
+}
+
+var subjectShapes = map[string]subjectShape{
+	"revisions": {attrs: []string{"comments", "status", "versions_count", "error_message", "created_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}},
+	"asset-uploads": {attrs: []string{"file_name", "key", "content_type", "file_size", "user_agent", "status", "error_message", "created_at", "updated_at"},
+		toOne: map[string][2]string{"asset_id": {"asset", "assets"}, "asset_image_id": {"asset-file", "asset-images"}}},
+	"drafts": {attrs: []string{"event", "object_changes", "created_at", "updated_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+	"themes": {attrs: []string{"title", "description", "published_at", "created_at", "updated_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+}
+
+// identifier is a resource identifier, its members in the API's order.
+type identifier struct {
+	Type any `json:"type"`
+	ID   any `json:"id"`
+}
+
+// apiTimestamp renders a timestamp of a row (Postgres' JSON form) the way
+// the API does: UTC, milliseconds, Z.
+func apiTimestamp(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return v
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// payload is the message body: the event type, when it happened, and the
+// subject as a JSON:API document, as GET renders it, of its row as the
+// change left it.
+func (w *Webhooks) payload(d *deliveryRow) ([]byte, error) {
+	var row map[string]any
+	if err := json.Unmarshal(d.Subject, &row); err != nil {
+		return nil, fmt.Errorf("decode event subject: %w", err)
+	}
+	shape, ok := subjectShapes[d.SubjectType]
+	if !ok {
+		return nil, reject("no rendering for subject type %q", d.SubjectType)
+	}
+	attrs := map[string]any{}
+	for _, col := range shape.attrs {
+		v := row[col]
+		if strings.HasSuffix(col, "_at") {
+			v = apiTimestamp(v)
+		}
+		attrs[strings.ReplaceAll(col, "_", "-")] = v
+	}
+	rels := map[string]any{}
+	for col, rel := range shape.toOne {
+		if v := row[col]; v != nil {
+			rels[rel[0]] = map[string]any{"data": identifier{Type: rel[1], ID: v}}
+		} else {
+			rels[rel[0]] = map[string]any{"data": nil}
+		}
+	}
+	switch d.SubjectType {
+	case "drafts": // the drafted record, of the type the draft names
+		rels["item"] = map[string]any{"data": identifier{Type: row["item_type"], ID: row["item_id"]}}
+	case "revisions":
+		ids := []identifier{}
+		list, _ := row["draft_ids"].([]any)
+		for _, id := range list {
+			ids = append(ids, identifier{Type: "drafts", ID: id})
+		}
+		rels["drafts"] = map[string]any{"data": ids}
+	}
+	res := map[string]any{"type": d.SubjectType, "id": d.SubjectID.String(), "attributes": attrs, "relationships": rels,
+		"links": map[string]any{"self": w.PublicURL + "/" + d.SubjectType + "/" + d.SubjectID.String()}}
+	if v, ok := row["version"]; ok && shape.versioned {
+		res["meta"] = map[string]any{"version": v}
+	}
+	data, err := json.Marshal(map[string]any{"data": res, "jsonapi": map[string]string{"version": "1.1"}})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(message{Type: d.EventType, Timestamp: d.EventAt.UTC().Format("2006-01-02T15:04:05.000Z"), Data: data})
+}
+
+// readSnippet reads at most webhooks.MaxResponse bytes of an answer and
+// keeps the first webhooks.StoredResponse (valid UTF-8 only).
+func readSnippet(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, webhooks.MaxResponse))
+	if len(b) > webhooks.StoredResponse {
+		b = b[:webhooks.StoredResponse]
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// trimURL drops the URL from a client error: Go quotes it, and the
+// message is shown next to the webhook anyway.
+func trimURL(msg, url string) string {
+	return strings.TrimSpace(strings.ReplaceAll(msg, fmt.Sprintf("Post %q:", url), ""))
+}

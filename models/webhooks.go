@@ -1,0 +1,216 @@
+package models
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Webhook is a site's subscription to events (docs/webhooks.md).
+type Webhook struct {
+	bun.BaseModel `bun:"table:webhooks,alias:webhook"`
+
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	URL         string    `bun:"url,notnull"`
+	Events      []string  `bun:"events,array,notnull"`
+	Active      bool      `bun:"active,notnull"`
+	Description *string   `bun:"description"`
+	// SecretSealed is the signing secret sealed by a SecretBox; the API
+	// shows it only masked (SecretLast4) after the create.
+	SecretSealed []byte    `bun:"secret_sealed,notnull"`
+	SecretLast4  string    `bun:"secret_last4,notnull"`
+	Version      int       `bun:"version,notnull"`
+	CreatedAt    time.Time `bun:"created_at,notnull"`
+	UpdatedAt    time.Time `bun:"updated_at,notnull"`
+}
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookDelivery is one event's delivery to one webhook.
+type WebhookDelivery struct {
+	bun.BaseModel `bun:"table:webhook_deliveries,alias:delivery"`
+
+	ID             uuid.UUID  `bun:"id,pk,type:uuid"`
+	SiteID         uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	WebhookID      uuid.UUID  `bun:"webhook_id,type:uuid,notnull"`
+	EventID        uuid.UUID  `bun:"event_id,type:uuid,notnull"`
+	Seq            int64      `bun:"seq,notnull"`
+	Event          string     `bun:"event,notnull"`
+	Status         string     `bun:"status,notnull"`
+	Attempts       int        `bun:"attempts,notnull"`
+	LastStatusCode *int       `bun:"last_status_code"`
+	LastError      *string    `bun:"last_error"`
+	LastResponse   *string    `bun:"last_response"`
+	NextAttemptAt  *time.Time `bun:"next_attempt_at"`
+	StartedAt      *time.Time `bun:"started_at"`
+	CreatedAt      time.Time  `bun:"created_at,notnull"`
+	DeliveredAt    *time.Time `bun:"delivered_at"`
+}
+
+// WebhookEvent is a row of the outbox (RecordEvent).
+type WebhookEvent struct {
+	bun.BaseModel `bun:"table:webhook_events,alias:event"`
+
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	Seq         int64     `bun:"seq,scanonly"`
+	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	Type        string    `bun:"type,notnull"`
+	SubjectType string    `bun:"subject_type,notnull"`
+	SubjectID   uuid.UUID `bun:"subject_id,type:uuid,notnull"`
+	Subject     []byte    `bun:"subject,type:jsonb,notnull"`
+	CreatedAt   time.Time `bun:"created_at,notnull"`
+}
+
+// SecretBox seals webhook secrets at rest (AES-256-GCM under a key derived
+// from PRESSROOM_WEBHOOK_SECRET_KEY): the worker must recover a secret to
+// sign with it, so it cannot be hashed like a client secret; a database
+// dump alone does not reveal it.
+type SecretBox struct{ aead cipher.AEAD }
+
+// NewSecretBox derives the sealing key from key.
+func NewSecretBox(key string) (*SecretBox, error) {
+	if key == "" {
+		return nil, errors.New("webhook secret key is empty")
+	}
+	k := sha256.Sum256([]byte("pressroom webhook secrets\x00" + key))
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &SecretBox{aead: aead}, nil
+}
+
+// Seal encrypts secret, bound to the webhook's id.
+func (b *SecretBox) Seal(webhookID uuid.UUID, secret string) ([]byte, error) {
+	nonce := make([]byte, b.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("seal webhook secret: %w", err)
+	}
+	return b.aead.Seal(nonce, nonce, []byte(secret), webhookID[:]), nil
+}
+
+// Open decrypts what Seal sealed for the same webhook.
+func (b *SecretBox) Open(webhookID uuid.UUID, sealed []byte) (string, error) {
+	n := b.aead.NonceSize()
+	if len(sealed) < n {
+		return "", errors.New("sealed webhook secret is too short")
+	}
+	out, err := b.aead.Open(nil, sealed[:n], sealed[n:], webhookID[:])
+	if err != nil {
+		return "", errors.New("open webhook secret: wrong PRESSROOM_WEBHOOK_SECRET_KEY or damaged row")
+	}
+	return string(out), nil
+}
+
+// FindWebhook finds the site's webhook id.
+func FindWebhook(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Webhook, error) {
+	w := new(Webhook)
+	err := db.NewSelect().Model(w).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	if IsNoRows(err) {
+		return nil, NotFound("webhook")
+	}
+	return w, err
+}
+
+// ListWebhooks lists the site's webhooks; page applies the query's
+// sorting, filters and page.
+func ListWebhooks(ctx context.Context, db bun.IDB, siteID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]Webhook, int64, error) {
+	var ws []Webhook
+	n, err := page(db.NewSelect().Model(&ws).Where("site_id = ?", siteID)).ScanAndCount(ctx)
+	return ws, n, err
+}
+
+// CreateWebhook inserts w, unless its site has max webhooks already (the
+// site row is locked meanwhile, so two creates cannot both pass).
+func CreateWebhook(ctx context.Context, db bun.IDB, w *Webhook, max int) error {
+	if _, err := db.NewRaw("SELECT 1 FROM sites WHERE id = ? FOR UPDATE", w.SiteID).Exec(ctx); err != nil {
+		return fmt.Errorf("lock site: %w", err)
+	}
+	n, err := db.NewSelect().Model((*Webhook)(nil)).Where("site_id = ?", w.SiteID).Count(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= int64(max) {
+		return &Error{Kind: ErrTooLarge, Code: "too_many_webhooks", Detail: fmt.Sprintf("A site has at most %d webhooks.", max)}
+	}
+	_, err = db.NewInsert().Model(w).Exec(ctx)
+	return err
+}
+
+// DeleteWebhook deletes the site's webhook id with its deliveries; a
+// delivery workflow still running finds its delivery gone and ends.
+func DeleteWebhook(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) error {
+	res, err := db.NewDelete().Model((*Webhook)(nil)).Where("id = ? AND site_id = ?", id, siteID).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return NotFound("webhook")
+	}
+	return nil
+}
+
+// FindDelivery finds the site's delivery id.
+func FindDelivery(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*WebhookDelivery, error) {
+	d := new(WebhookDelivery)
+	err := db.NewSelect().Model(d).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
+	if IsNoRows(err) {
+		return nil, NotFound("webhook delivery")
+	}
+	return d, err
+}
+
+// ListDeliveries lists the deliveries of the site's webhook, newest first
+// unless page sorts otherwise.
+func ListDeliveries(ctx context.Context, db bun.IDB, siteID, webhookID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]WebhookDelivery, int64, error) {
+	if _, err := FindWebhook(ctx, db, siteID, webhookID); err != nil {
+		return nil, 0, err
+	}
+	var ds []WebhookDelivery
+	n, err := page(db.NewSelect().Model(&ds).Where("site_id = ? AND webhook_id = ?", siteID, webhookID)).ScanAndCount(ctx)
+	return ds, n, err
+}
+
+// RetryDelivery makes the site's failed delivery id pending again, to be
+// started at once by the worker's dispatcher (NOTIFY). Only a failed
+// delivery can be retried: a pending one is being worked on, a succeeded
+// one was received.
+func RetryDelivery(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*WebhookDelivery, error) {
+	d, err := FindDelivery(ctx, db, siteID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Status != DeliveryFailed {
+		return nil, &Error{Kind: ErrInvalid, Code: "not_failed", Detail: "Only a failed delivery can be retried; this one is " + d.Status + "."}
+	}
+	err = db.NewUpdate().Model(d).Set("status = ?, started_at = NULL, next_attempt_at = NULL, delivered_at = NULL", DeliveryPending).
+		Where("id = ? AND site_id = ? AND status = ?", id, siteID, DeliveryFailed).Returning("*").Scan(ctx)
+	if IsNoRows(err) {
+		return nil, Stale(0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.NewRaw("SELECT pg_notify(?, '')", DeliveryChannel).Exec(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

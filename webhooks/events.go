@@ -1,0 +1,22 @@
+package webhooks
+
+import "slices"
+
+// Event types a webhook can subscribe to.
+const (
+	RevisionPublished   = "revision.published"
+	RevisionFailed      = "revision.failed"
+	RevisionScheduled   = "revision.scheduled"
+	RevisionCancelled   = "revision.cancelled"
+	AssetUploadFinished = "asset-upload.finished"
+	AssetUploadError    = "asset-upload.error"
+	DraftReverted       = "draft.reverted"
+	ThemePublished      = "theme.published"
+)
+
+// Events lists every event type, in the order the documentation gives them.
+var Events = []string{RevisionPublished, RevisionFailed, RevisionScheduled, RevisionCancelled,
+	AssetUploadFinished, AssetUploadError, DraftReverted, ThemePublished}
+
+// KnownEvent tells whether name is an event type.
+func KnownEvent(name string) bool { return slices.Contains(Events, name) }
