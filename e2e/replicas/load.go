@@ -171,8 +171,9 @@ func (w *loader) one(ctx context.Context) {
 			"type": "pages", "id": page, "attributes": map[string]any{"title": title}}})
 		w.l.mu.Lock()
 		switch {
-		case (r.Err != nil && ctx.Err() == nil) || r.Status >= 500:
-			// No answer, the proxy's 502 because the API died mid-request,
+		case r.Err != nil || r.Status >= 500:
+			// No answer (also when the load's end cancelled the request: it
+			// may have committed first), the proxy's 502 because the API died mid-request,
 			// or a 503 because the database went away: the write may or may
 			// not have landed (the commit can succeed and the read of the
 			// response, or the commit's acknowledgement, fail; seen in
