@@ -63,6 +63,7 @@ func New(d Deps) (*fiber.App, error) {
 		},
 	}))
 	app.Use(withDeadline(d.Config.RequestTimeout))
+	app.Use(withCORS(d.Config.CORSOrigins))
 	app.Use(rejectNUL)
 	app.Use(negotiate)
 
