@@ -98,6 +98,14 @@ func New(d Deps) (*fiber.App, error) {
 	kinds := registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine, kinds)
 	registerRevisionRoutes(r)
+
+	// Last: the description covers every route registered above (and fails
+	// New when one cannot be described; api/openapi.go).
+	var spec []byte
+	registerDocRoutes(app, &spec)
+	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL); err != nil {
+		return nil, err
+	}
 	return app, nil
 }
 
