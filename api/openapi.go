@@ -47,15 +47,15 @@ var attributeTypes = map[string]any{
 type opKind int
 
 const (
-	opOne       opKind = iota // one resource of typ (status 200 or the one given)
-	opMany                    // a collection of typ
-	opNoContent               // 204, no body
-	opLinkage                 // the linkage of typ's relationship rel
-	opJSON                    // plain JSON (not JSON:API)
-	opHTML                    // an HTML page
-	opOneOrAccepted           // 201 with the resource, or 202 while it is being made
-	opRelated                 // the resources of a relationship (related), or null
-	opScript                  // a JavaScript file
+	opOne           opKind = iota // one resource of typ (status 200 or the one given)
+	opMany                        // a collection of typ
+	opNoContent                   // 204, no body
+	opLinkage                     // the linkage of typ's relationship rel
+	opJSON                        // plain JSON (not JSON:API)
+	opHTML                        // an HTML page
+	opOneOrAccepted               // 201 with the resource, or 202 while it is being made
+	opRelated                     // the resources of a relationship (related), or null
+	opScript                      // a JavaScript file
 )
 
 // special describes an endpoint that is not of the plain JSON:API shape.
@@ -175,14 +175,14 @@ var securitySchemes = map[string]any{
 }
 
 var parameters = map[string]any{
-	"id":       map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string", "format": "uuid"}},
-	"include":  map[string]any{"name": "include", "in": "query", "description": "Comma-separated relationship paths to include", "schema": map[string]any{"type": "string"}},
-	"fields":   map[string]any{"name": "fields", "in": "query", "style": "deepObject", "explode": true, "description": "Sparse fieldsets: fields[TYPE]=a,b", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
-	"filter":   map[string]any{"name": "filter", "in": "query", "style": "deepObject", "explode": true, "description": "Filters: filter[NAME]=value", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
-	"sort":     map[string]any{"name": "sort", "in": "query", "description": "Comma-separated sort keys, - for descending", "schema": map[string]any{"type": "string"}},
-	"page":     map[string]any{"name": "page", "in": "query", "style": "deepObject", "explode": true, "description": "page[number] and page[size]", "schema": map[string]any{"type": "object", "properties": map[string]any{"number": map[string]any{"type": "integer", "minimum": 1}, "size": map[string]any{"type": "integer", "minimum": 1}}}},
-	"ifMatch":  map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412", "schema": map[string]any{"type": "string"}},
-	"idemKey":  map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create return the first answer", "schema": map[string]any{"type": "string", "maxLength": 255}},
+	"id":      map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string", "format": "uuid"}},
+	"include": map[string]any{"name": "include", "in": "query", "description": "Comma-separated relationship paths to include", "schema": map[string]any{"type": "string"}},
+	"fields":  map[string]any{"name": "fields", "in": "query", "style": "deepObject", "explode": true, "description": "Sparse fieldsets: fields[TYPE]=a,b", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
+	"filter":  map[string]any{"name": "filter", "in": "query", "style": "deepObject", "explode": true, "description": "Filters: filter[NAME]=value", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
+	"sort":    map[string]any{"name": "sort", "in": "query", "description": "Comma-separated sort keys, - for descending", "schema": map[string]any{"type": "string"}},
+	"page":    map[string]any{"name": "page", "in": "query", "style": "deepObject", "explode": true, "description": "page[number] and page[size]", "schema": map[string]any{"type": "object", "properties": map[string]any{"number": map[string]any{"type": "integer", "minimum": 1}, "size": map[string]any{"type": "integer", "minimum": 1}}}},
+	"ifMatch": map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412", "schema": map[string]any{"type": "string"}},
+	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create return the first answer", "schema": map[string]any{"type": "string", "maxLength": 255}},
 }
 
 type specBuilder struct {
