@@ -15,11 +15,12 @@ var redocJS []byte
 const docsPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Pressroom API reference</title></head>
-<body><redoc spec-url="/openapi.json" disable-telemetry="true" hide-download-button="false"></redoc>
-<script type="module" src="/docs/redoc.standalone.js"></script></body></html>`
+<body><redoc spec-url="/openapi.json"></redoc>
+<script src="/docs/redoc.standalone.js"></script></body></html>`
 
 // docsPolicy keeps the page to this origin: the renderer, the description
-// and nothing from elsewhere (no fonts, no telemetry).
+// and nothing from elsewhere (no fonts, no CDN). Redoc's styles are inline
+// (styled-components) and its search runs in a blob: worker.
 const docsPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'"
 
 // registerDocRoutes serves the OpenAPI description (built by New once every

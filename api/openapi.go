@@ -68,6 +68,7 @@ type special struct {
 	public  bool   // no token needed
 	body    string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
 	query   bool   // takes the JSON:API query parameters (include, fields…)
+	nullable bool   // opOne: data may be null
 	// related is the relationship a related-resource endpoint answers
 	// (GET /{type}/{id}/{relationship}): its resources, or null.
 	related *jsonapi.Linkage
@@ -93,7 +94,7 @@ var specialRoutes = map[string]special{
 	"POST /oauth/login":                     {summary: "Signs in; hands out the code by redirect, or on a page for the out-of-band redirect", kind: opHTML, public: true, body: "form"},
 	"GET /site":                             {summary: "The caller's site", kind: opOne, typ: "sites", query: true},
 	"PATCH /site":                           {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites", query: true},
-	"GET /site/theme":                       {summary: "The site's live theme", kind: opOne, typ: "themes", query: true},
+	"GET /site/theme":                       {summary: "The site's live theme (data null while it has none)", kind: opOne, typ: "themes", query: true, nullable: true},
 	"GET /site/relationships/theme":         {summary: "The site's theme linkage", kind: opLinkage, typ: "sites", rel: "theme"},
 	"PATCH /site/relationships/theme":       {summary: "Change the site's live theme", kind: opLinkage, typ: "sites", rel: "theme", body: "linkage"},
 	"GET /users/me":                         {summary: "The signed-in user", kind: opOne, typ: "users"},
@@ -444,7 +445,11 @@ func (b *specBuilder) responses(sp special) map[string]any {
 	name := schemaName(sp.typ)
 	switch sp.kind {
 	case opOne:
-		r := map[string]any{"description": "The " + sp.typ + " resource", "content": jsonapiContent(ref(name + "Document")),
+		doc := name + "Document"
+		if sp.nullable {
+			doc = name + "OrNullDocument"
+		}
+		r := map[string]any{"description": "The " + sp.typ + " resource", "content": jsonapiContent(ref(doc)),
 			"headers": map[string]any{"ETag": headerSchemas["ETag"]}}
 		if status != 200 {
 			r["headers"] = map[string]any{"Location": headerSchemas["Location"]}
@@ -474,6 +479,11 @@ func (b *specBuilder) responses(sp special) map[string]any {
 				"included": map[string]any{"type": "array", "items": ref("Resource")}}})}
 	case opNoContent:
 		out["204"] = map[string]any{"description": "Done"}
+		if _, drafted := jsonapi.Relationships[sp.typ]["draft"]; drafted {
+			// A published record is not removed but drafted for deletion.
+			out["200"] = map[string]any{"description": "Drafted for deletion: the drafted view, trashed-at set",
+				"content": jsonapiContent(ref(name + "Document")), "headers": map[string]any{"ETag": headerSchemas["ETag"]}}
+		}
 	case opLinkage:
 		l := jsonapi.Relationships[sp.typ][sp.rel]
 		out[code] = map[string]any{"description": "The " + sp.rel + " linkage", "content": jsonapiContent(map[string]any{
@@ -519,7 +529,7 @@ func shapeOf(method, path string) (special, error) {
 		case fiber.MethodPatch:
 			return special{summary: "Update a " + typ + " resource", kind: opOne, typ: typ, body: typ, query: true}, nil
 		case fiber.MethodDelete:
-			return special{summary: "Delete a " + typ + " resource", kind: opNoContent, typ: typ}, nil
+			return special{summary: "Delete a " + typ + " resource", kind: opNoContent, typ: typ, query: true}, nil
 		}
 	case len(segs) == 3 && segs[1] == ":id" && method == fiber.MethodGet:
 		l, ok := jsonapi.Relationships[typ][segs[2]]
