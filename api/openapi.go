@@ -60,14 +60,14 @@ const (
 
 // special describes an endpoint that is not of the plain JSON:API shape.
 type special struct {
-	summary string
-	kind    opKind
-	typ     string // resource type answered (opOne, opMany, opLinkage)
-	rel     string // relationship (opLinkage)
-	status  int    // success status (0: 200)
-	public  bool   // no token needed
-	body    string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
-	query   bool   // takes the JSON:API query parameters (include, fields…)
+	summary  string
+	kind     opKind
+	typ      string // resource type answered (opOne, opMany, opLinkage)
+	rel      string // relationship (opLinkage)
+	status   int    // success status (0: 200)
+	public   bool   // no token needed
+	body     string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
+	query    bool   // takes the JSON:API query parameters (include, fields…)
 	nullable bool   // opOne: data may be null
 	// related is the relationship a related-resource endpoint answers
 	// (GET /{type}/{id}/{relationship}): its resources, or null.
