@@ -13,8 +13,8 @@ import (
 // the API itself.
 func TestBrowserDocs(t *testing.T) {
 	t.Parallel()
-	s := start(t)
 	ctx := browser(t)
+	s := start(t)
 	run(t, ctx, "open /docs", chromedp.Navigate(s.URL+"/docs"))
 
 	// Every operation of the description is an entry of the reference's

@@ -21,8 +21,8 @@ import (
 // exchanged like a command-line client does, and the token works.
 func TestBrowserSignIn(t *testing.T) {
 	t.Parallel()
+	ctx := browser(t) // first: without Chromium the test skips before starting a system
 	s := start(t)
-	ctx := browser(t)
 
 	verifier := oauth2.GenerateVerifier()
 	authURL := s.URL + "/oauth/authorize?" + url.Values{

@@ -43,7 +43,7 @@ func browser(t *testing.T) context.Context {
 	path := chromiumPath()
 	if path == "" {
 		msg := "no Chromium found (looked for chromium, chromium-browser, google-chrome on PATH and PRESSROOM_CHROMIUM); install it with `make deps` (apt-get install chromium)"
-		if os.Getenv("CI") != "" {
+		if ci := strings.ToLower(os.Getenv("CI")); ci != "" && ci != "0" && ci != "false" {
 			t.Fatal(msg + "; CI is set, so browser tests must run")
 		}
 		t.Skip(msg)

@@ -97,13 +97,13 @@ type uploadSeen struct {
 // Location and ETag readable) and of the bucket.
 func TestBrowserDirectUpload(t *testing.T) {
 	t.Parallel()
+	ctx := browser(t)
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(frontEnd))
 	}))
 	t.Cleanup(page.Close)
 	s := start(t, func(c *config.Config) { c.CORSOrigins = []string{page.URL} })
-	ctx := browser(t)
 
 	file := filepath.Join(t.TempDir(), "harbour.png")
 	if err := os.WriteFile(file, pngFile(t, 640, 480), 0o600); err != nil {

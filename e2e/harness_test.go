@@ -129,6 +129,19 @@ func (s *system) loadOpenAPI(t *testing.T) {
 	}
 }
 
+// checkResponse is call's checks for code with no *testing.T at hand
+// (goroutines): the response against /openapi.json, and a body against the
+// JSON:API schema. It returns why it fails, or nil.
+func (s *system) checkResponse(req *http.Request, resp *http.Response, body []byte) error {
+	if err := s.openapi.Check(req, resp.StatusCode, resp.Header, body); err != nil {
+		return err
+	}
+	if len(body) > 0 {
+		return testsupport.CheckJSONAPI(body)
+	}
+	return nil
+}
+
 // testLogger discards logs unless PRESSROOM_TEST_LOG is set (then stderr).
 func testLogger() *slog.Logger {
 	if os.Getenv("PRESSROOM_TEST_LOG") != "" {
