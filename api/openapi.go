@@ -60,15 +60,16 @@ const (
 
 // special describes an endpoint that is not of the plain JSON:API shape.
 type special struct {
-	summary  string
-	kind     opKind
-	typ      string // resource type answered (opOne, opMany, opLinkage)
-	rel      string // relationship (opLinkage)
-	status   int    // success status (0: 200)
-	public   bool   // no token needed
-	body     string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
-	query    bool   // takes the JSON:API query parameters (include, fields…)
-	nullable bool   // opOne: data may be null
+	summary    string
+	kind       opKind
+	typ        string // resource type answered (opOne, opMany, opLinkage)
+	rel        string // relationship (opLinkage)
+	status     int    // success status (0: 200)
+	public     bool   // no token needed
+	body       string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
+	query      bool   // takes the JSON:API query parameters (include, fields…)
+	nullable   bool   // opOne: data may be null
+	idempotent bool   // takes Idempotency-Key
 	// related is the relationship a related-resource endpoint answers
 	// (GET /{type}/{id}/{relationship}): its resources, or null.
 	related *jsonapi.Linkage
@@ -100,7 +101,7 @@ var specialRoutes = map[string]special{
 	"GET /users/me":                         {summary: "The signed-in user", kind: opOne, typ: "users"},
 	"POST /upload-signatures":               {summary: "A signed form for uploading one file straight to storage", kind: opOne, typ: "upload-signatures", body: "upload-signatures"},
 	"POST /asset-uploads":                   {summary: "Notify an upload to storage; processing starts (poll the Location)", kind: opOne, typ: "asset-uploads", status: 202, body: "asset-uploads"},
-	"POST /revisions":                       {summary: "Publish drafts: 201 when published within the wait, 202 while publishing (poll the Location)", kind: opOneOrAccepted, typ: "revisions", body: "revisions", query: true},
+	"POST /revisions":                       {summary: "Publish drafts: 201 when published within the wait, 202 while publishing (poll the Location)", kind: opOneOrAccepted, typ: "revisions", body: "revisions", query: true, idempotent: true},
 	"GET /revisions/:id/versions":           {summary: "The versions a revision published", kind: opMany, typ: "versions", query: true},
 	"GET /versions/:id":                     {summary: "One published version", kind: opOne, typ: "versions", query: true},
 	"DELETE /drafts/:id":                    {summary: "Revert a draft", kind: opNoContent},
@@ -183,7 +184,7 @@ var parameters = map[string]any{
 	"sort":    map[string]any{"name": "sort", "in": "query", "description": "Comma-separated sort keys, - for descending", "schema": map[string]any{"type": "string"}},
 	"page":    map[string]any{"name": "page", "in": "query", "style": "deepObject", "explode": true, "description": "page[number] and page[size]", "schema": map[string]any{"type": "object", "properties": map[string]any{"number": map[string]any{"type": "integer", "minimum": 1}, "size": map[string]any{"type": "integer", "minimum": 1}}}},
 	"ifMatch": map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412", "schema": map[string]any{"type": "string"}},
-	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create return the first answer", "schema": map[string]any{"type": "string", "maxLength": 255}},
+	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create return the first answer", "schema": map[string]any{"type": "string", "maxLength": 200}},
 }
 
 type specBuilder struct {
@@ -400,7 +401,7 @@ func (b *specBuilder) describe(method, path string) error {
 	if method == fiber.MethodPatch || method == fiber.MethodDelete {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/ifMatch"})
 	}
-	if method == fiber.MethodPost && sp.body != "" && sp.body != "form" {
+	if sp.idempotent {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/idemKey"})
 	}
 	if len(params) > 0 {

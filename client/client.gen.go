@@ -1094,12 +1094,6 @@ type GetAssetImagesIdParams struct {
 	Fields *Fields `json:"fields,omitempty"`
 }
 
-// PostAssetUploadsParams defines parameters for PostAssetUploads.
-type PostAssetUploadsParams struct {
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
-}
-
 // GetAssetUploadsIdParams defines parameters for GetAssetUploadsId.
 type GetAssetUploadsIdParams struct {
 	// Include Comma-separated relationship paths to include
@@ -1179,9 +1173,6 @@ type PostContentBlocksParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteContentBlocksIdParams defines parameters for DeleteContentBlocksId.
@@ -1251,9 +1242,6 @@ type PostContentsParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteContentsIdParams defines parameters for DeleteContentsId.
@@ -1356,9 +1344,6 @@ type PostLayoutsParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GetLayoutsIdParams defines parameters for GetLayoutsId.
@@ -1436,9 +1421,6 @@ type PostPagesParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeletePagesIdParams defines parameters for DeletePagesId.
@@ -1574,9 +1556,6 @@ type PostThemeAssetsParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteThemeAssetsIdParams defines parameters for DeleteThemeAssetsId.
@@ -1643,9 +1622,6 @@ type PostThemesParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GetThemesIdParams defines parameters for GetThemesId.
@@ -1694,12 +1670,6 @@ type GetThemesIdUserParams struct {
 
 	// Fields Sparse fieldsets: fields[TYPE]=a,b
 	Fields *Fields `json:"fields,omitempty"`
-}
-
-// PostUploadSignaturesParams defines parameters for PostUploadSignatures.
-type PostUploadSignaturesParams struct {
-	// IdempotencyKey Makes a retried create return the first answer
-	IdempotencyKey *IdemKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GetUsersIdParams defines parameters for GetUsersId.
@@ -2427,14 +2397,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-	PostAssetUploadsWithBody(ctx context.Context, params *PostAssetUploadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAssetUploadsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAssetUploadsWithApplicationVndAPIPlusJSONBody Notify an upload to storage; processing starts (poll the Location)
 	//
 	// Takes a body of the `application/vnd.api+json` content type.
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-	PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx context.Context, params *PostAssetUploadsParams, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx context.Context, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAssetUploadsId One asset-uploads resource
 	//
@@ -2982,14 +2952,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-	PostUploadSignaturesWithBody(ctx context.Context, params *PostUploadSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostUploadSignaturesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostUploadSignaturesWithApplicationVndAPIPlusJSONBody A signed form for uploading one file straight to storage
 	//
 	// Takes a body of the `application/vnd.api+json` content type.
 	//
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-	PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx context.Context, params *PostUploadSignaturesParams, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersMe The signed-in user
 	//
@@ -3057,8 +3027,8 @@ func (c *Client) GetAssetTypes(ctx context.Context, reqEditors ...RequestEditorF
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-func (c *Client) PostAssetUploadsWithBody(ctx context.Context, params *PostAssetUploadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAssetUploadsRequestWithBody(c.Server, params, contentType, body)
+func (c *Client) PostAssetUploadsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssetUploadsRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3074,8 +3044,8 @@ func (c *Client) PostAssetUploadsWithBody(ctx context.Context, params *PostAsset
 // Takes a body of the `application/vnd.api+json` content type.
 //
 // Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-func (c *Client) PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx context.Context, params *PostAssetUploadsParams, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAssetUploadsRequestWithApplicationVndAPIPlusJSONBody(c.Server, params, body)
+func (c *Client) PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx context.Context, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssetUploadsRequestWithApplicationVndAPIPlusJSONBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4562,8 +4532,8 @@ func (c *Client) GetThemesIdUser(ctx context.Context, id Id, params *GetThemesId
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-func (c *Client) PostUploadSignaturesWithBody(ctx context.Context, params *PostUploadSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostUploadSignaturesRequestWithBody(c.Server, params, contentType, body)
+func (c *Client) PostUploadSignaturesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUploadSignaturesRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4579,8 +4549,8 @@ func (c *Client) PostUploadSignaturesWithBody(ctx context.Context, params *PostU
 // Takes a body of the `application/vnd.api+json` content type.
 //
 // Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-func (c *Client) PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx context.Context, params *PostUploadSignaturesParams, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostUploadSignaturesRequestWithApplicationVndAPIPlusJSONBody(c.Server, params, body)
+func (c *Client) PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUploadSignaturesRequestWithApplicationVndAPIPlusJSONBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4764,18 +4734,18 @@ func NewGetAssetTypesRequest(server string) (*http.Request, error) {
 }
 
 // NewPostAssetUploadsRequestWithApplicationVndAPIPlusJSONBody calls the generic PostAssetUploads builder with application/vnd.api+json body
-func NewPostAssetUploadsRequestWithApplicationVndAPIPlusJSONBody(server string, params *PostAssetUploadsParams, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody) (*http.Request, error) {
+func NewPostAssetUploadsRequestWithApplicationVndAPIPlusJSONBody(server string, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostAssetUploadsRequestWithBody(server, params, "application/vnd.api+json", bodyReader)
+	return NewPostAssetUploadsRequestWithBody(server, "application/vnd.api+json", bodyReader)
 }
 
 // NewPostAssetUploadsRequestWithBody constructs an http.Request for the PostAssetUploads method, with any body, and a specified content type
-func NewPostAssetUploadsRequestWithBody(server string, params *PostAssetUploadsParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostAssetUploadsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4799,21 +4769,6 @@ func NewPostAssetUploadsRequestWithBody(server string, params *PostAssetUploadsP
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -5458,21 +5413,6 @@ func NewPostContentBlocksRequestWithBody(server string, params *PostContentBlock
 
 	req.Header.Add("Content-Type", contentType)
 
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -6022,21 +5962,6 @@ func NewPostContentsRequestWithBody(server string, params *PostContentsParams, c
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -6893,21 +6818,6 @@ func NewPostLayoutsRequestWithBody(server string, params *PostLayoutsParams, con
 
 	req.Header.Add("Content-Type", contentType)
 
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -7677,21 +7587,6 @@ func NewPostPagesRequestWithBody(server string, params *PostPagesParams, content
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -8747,21 +8642,6 @@ func NewPostThemeAssetsRequestWithBody(server string, params *PostThemeAssetsPar
 
 	req.Header.Add("Content-Type", contentType)
 
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -9318,21 +9198,6 @@ func NewPostThemesRequestWithBody(server string, params *PostThemesParams, conte
 
 	req.Header.Add("Content-Type", contentType)
 
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -9832,18 +9697,18 @@ func NewGetThemesIdUserRequest(server string, id Id, params *GetThemesIdUserPara
 }
 
 // NewPostUploadSignaturesRequestWithApplicationVndAPIPlusJSONBody calls the generic PostUploadSignatures builder with application/vnd.api+json body
-func NewPostUploadSignaturesRequestWithApplicationVndAPIPlusJSONBody(server string, params *PostUploadSignaturesParams, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody) (*http.Request, error) {
+func NewPostUploadSignaturesRequestWithApplicationVndAPIPlusJSONBody(server string, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostUploadSignaturesRequestWithBody(server, params, "application/vnd.api+json", bodyReader)
+	return NewPostUploadSignaturesRequestWithBody(server, "application/vnd.api+json", bodyReader)
 }
 
 // NewPostUploadSignaturesRequestWithBody constructs an http.Request for the PostUploadSignatures method, with any body, and a specified content type
-func NewPostUploadSignaturesRequestWithBody(server string, params *PostUploadSignaturesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostUploadSignaturesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9867,21 +9732,6 @@ func NewPostUploadSignaturesRequestWithBody(server string, params *PostUploadSig
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -10129,14 +9979,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-	PostAssetUploadsWithBodyWithResponse(ctx context.Context, params *PostAssetUploadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error)
+	PostAssetUploadsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error)
 
 	// PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse Notify an upload to storage; processing starts (poll the Location)
 	//
 	// Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-	PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, params *PostAssetUploadsParams, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error)
+	PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error)
 
 	// GetAssetUploadsIdWithResponse One asset-uploads resource
 	//
@@ -10794,14 +10644,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-	PostUploadSignaturesWithBodyWithResponse(ctx context.Context, params *PostUploadSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error)
+	PostUploadSignaturesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error)
 
 	// PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse A signed form for uploading one file straight to storage
 	//
 	// Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-	PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, params *PostUploadSignaturesParams, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error)
+	PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error)
 
 	// GetUsersMeWithResponse The signed-in user
 	//
@@ -15480,8 +15330,8 @@ func (c *ClientWithResponses) GetAssetTypesWithResponse(ctx context.Context, req
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-func (c *ClientWithResponses) PostAssetUploadsWithBodyWithResponse(ctx context.Context, params *PostAssetUploadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error) {
-	rsp, err := c.PostAssetUploadsWithBody(ctx, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostAssetUploadsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error) {
+	rsp, err := c.PostAssetUploadsWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -15493,8 +15343,8 @@ func (c *ClientWithResponses) PostAssetUploadsWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
-func (c *ClientWithResponses) PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, params *PostAssetUploadsParams, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error) {
-	rsp, err := c.PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx, params, body, reqEditors...)
+func (c *ClientWithResponses) PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, body PostAssetUploadsApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error) {
+	rsp, err := c.PostAssetUploadsWithApplicationVndAPIPlusJSONBody(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16715,8 +16565,8 @@ func (c *ClientWithResponses) GetThemesIdUserWithResponse(ctx context.Context, i
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-func (c *ClientWithResponses) PostUploadSignaturesWithBodyWithResponse(ctx context.Context, params *PostUploadSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error) {
-	rsp, err := c.PostUploadSignaturesWithBody(ctx, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostUploadSignaturesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error) {
+	rsp, err := c.PostUploadSignaturesWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16728,8 +16578,8 @@ func (c *ClientWithResponses) PostUploadSignaturesWithBodyWithResponse(ctx conte
 // Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
-func (c *ClientWithResponses) PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, params *PostUploadSignaturesParams, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error) {
-	rsp, err := c.PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx, params, body, reqEditors...)
+func (c *ClientWithResponses) PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error) {
+	rsp, err := c.PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
