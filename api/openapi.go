@@ -43,6 +43,19 @@ var attributeTypes = map[string]any{
 	"asset-images":      imageAttributes{},
 }
 
+// requestAttributeTypes are the structs create and update requests are
+// decoded into (decodeCreate, decodePatch). Fields of interface type are
+// there only to refuse read-only attributes, so they are not described as
+// accepted. A type not listed takes an object of any attributes (the
+// content kinds check theirs per kind).
+var requestAttributeTypes = map[string]any{
+	"themes":            themeRequest{},
+	"layouts":           layoutRequest{},
+	"theme-assets":      themeAssetRequest{},
+	"upload-signatures": signatureRequest{},
+	"asset-uploads":     uploadRequest{},
+}
+
 // opKind is how an operation answers.
 type opKind int
 
@@ -292,13 +305,25 @@ func (b *specBuilder) resourceSchemas(typ string) {
 	b.schemas[name+"Document"] = top(ref(name))
 	b.schemas[name+"CollectionDocument"] = top(map[string]any{"type": "array", "items": ref(name)})
 	b.schemas[name+"OrNullDocument"] = top(map[string]any{"oneOf": []any{map[string]any{"type": "null"}, ref(name)}})
-	// Requests: attributes as the resource defines them (the server says
-	// which it accepts), relationships as linkage.
+	// Requests: the attributes the decoder takes, relationships as linkage.
+	reqAttrs := map[string]any{"type": "object"}
+	if v, ok := requestAttributeTypes[typ]; ok {
+		reqAttrs = structSchema(reflect.TypeOf(v))
+		props := reqAttrs["properties"].(map[string]any)
+		for i := range reflect.TypeOf(v).NumField() {
+			f := reflect.TypeOf(v).Field(i)
+			if f.Type.Kind() == reflect.Interface {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				delete(props, name)
+			}
+		}
+	}
+	b.schemas[name+"RequestAttributes"] = reqAttrs
 	b.schemas[name+"Request"] = map[string]any{"type": "object", "required": []any{"data"}, "properties": map[string]any{
 		"data": map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{
 			"type":          map[string]any{"const": typ},
 			"id":            map[string]any{"type": "string"},
-			"attributes":    map[string]any{"type": "object"},
+			"attributes":    ref(name + "RequestAttributes"),
 			"relationships": map[string]any{"type": "object", "additionalProperties": ref("RelationshipData")},
 			"meta":          ref("Meta"),
 		}}, "meta": ref("Meta")}}

@@ -125,13 +125,22 @@ type AssetUploadsDocument struct {
 // AssetUploadsRequest defines model for AssetUploadsRequest.
 type AssetUploadsRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *AssetUploadsRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                        `json:"id,omitempty"`
+		Meta          *Meta                          `json:"meta,omitempty"`
+		Relationships *map[string]RelationshipData   `json:"relationships,omitempty"`
+		Type          interface{}                    `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
+}
+
+// AssetUploadsRequestAttributes defines model for AssetUploadsRequestAttributes.
+type AssetUploadsRequestAttributes struct {
+	ContentType *string `json:"content-type,omitempty"`
+	FileName    *string `json:"file-name,omitempty"`
+	FileSize    *int    `json:"file-size,omitempty"`
+	Key         *string `json:"key,omitempty"`
+	UserAgent   *string `json:"user-agent,omitempty"`
 }
 
 // Assets defines model for Assets.
@@ -254,14 +263,17 @@ type ContentBlocksDocument struct {
 // ContentBlocksRequest defines model for ContentBlocksRequest.
 type ContentBlocksRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *ContentBlocksRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                         `json:"id,omitempty"`
+		Meta          *Meta                           `json:"meta,omitempty"`
+		Relationships *map[string]RelationshipData    `json:"relationships,omitempty"`
+		Type          interface{}                     `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
+
+// ContentBlocksRequestAttributes defines model for ContentBlocksRequestAttributes.
+type ContentBlocksRequestAttributes = map[string]interface{}
 
 // Contents defines model for Contents.
 type Contents struct {
@@ -325,7 +337,7 @@ type ContentsDocument struct {
 // ContentsRequest defines model for ContentsRequest.
 type ContentsRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *ContentsRequestAttributes   `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
@@ -333,6 +345,9 @@ type ContentsRequest struct {
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
+
+// ContentsRequestAttributes defines model for ContentsRequestAttributes.
+type ContentsRequestAttributes = map[string]interface{}
 
 // Drafts defines model for Drafts.
 type Drafts struct {
@@ -540,13 +555,22 @@ type LayoutsDocument struct {
 // LayoutsRequest defines model for LayoutsRequest.
 type LayoutsRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *LayoutsRequestAttributes    `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
 		Type          interface{}                  `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
+}
+
+// LayoutsRequestAttributes defines model for LayoutsRequestAttributes.
+type LayoutsRequestAttributes struct {
+	Content     *string `json:"content,omitempty"`
+	Description *string `json:"description,omitempty"`
+	FileName    *string `json:"file-name,omitempty"`
+	Title       *string `json:"title,omitempty"`
+	Unique      *bool   `json:"unique,omitempty"`
 }
 
 // Links defines model for Links.
@@ -628,7 +652,7 @@ type PagesDocument struct {
 // PagesRequest defines model for PagesRequest.
 type PagesRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *PagesRequestAttributes      `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
@@ -636,6 +660,9 @@ type PagesRequest struct {
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
+
+// PagesRequestAttributes defines model for PagesRequestAttributes.
+type PagesRequestAttributes = map[string]interface{}
 
 // RelationshipData defines model for RelationshipData.
 type RelationshipData struct {
@@ -723,7 +750,7 @@ type RevisionsDocument struct {
 // RevisionsRequest defines model for RevisionsRequest.
 type RevisionsRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *RevisionsRequestAttributes  `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
@@ -731,6 +758,9 @@ type RevisionsRequest struct {
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
+
+// RevisionsRequestAttributes defines model for RevisionsRequestAttributes.
+type RevisionsRequestAttributes = map[string]interface{}
 
 // Sites defines model for Sites.
 type Sites struct {
@@ -772,7 +802,7 @@ type SitesDocument struct {
 // SitesRequest defines model for SitesRequest.
 type SitesRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *SitesRequestAttributes      `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
@@ -780,6 +810,9 @@ type SitesRequest struct {
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
+
+// SitesRequestAttributes defines model for SitesRequestAttributes.
+type SitesRequestAttributes = map[string]interface{}
 
 // ThemeAssets defines model for ThemeAssets.
 type ThemeAssets struct {
@@ -829,13 +862,18 @@ type ThemeAssetsDocument struct {
 // ThemeAssetsRequest defines model for ThemeAssetsRequest.
 type ThemeAssetsRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *ThemeAssetsRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                       `json:"id,omitempty"`
+		Meta          *Meta                         `json:"meta,omitempty"`
+		Relationships *map[string]RelationshipData  `json:"relationships,omitempty"`
+		Type          interface{}                   `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
+}
+
+// ThemeAssetsRequestAttributes defines model for ThemeAssetsRequestAttributes.
+type ThemeAssetsRequestAttributes struct {
+	Path *string `json:"path,omitempty"`
 }
 
 // Themes defines model for Themes.
@@ -915,13 +953,19 @@ type ThemesOrNullDocument struct {
 // ThemesRequest defines model for ThemesRequest.
 type ThemesRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
+		Attributes    *ThemesRequestAttributes     `json:"attributes,omitempty"`
 		Id            *string                      `json:"id,omitempty"`
 		Meta          *Meta                        `json:"meta,omitempty"`
 		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
 		Type          interface{}                  `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
+}
+
+// ThemesRequestAttributes defines model for ThemesRequestAttributes.
+type ThemesRequestAttributes struct {
+	Description *string `json:"description,omitempty"`
+	Title       *string `json:"title,omitempty"`
 }
 
 // UploadSignatures defines model for UploadSignatures.
@@ -960,13 +1004,19 @@ type UploadSignaturesDocument struct {
 // UploadSignaturesRequest defines model for UploadSignaturesRequest.
 type UploadSignaturesRequest struct {
 	Data struct {
-		Attributes    *map[string]interface{}      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *UploadSignaturesRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                            `json:"id,omitempty"`
+		Meta          *Meta                              `json:"meta,omitempty"`
+		Relationships *map[string]RelationshipData       `json:"relationships,omitempty"`
+		Type          interface{}                        `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
+}
+
+// UploadSignaturesRequestAttributes defines model for UploadSignaturesRequestAttributes.
+type UploadSignaturesRequestAttributes struct {
+	ContentType *string `json:"content-type,omitempty"`
+	Filename    *string `json:"filename,omitempty"`
 }
 
 // Users defines model for Users.
