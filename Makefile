@@ -27,7 +27,7 @@ tools: $(DEVSTACK) ## build (or find cached) Temporal CLI and MinIO binaries
 	$(DEVSTACK) tools
 
 # dev, test and tools run the same check first; this runs only the check.
-deps: $(DEVSTACK) ## install missing system packages (libvips, vips tools, gcc, PostgreSQL if none) as root or with sudo
+deps: $(DEVSTACK) ## install missing system packages (libvips, vips tools, gcc, Chromium for the browser tests, PostgreSQL if none) as root or with sudo
 	$(DEVSTACK) deps
 
 FORCE:

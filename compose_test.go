@@ -221,8 +221,21 @@ func TestComposeEnvironmentMatchesConfig(t *testing.T) {
 				if cfg.AutoMigrate {
 					t.Errorf("api has PRESSROOM_AUTO_MIGRATE on; the migrate service applies migrations")
 				}
+				if len(cfg.CORSOrigins) == 0 {
+					t.Errorf("api sets no PRESSROOM_CORS_ORIGINS; a front end on another origin could not call it")
+				}
 			}
 		})
+	}
+}
+
+// TestComposeStorageCORS: browsers upload straight to MinIO from a front
+// end's origin, so MinIO must answer their CORS requests.
+func TestComposeStorageCORS(t *testing.T) {
+	t.Parallel()
+	v, ok := composeService(t, "minio").Environment["MINIO_API_CORS_ALLOW_ORIGIN"]
+	if !ok || v == nil || *v == "" {
+		t.Errorf("service minio does not set MINIO_API_CORS_ALLOW_ORIGIN; browser uploads from another origin would be refused")
 	}
 }
 

@@ -63,6 +63,7 @@ func New(d Deps) (*fiber.App, error) {
 		},
 	}))
 	app.Use(withDeadline(d.Config.RequestTimeout))
+	app.Use(withCORS(d.Config.CORSOrigins))
 	app.Use(rejectNUL)
 	app.Use(negotiate)
 
@@ -99,6 +100,14 @@ func New(d Deps) (*fiber.App, error) {
 	registerRevisionRoutes(r, engine)
 	registerPublishPlanRoutes(r, engine)
 	if err := registerWebhookRoutes(r); err != nil {
+		return nil, err
+	}
+
+	// Last: the description covers every route registered above (and fails
+	// New when one cannot be described; api/openapi.go).
+	var spec []byte
+	registerDocRoutes(app, &spec)
+	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL); err != nil {
 		return nil, err
 	}
 	return app, nil

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,11 @@ type Config struct {
 	// TrustedProxies are the addresses (or CIDRs) of reverse proxies whose
 	// X-Forwarded-For names the client; empty means the peer address is the client.
 	TrustedProxies []string
+
+	// CORSOrigins are the browser origins (scheme://host[:port]) of front
+	// ends on other origins that may call the API; "*" admits any origin.
+	// Empty: no cross-origin access.
+	CORSOrigins []string
 
 	OAuth OAuth
 	// Webhooks holds the settings of webhook delivery (docs/webhooks.md).
@@ -198,6 +204,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
+	{"PRESSROOM_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port], or * for any) whose pages may call the API (CORS); empty means none"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
 	{"PRESSROOM_DEBUG_ADDR", "", "address of a net/http/pprof listener (goroutines, heap, CPU profiles) for `serve` and `worker`; empty serves none. Bind it to a private address"},
@@ -267,6 +274,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			c.TrustedProxies = append(c.TrustedProxies, p)
 		}
 	}
+	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
 	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {
 		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
@@ -302,6 +310,33 @@ func (r *reader) url(name string) string {
 		r.fail(name, v, "an absolute URL")
 	}
 	return v
+}
+
+// origins reads a comma-separated list of browser origins: each exactly
+// scheme://host[:port] (an Origin header never has a path, query or
+// trailing slash), or the lone "*".
+func (r *reader) origins(name string) []string {
+	var out []string
+	for _, o := range strings.Split(r.getenv(name), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		switch {
+		case o == "*":
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#"):
+			r.fail(name, o, "origins such as https://app.example.com or http://localhost:3000 (scheme://host[:port], no path), or *")
+			continue
+		default:
+			o = strings.ToLower(o) // browsers send the origin lower-cased
+		}
+		out = append(out, o)
+	}
+	if len(out) > 1 && slices.Contains(out, "*") {
+		r.fail(name, strings.Join(out, ","), "either * alone or a list of origins")
+	}
+	return out
 }
 
 func (r *reader) bool(name string) bool {

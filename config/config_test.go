@@ -171,6 +171,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",
 	"PRESSROOM_REQUEST_TIMEOUT":                      "5s",
+	"PRESSROOM_CORS_ORIGINS":                         "http://localhost:3000",
 }
 
 // TestEveryVariableIsRead checks that each documented variable changes the
@@ -215,6 +216,12 @@ func TestAcceptedValues(t *testing.T) {
 			func(c Config) bool { return !c.AutoMigrate }, "AutoMigrate false"},
 		{"largest body limit", map[string]string{"PRESSROOM_BODY_LIMIT": "1073741824"},
 			func(c Config) bool { return c.BodyLimit == 1<<30 }, "BodyLimit 1 GiB"},
+		{"CORS origins are trimmed and lower-cased", map[string]string{"PRESSROOM_CORS_ORIGINS": " https://App.example.com , http://localhost:3000,"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.CORSOrigins, []string{"https://app.example.com", "http://localhost:3000"})
+			}, "two origins"},
+		{"any origin", map[string]string{"PRESSROOM_CORS_ORIGINS": "*"},
+			func(c Config) bool { return reflect.DeepEqual(c.CORSOrigins, []string{"*"}) }, "[*]"},
 		{"blank public endpoint means the endpoint", map[string]string{"PRESSROOM_S3_ENDPOINT": "http://minio:9000", "PRESSROOM_S3_PUBLIC_ENDPOINT": "  "},
 			func(c Config) bool { return c.Storage.PublicEndpoint == "http://minio:9000" }, "PublicEndpoint http://minio:9000"},
 	}
@@ -257,6 +264,10 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_AUTO_MIGRATE", "maybe", "true or false"},
 		{"PRESSROOM_LOG_LEVEL", "loud", "one of debug, info, warn, error"},
 		{"PRESSROOM_LOG_FORMAT", "xml", "one of text, json"},
+		{"PRESSROOM_CORS_ORIGINS", "https://app.example.com/", "scheme://host[:port], no path"},
+		{"PRESSROOM_CORS_ORIGINS", "app.example.com", "scheme://host[:port], no path"},
+		{"PRESSROOM_CORS_ORIGINS", "ftp://app.example.com", "scheme://host[:port], no path"},
+		{"PRESSROOM_CORS_ORIGINS", "http://localhost:3000,*", "either * alone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -63,6 +63,19 @@ func SystemRequirements() []Requirement {
 	}
 }
 
+// TestRequirements is SystemRequirements plus what only the tests need:
+// Chromium for the browser tests (e2e/browser_test.go). `make test` and
+// `make deps` (so CI) check them; `make dev` does not need a browser.
+func TestRequirements() []Requirement {
+	return append(SystemRequirements(), Requirement{
+		What: "Chromium", Why: "the browser tests drive headless Chromium (sign-in page, direct upload, /docs)",
+		Packages: []string{"chromium"},
+		Present: func(context.Context) bool {
+			return os.Getenv("PRESSROOM_CHROMIUM") != "" || onPath("chromium") || onPath("chromium-browser") || onPath("google-chrome")
+		},
+	})
+}
+
 func onPath(name string) bool { _, err := exec.LookPath(name); return err == nil }
 
 // SystemCheck decides what to do about missing system packages. Its fields

@@ -159,3 +159,27 @@ func TestSystemRequirementsOnThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumOnlyForTests: `make test` and `make deps` (so CI) install
+// Chromium for the browser tests; `make dev` never asks for it.
+func TestChromiumOnlyForTests(t *testing.T) {
+	names := func(reqs []dev.Requirement) []string {
+		var pkgs []string
+		for _, r := range reqs {
+			pkgs = append(pkgs, r.Packages...)
+		}
+		return pkgs
+	}
+	if pkgs := names(dev.SystemRequirements()); contains(pkgs, "chromium") {
+		t.Errorf("SystemRequirements (make dev) names chromium: %v", pkgs)
+	}
+	pkgs := names(dev.TestRequirements())
+	if !contains(pkgs, "chromium") {
+		t.Errorf("TestRequirements (make test, make deps) does not name chromium: %v", pkgs)
+	}
+	for _, p := range names(dev.SystemRequirements()) {
+		if !contains(pkgs, p) {
+			t.Errorf("TestRequirements lacks %s, which SystemRequirements has", p)
+		}
+	}
+}

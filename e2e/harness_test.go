@@ -46,6 +46,9 @@ type system struct {
 	Other    *models.Site
 	http     *http.Client
 	stopWkr  func()
+	// openapi is the system's own GET /openapi.json, which call checks
+	// every response against.
+	openapi *testsupport.OpenAPI
 }
 
 // option changes the configuration a system starts with.
@@ -89,6 +92,7 @@ func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) 
 	t.Cleanup(func() { _ = app.Shutdown() })
 
 	s := &system{URL: cfg.PublicURL, Config: cfg, DB: db, Storage: mc, Temporal: tc, http: &http.Client{Timeout: time.Minute}}
+	s.loadOpenAPI(t)
 	s.startWorker(t)
 	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
 		t.Fatal(err)
@@ -106,6 +110,36 @@ func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) 
 		}
 	}
 	return s
+}
+
+// loadOpenAPI reads the system's description, as any client would (no token).
+func (s *system) loadOpenAPI(t *testing.T) {
+	t.Helper()
+	resp, err := s.http.Get(s.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /openapi.json = %d %v", resp.StatusCode, err)
+	}
+	if s.openapi, err = testsupport.LoadOpenAPI(raw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkResponse is call's checks for code with no *testing.T at hand
+// (goroutines): the response against /openapi.json, and a body against the
+// JSON:API schema. It returns why it fails, or nil.
+func (s *system) checkResponse(req *http.Request, resp *http.Response, body []byte) error {
+	if err := s.openapi.Check(req, resp.StatusCode, resp.Header, body); err != nil {
+		return err
+	}
+	if len(body) > 0 {
+		return testsupport.CheckJSONAPI(body)
+	}
+	return nil
 }
 
 // testLogger discards logs unless PRESSROOM_TEST_LOG is set (then stderr).
@@ -316,6 +350,9 @@ func (s *system) callWith(t *testing.T, token, method, path string, body any, he
 	defer resp.Body.Close()
 	d := &doc{Status: resp.StatusCode, Header: resp.Header}
 	d.Raw, _ = io.ReadAll(resp.Body)
+	if err := s.openapi.Check(req, resp.StatusCode, resp.Header, d.Raw); err != nil {
+		t.Fatal(err)
+	}
 	if len(d.Raw) > 0 {
 		testsupport.ValidateJSONAPI(t, d.Raw)
 		if err := json.Unmarshal(d.Raw, d); err != nil {

@@ -53,7 +53,7 @@ func hammer(n int, stop <-chan struct{}, get func() error) (wait func() (int64, 
 }
 
 // rawGet is a GET for load, without a *testing.T: status and body, and an
-// error when the body is not a valid response document (CheckJSONAPI).
+// error when the response is not a valid one (checkResponse).
 func (s *system) rawGet(token, path string) (int, []byte, error) {
 	req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
 	req.Header.Set("Accept", "application/vnd.api+json")
@@ -64,8 +64,8 @@ func (s *system) rawGet(token, path string) (int, []byte, error) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err == nil && len(b) > 0 {
-		err = testsupport.CheckJSONAPI(b)
+	if err == nil {
+		err = s.checkResponse(req, resp, b)
 	}
 	return resp.StatusCode, b, err
 }

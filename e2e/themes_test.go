@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/pressroom/pressroom/config"
-	"github.com/pressroom/pressroom/testsupport"
 )
 
 // Themes, layouts, theme assets and publishing (docs/themes.md). Helpers
@@ -1144,7 +1143,7 @@ func TestThemeOptimisticConcurrency(t *testing.T) {
 			if err == nil {
 				statuses[i] = resp.StatusCode
 				b, _ := io.ReadAll(resp.Body)
-				invalid[i] = testsupport.CheckJSONAPI(b)
+				invalid[i] = s.checkResponse(req, resp, b)
 				resp.Body.Close()
 			}
 		}(i)

@@ -6,8 +6,9 @@
 //	devstack deps               install (as root or with sudo, on Debian/Ubuntu) the system packages the stack needs
 //
 // Every command first checks the system packages (libvips, a C compiler, the
-// vips tools, PostgreSQL when none is reachable), so a missing one is found
-// in seconds, before any multi-minute build.
+// vips tools, PostgreSQL when none is reachable; exec and deps also Chromium
+// for the browser tests), so a missing one is found in seconds, before any
+// multi-minute build.
 //
 // Both stop everything they started on Ctrl-C or SIGTERM.
 package main
@@ -47,8 +48,12 @@ func main() {
 		fail(err)
 	}
 	switch os.Args[1] {
-	case "up", "exec", "tools", "deps":
+	case "up", "tools":
 		if err := (dev.SystemCheck{}).Ensure(ctx, dev.SystemRequirements()); err != nil {
+			fail(err)
+		}
+	case "exec", "deps": // the tests' needs too (Chromium), which `up` has not
+		if err := (dev.SystemCheck{}).Ensure(ctx, dev.TestRequirements()); err != nil {
 			fail(err)
 		}
 	}

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/config"
+)
+
+// A route the description cannot derive fails the build, naming the fix.
+func TestOpenAPIRefusesUndescribedRoutes(t *testing.T) {
+	for _, r := range []fiber.Route{
+		{Method: fiber.MethodGet, Path: "/widgets"},                        // a type jsonapi.Relationships lacks
+		{Method: fiber.MethodGet, Path: "/pages/:id/colour"},               // a relationship it lacks
+		{Method: fiber.MethodPost, Path: "/pages/:id/publish"},             // not of the JSON:API shape
+		{Method: fiber.MethodGet, Path: "/themes/:id/relationships/pages"}, // a relationship it lacks
+	} {
+		_, err := buildOpenAPI([]fiber.Route{r}, "http://127.0.0.1:8080")
+		if err == nil || !strings.Contains(err.Error(), r.Path) {
+			t.Errorf("%s %s: err = %v, want one naming the route", r.Method, r.Path, err)
+		}
+	}
+}
+
+// Every specialRoutes entry is a route New registers: none is left behind
+// when a route goes.
+func TestOpenAPISpecialRoutesAreServed(t *testing.T) {
+	c, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, r := range servedRoutes(app.GetRoutes(true)) {
+		served[r[0]+" "+r[1]] = true
+	}
+	for k := range specialRoutes {
+		if !served[k] {
+			t.Errorf("specialRoutes describes %s, which is not served", k)
+		}
+	}
+}
