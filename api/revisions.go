@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -79,58 +77,11 @@ func (h revisionsHandler) resource(r *drafts.Revision, versionIDs []string) *jso
 			PublishAt: publishAt, CreatedAt: timestamp(r.CreatedAt)}}
 }
 
-type versionAttributes struct {
-	Event         string         `json:"event"`
-	ObjectChanges map[string]any `json:"object-changes"`
-	CreatedAt     string         `json:"created-at"`
-}
-
-func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
-	p := "/versions/" + v.ID.String()
-	item, rev := v.ItemID.String(), v.RevisionID.String()
-	var user *string
-	if v.UserID != nil {
-		s := v.UserID.String()
-		user = &s
-	}
-	oc := v.ObjectChanges
-	if oc == nil {
-		oc = map[string]any{}
-	}
-	return &jsonapi.Resource{Type: "versions", ID: v.ID.String(), Links: h.links.self(p),
-		Attributes: versionAttributes{Event: v.Event, ObjectChanges: oc, CreatedAt: timestamp(v.CreatedAt)},
-		Relationships: map[string]*jsonapi.Relationship{
-			"item":     h.links.relationship(p, "item", jsonapi.ToOne(v.ItemType, &item)),
-			"revision": h.links.relationship(p, "revision", jsonapi.ToOne("revisions", &rev)),
-			"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
-		}}
-}
-
 type revisionRequest struct {
 	Comments  string  `json:"comments"`
 	PublishAt *string `json:"publish-at"`
 	// Force, with reverts, restores over changes of later revisions.
 	Force *bool `json:"force"`
-}
-
-// maxScheduleAhead bounds how far ahead a revision may be scheduled.
-const maxScheduleAhead = 366 * 24 * time.Hour
-
-// parsePublishAt reads a publish-at: an RFC 3339 time at least 1 s and at
-// most 366 days ahead.
-func parsePublishAt(s string) (time.Time, error) {
-	bad := func(detail string) error {
-		return jsonapi.Unprocessable("invalid_publish_at", detail).AtPointer("/data/attributes/publish-at")
-	}
-	at, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, bad("publish-at must be an RFC 3339 timestamp, such as 2026-12-01T09:00:00Z.")
-	}
-	ahead := time.Until(at)
-	if ahead < time.Second || ahead > maxScheduleAhead {
-		return time.Time{}, bad("publish-at must be at least 1 second and at most 366 days in the future.")
-	}
-	return at.UTC().Truncate(time.Microsecond), nil // what Postgres keeps
 }
 
 // readDraftIdents reads relationships.drafts of a revision or a publish
@@ -301,104 +252,6 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestRe
 	return h.respondRevision(c, q, rev, fiber.StatusCreated)
 }
 
-type revisionPatch struct {
-	PublishAt *string `json:"publish-at"`
-}
-
-// update serves PATCH /revisions/:id: a scheduled revision's publish-at
-// moves. The move is sent to the workflow as a Temporal Update and the
-// answer waits for its acknowledgement; 409 once the revision is
-// publishing, published, failed or cancelled.
-func (h revisionsHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Fields: []string{"revisions"}})
-	if err != nil {
-		return err
-	}
-	req, err := decodePatch[revisionPatch](c, "revision", "revisions")
-	if err != nil {
-		return err
-	}
-	if req.data.Attributes.PublishAt == nil {
-		return jsonapi.Unprocessable("required", "publish-at is the attribute a revision's PATCH changes.").AtPointer("/data/attributes/publish-at")
-	}
-	at, err := parsePublishAt(*req.data.Attributes.PublishAt)
-	if err != nil {
-		return err
-	}
-	var rev *drafts.Revision
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		// The row lock keeps the publish from starting meanwhile; the
-		// workflow's validator refuses if its timer already fired.
-		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, req.id); err != nil {
-			return err
-		}
-		if err := h.updateWorkflow(ctx, rev, workflows.MovePublishAtUpdate, at); err != nil {
-			return err
-		}
-		return drafts.Reschedule(ctx, tx, rev, at)
-	})
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))})
-}
-
-// cancel serves DELETE /revisions/:id: a scheduled revision is cancelled
-// and its drafts released (204); 409 once it is publishing, published,
-// failed or cancelled. The cancellation is committed before the workflow
-// hears of it: a timer that fires meanwhile finds the revision cancelled
-// and publishes nothing, and a workflow that cannot be told ends the same
-// way when its time comes.
-func (h revisionsHandler) cancel(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	id, err := idParam(c, "revision")
-	if err != nil {
-		return err
-	}
-	var rev *drafts.Revision
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, id); err != nil {
-			return err
-		}
-		return drafts.Cancel(ctx, tx, rev)
-	})
-	if err != nil {
-		return err
-	}
-	if err := h.updateWorkflow(c.UserContext(), rev, workflows.CancelUpdate); err != nil {
-		h.log.WarnContext(c.UserContext(), "cancelled revision's workflow not told; it ends when its timer fires",
-			"revision_id", rev.ID, "error", err)
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
-// updateWorkflow sends a Temporal Update to a scheduled revision's
-// workflow and waits for the workflow to complete it. One the workflow
-// refuses because its timer has fired (or that finds it ended) is the 409
-// of a revision no longer scheduled.
-func (h revisionsHandler) updateWorkflow(ctx context.Context, rev *drafts.Revision, name string, args ...any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.PublishRevisionID(rev.ID.String()), UpdateName: name, Args: args,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = handle.Get(ctx, nil)
-	}
-	var app *temporal.ApplicationError
-	var gone *serviceerror.NotFound
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &app) && app.Type() == workflows.NotScheduledType, errors.As(err, &gone):
-		return drafts.NotScheduled(drafts.Publishing)
-	}
-	return jsonapi.Unavailable("The publishing service did not acknowledge the change; nothing changed. Try again shortly.").WithHeader("Retry-After", "5")
-}
-
 // respondAfterWait waits for a revision's workflow (up to the configured
 // time) and answers with its state; a scheduled or cancelled revision is
 // answered at once.
@@ -491,43 +344,6 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 		data[i] = q.Sparse(h.resource(r, nil))
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions", q, total), Meta: map[string]any{"total": total}})
-}
-
-// versions serves GET /revisions/:id/versions.
-func (h revisionsHandler) versions(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"versions"}, DefaultSort: "v.created_at, v.id"})
-	if err != nil {
-		return err
-	}
-	rev, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	vs, total, err := drafts.ListVersions(c.UserContext(), h.db, rev.ID, q.Apply)
-	if err != nil {
-		return err
-	}
-	data := make([]*jsonapi.Resource, len(vs))
-	for i, v := range vs {
-		data[i] = q.Sparse(h.versionResource(v))
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions/"+rev.ID.String()+"/versions", q, total), Meta: map[string]any{"total": total}})
-}
-
-// version serves GET /versions/:id.
-func (h revisionsHandler) version(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	id, err := idParam(c, "version")
-	if err != nil {
-		return err
-	}
-	v, err := drafts.FindVersion(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
 }
 
 // registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).

@@ -77,7 +77,8 @@ func TestGeneratedClientCreatesAndPublishesAPage(t *testing.T) {
 	}
 	var rev client.RevisionsRequest
 	rev.Data.Type = "revisions"
-	rev.Data.Attributes = &map[string]any{"comments": "from the generated client"}
+	comments := "from the generated client"
+	rev.Data.Attributes = &client.RevisionsRequestAttributes{Comments: &comments}
 	rev.Data.Relationships = &map[string]client.RelationshipData{"drafts": {Data: &drafts}}
 	published, err := c.PostRevisionsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx, &client.PostRevisionsParams{}, rev)
 	if err != nil {

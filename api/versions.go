@@ -1,0 +1,73 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+type versionAttributes struct {
+	Event         string         `json:"event"`
+	ObjectChanges map[string]any `json:"object-changes"`
+	CreatedAt     string         `json:"created-at"`
+}
+
+func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
+	p := "/versions/" + v.ID.String()
+	item, rev := v.ItemID.String(), v.RevisionID.String()
+	var user *string
+	if v.UserID != nil {
+		s := v.UserID.String()
+		user = &s
+	}
+	oc := v.ObjectChanges
+	if oc == nil {
+		oc = map[string]any{}
+	}
+	return &jsonapi.Resource{Type: "versions", ID: v.ID.String(), Links: h.links.self(p),
+		Attributes: versionAttributes{Event: v.Event, ObjectChanges: oc, CreatedAt: timestamp(v.CreatedAt)},
+		Relationships: map[string]*jsonapi.Relationship{
+			"item":     h.links.relationship(p, "item", jsonapi.ToOne(v.ItemType, &item)),
+			"revision": h.links.relationship(p, "revision", jsonapi.ToOne("revisions", &rev)),
+			"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
+		}}
+}
+
+// versions serves GET /revisions/:id/versions.
+func (h revisionsHandler) versions(c *fiber.Ctx) error {
+	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"versions"}, DefaultSort: "v.created_at, v.id"})
+	if err != nil {
+		return err
+	}
+	rev, err := h.load(c)
+	if err != nil {
+		return err
+	}
+	vs, total, err := drafts.ListVersions(c.UserContext(), h.db, rev.ID, q.Apply)
+	if err != nil {
+		return err
+	}
+	data := make([]*jsonapi.Resource, len(vs))
+	for i, v := range vs {
+		data[i] = q.Sparse(h.versionResource(v))
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions/"+rev.ID.String()+"/versions", q, total), Meta: map[string]any{"total": total}})
+}
+
+// version serves GET /versions/:id.
+func (h revisionsHandler) version(c *fiber.Ctx) error {
+	if _, err := queryParams(c); err != nil {
+		return err
+	}
+	id, err := idParam(c, "version")
+	if err != nil {
+		return err
+	}
+	v, err := drafts.FindVersion(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
+}
