@@ -296,28 +296,44 @@ func CheckWebhook(ctx context.Context, db bun.IDB, hc *http.Client, base, token 
 			add("delivery %s (%s, seq %d) never reached the receiver", id, d.event, d.seq)
 		}
 	}
-	// Order: when b arrives right after c, nothing still pending when c
-	// arrived may have a lower seq than b (it was committed, so c's end
-	// would have handed the turn to it, not to b).
+	seqs := map[string]int64{}
+	for id, d := range deliveries {
+		seqs[id] = d.seq
+	}
+	order, late := outOfOrder(first, seqs)
+	fig.LateCommits = late
+	return append(bad, order...), fig
+}
+
+// outOfOrder checks first (each delivery's first arrival, in arrival
+// order) against event order: when b arrives right after c, nothing still
+// pending when c arrived may have a lower seq than b (it had committed, so
+// c's end would have handed the turn to it, not to b). An arrival after
+// one of higher seq is otherwise a late commit, counted.
+func outOfOrder(first []Arrival, seq map[string]int64) (bad []string, late int) {
 	sent := map[string]bool{}
 	for i, b := range first {
 		sent[b.ID] = true
 		if i == 0 {
 			continue
 		}
-		bs := deliveries[b.ID].seq
-		if deliveries[first[i-1].ID].seq > bs {
-			fig.LateCommits++
-		}
 		c := first[i-1]
-		for id, seq := range c.Pending {
-			if id != c.ID && !sent[id] && seq < bs {
-				add("delivery %s (seq %d) arrived before %s (seq %d), which was already pending when the delivery before it (%s) arrived: out of event order",
-					b.ID, bs, id, seq, c.ID)
+		if seq[c.ID] > seq[b.ID] {
+			late++
+		}
+		var ids []string
+		for id, s := range c.Pending {
+			if id != c.ID && !sent[id] && s < seq[b.ID] {
+				ids = append(ids, id)
 			}
 		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			bad = append(bad, fmt.Sprintf("delivery %s (seq %d) arrived before %s (seq %d), which was already pending when the delivery before it (%s) arrived: out of event order",
+				b.ID, seq[b.ID], id, c.Pending[id], c.ID))
+		}
 	}
-	return bad, fig
+	return bad, late
 }
 
 // verify checks a's Standard Webhooks signature by signing its body again
