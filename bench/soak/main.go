@@ -7,7 +7,10 @@
 //	go run ./bench/soak [-duration 10m] [-rate 20] [-ci] [-out report.md]
 //
 // The load is 90 % reads (60 live, 30 with drafts), 8 % writes (page
-// title edits), 1 % publishes and 1 % uploads (small PNGs). Faults: at a
+// title edits), 1 % publishes (half at once, half scheduled 1.5–3 s ahead)
+// and 1 % uploads (small PNGs); a webhook of the site, subscribed to the
+// revision and upload events, delivers each to a receiver in this process
+// (replicas.Receiver). Faults: at a
 // quarter of the run worker-1 is SIGKILLed, at half api-2, at three
 // quarters worker-2; each is started again 5 s later.
 //
@@ -17,7 +20,10 @@
 // database's connection count per sample, Temporal's workflows by status
 // at the end, and the invariants (replicas.Check, Load.CheckWrites): every
 // accepted write is published or still a draft, every upload is done
-// exactly once, and the assets bucket matches the asset rows. A broken
+// exactly once, every revision (scheduled ones too) published exactly once,
+// the assets bucket matches the asset rows, and every event was delivered
+// to the webhook's receiver, in order, none left pending or failed
+// (replicas.CheckWebhook). A broken
 // invariant makes it exit 1.
 //
 // Services come from the PRESSROOM_TEST_* variables (`devstack exec`) or a
@@ -141,8 +147,11 @@ func run(ctx context.Context, o options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l := &replicas.Load{HTTP: hc, Base: c.URL, Token: token, Rate: o.rate, Conc: 16,
-		Mix: replicas.Mix{ReadLive: 60, ReadDraft: 30, Write: 8, Publish: 1, Upload: 1}}
+	hook := replicas.NewReceiver(env.DB)
+	defer hook.Close()
+	// 90 / 8 / 1 / 1, the 1 % publishes half scheduled.
+	l := &replicas.Load{HTTP: hc, Base: c.URL, Token: token, Rate: o.rate, Conc: 16, Hook: hook,
+		Mix: replicas.Mix{ReadLive: 120, ReadDraft: 60, Write: 16, Publish: 1, Schedule: 1, Upload: 2}}
 	if err := l.Prepare(ctx, o.pages); err != nil {
 		return "", err
 	}
@@ -153,7 +162,8 @@ func run(ctx context.Context, o options) (string, error) {
 	fmt.Fprintf(&rep, "# Soak: %d APIs + %d workers, %s at %.0f ops/s\n\n", o.apis, o.workers, o.duration, o.rate)
 	fmt.Fprintf(&rep, "- machine: %s; load average before: %s\n", benchenv.Machine(), benchenv.LoadAvg())
 	fmt.Fprintf(&rep, "- services: %s\n", env.Where)
-	fmt.Fprintf(&rep, "- mix: 60 %% live reads, 30 %% reads with drafts, 8 %% writes, 1 %% publishes, 1 %% uploads over %d pages, %d senders\n", o.pages, l.Conc)
+	fmt.Fprintf(&rep, "- mix: 60 %% live reads, 30 %% reads with drafts, 8 %% writes, 1 %% publishes (half scheduled 1.5–3 s ahead), 1 %% uploads over %d pages, %d senders; "+
+		"a webhook subscribed to %s delivers to a receiver in this process\n", o.pages, l.Conc, strings.Join(replicas.HookEvents, ", "))
 
 	// Faults on a schedule.
 	procs := append(append([]*replicas.Replica{}, c.APIs...), c.Workers...)
@@ -280,7 +290,7 @@ sampling:
 	settleBegan := time.Now()
 	counts, settleErr := replicas.Settle(ctx, env.DB, env.Storage, cfg.Storage, 3*time.Minute)
 	fmt.Fprintf(&rep, "\n## After the load\n\nSettled in %.1f s: %s\n\n", time.Since(settleBegan).Seconds(), counts)
-	wf, err := workflowCounts(ctx, env, cfg.TaskQueue, cfg.PublishTaskQueue)
+	wf, err := workflowCounts(ctx, env, cfg.TaskQueue, cfg.PublishTaskQueue, cfg.Webhooks.TaskQueue)
 	if err != nil {
 		fmt.Fprintf(&rep, "Temporal workflows: %v\n\n", err)
 	} else {
@@ -293,6 +303,8 @@ sampling:
 	bad = append(bad, l.CheckWrites(ctx, false)...)
 	uploads, revisions := l.Accepted()
 	bad = append(bad, replicas.Check(ctx, env.DB, env.Storage, cfg.Storage, uploads, revisions)...)
+	hookBad, hookFig := replicas.CheckWebhook(ctx, env.DB, hc, c.URL, token, hook)
+	bad = append(bad, hookBad...)
 	if noRetry > 0 {
 		bad = append(bad, fmt.Sprintf("%d 503s without Retry-After", noRetry))
 	}
@@ -304,7 +316,8 @@ sampling:
 	fmt.Fprintf(&rep, "## Invariants\n\n")
 	fmt.Fprintf(&rep, "- every accepted write (%d pages checked) is published or still a draft\n", o.pages)
 	fmt.Fprintf(&rep, "- every accepted upload (%d) ended finished or error, each finished one made exactly one asset\n", len(uploads))
-	fmt.Fprintf(&rep, "- every accepted revision (%d) published, one version per draft\n", len(revisions))
+	fmt.Fprintf(&rep, "- every accepted revision (%d, %d of them scheduled) published, one version per draft, a scheduled one not before its time\n", len(revisions), len(l.Scheduled()))
+	fmt.Fprintf(&rep, "- every change is one webhook event, delivered once to the receiver, in event order, none pending or failed: %s\n", hookFig)
 	fmt.Fprintf(&rep, "- the assets bucket holds objects of existing assets only, and every asset has its objects; no accepted upload's temporary object is left\n")
 	fmt.Fprintf(&rep, "- no 500, and every 503 with Retry-After\n\n")
 	if len(bad) > 0 {

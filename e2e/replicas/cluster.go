@@ -255,13 +255,14 @@ func (r *Replica) Start(ctx context.Context) error {
 func (r *Replica) apiReady(ctx context.Context) error { return dev.HTTPOK(ctx, r.URL+"/healthz") }
 
 // workerReady is true once this process (the SDK's default identity starts
-// with its pid) polls the activities of both task queues.
+// with its pid) polls the activities of its task queues (images, publishing,
+// webhook deliveries).
 func (r *Replica) workerReady(ctx context.Context) error {
 	if r.c.opts.Temporal == nil {
 		return nil
 	}
 	prefix := strconv.Itoa(r.proc.Pid()) + "@"
-	for _, q := range []string{r.c.opts.Config.TaskQueue, r.c.opts.Config.PublishTaskQueue} {
+	for _, q := range []string{r.c.opts.Config.TaskQueue, r.c.opts.Config.PublishTaskQueue, r.c.opts.Config.Webhooks.TaskQueue} {
 		resp, err := r.c.opts.Temporal.DescribeTaskQueue(ctx, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
 		if err != nil {
 			return err

@@ -2,9 +2,11 @@ package replicas_test
 
 // Real faults under a mixed load on 2 APIs and 2 workers: a worker
 // SIGKILLed, the Postgres server restarted, the Temporal server restarted,
-// storage down for 30 s. After each, the load stops, the work settles, and
-// replicas.Check proves nothing was lost or done twice and no object was
-// orphaned.
+// storage down for 30 s. The load includes scheduled publishes and a
+// webhook whose receiver gets every event. After each fault, the load
+// stops, the work settles, and replicas.Check proves nothing was lost or
+// done twice and no object was orphaned, and replicas.CheckWebhook that
+// every event was delivered once, in order, none left pending or failed.
 
 import (
 	"bytes"
@@ -25,15 +27,20 @@ import (
 	"github.com/pressroom/pressroom/workflows"
 )
 
-// faultMix is heavy on the work that crosses into workflows.
-var faultMix = replicas.Mix{ReadLive: 30, ReadDraft: 10, Write: 30, Publish: 15, Upload: 15}
+// faultMix is heavy on the work that crosses into workflows: uploads,
+// publishes at once and scheduled 1.5–3 s ahead, and (the load's webhook)
+// a delivery per event.
+var faultMix = replicas.Mix{ReadLive: 30, ReadDraft: 10, Write: 30, Publish: 10, Schedule: 5, Upload: 15}
 
-// runLoad prepares pages and runs the load through the proxy until the
-// returned stop is called, which waits for it and returns it.
+// runLoad subscribes a webhook receiver, prepares pages and runs the load
+// through the proxy until the returned stop is called, which waits for it
+// and returns it.
 func (f *fixture) runLoad(t *testing.T, rate float64) (stop func() *replicas.Load) {
 	t.Helper()
+	hook := replicas.NewReceiver(f.DB)
+	t.Cleanup(hook.Close)
 	l := &replicas.Load{HTTP: &http.Client{Timeout: time.Minute}, Base: f.URL, Token: f.token(t, f.URL, "editor@demo.test"),
-		Rate: rate, Mix: faultMix, Conc: 6}
+		Rate: rate, Mix: faultMix, Conc: 6, Hook: hook}
 	if err := l.Prepare(context.Background(), 12); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,14 @@ func (f *fixture) settleAndCheck(t *testing.T, l *replicas.Load, within time.Dur
 	if bad := replicas.Check(ctx, f.DB, f.Storage, f.Config.Storage, uploads, revisions); len(bad) > 0 {
 		t.Errorf("%d invariants broken: %v", len(bad), bad)
 	}
-	t.Logf("settled in %.1fs: %s", time.Since(began).Seconds(), c)
+	if scheduled := l.Scheduled(); len(scheduled) == 0 {
+		t.Error("the load scheduled no revision: the scheduled publishes were not exercised")
+	}
+	bad, fig := replicas.CheckWebhook(ctx, f.DB, f.http, f.URL, l.Token, l.Hook)
+	if len(bad) > 0 {
+		t.Errorf("%d webhook invariants broken: %v", len(bad), bad)
+	}
+	t.Logf("settled in %.1fs: %s; %d revisions scheduled; webhook: %s", time.Since(began).Seconds(), c, len(l.Scheduled()), fig)
 	return time.Since(began)
 }
 

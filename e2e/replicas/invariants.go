@@ -18,6 +18,11 @@ type Counts struct {
 	Assets, AssetObjects, TemporaryObjects   int
 	Revisions, Published, Failed, Publishing int
 	Versions, Drafts, DraftsInFlight         int
+	// Scheduled revisions wait for their time; ScheduledPublished are the
+	// published ones that had a publish-at.
+	Scheduled, ScheduledPublished int
+	// Webhook deliveries by status.
+	DeliveriesPending, DeliveriesSucceeded, DeliveriesFailed int
 	// TemporaryOfUploads are the temporary objects an upload row names:
 	// ingestion deletes each once it has recorded (or failed) it. The rest
 	// are files whose notice was refused (503 while Temporal was away) or
@@ -27,9 +32,11 @@ type Counts struct {
 
 func (c Counts) String() string {
 	return fmt.Sprintf("uploads %d (finished %d, error %d, processing %d); assets %d with %d objects, %d temporary objects; "+
-		"(%d of accepted uploads), revisions %d (published %d, failed %d, publishing %d), versions %d; drafts %d (%d in a revision)",
+		"(%d of accepted uploads), revisions %d (published %d, failed %d, publishing %d, scheduled %d; %d published on schedule), versions %d; "+
+		"drafts %d (%d in a revision); webhook deliveries: %d succeeded, %d pending, %d failed",
 		c.Uploads, c.Finished, c.Errored, c.Processing, c.Assets, c.AssetObjects, c.TemporaryObjects, c.TemporaryOfUploads,
-		c.Revisions, c.Published, c.Failed, c.Publishing, c.Versions, c.Drafts, c.DraftsInFlight)
+		c.Revisions, c.Published, c.Failed, c.Publishing, c.Scheduled, c.ScheduledPublished, c.Versions, c.Drafts, c.DraftsInFlight,
+		c.DeliveriesSucceeded, c.DeliveriesPending, c.DeliveriesFailed)
 }
 
 // Count reads the counts of every site in db and of both buckets.
@@ -47,9 +54,15 @@ func Count(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage)
 		(SELECT count(*) FROM revisions WHERE status = 'publishing'),
 		(SELECT count(*) FROM versions),
 		(SELECT count(*) FROM drafts),
-		(SELECT count(*) FROM drafts WHERE revision_id IS NOT NULL)`).Scan(ctx,
+		(SELECT count(*) FROM drafts WHERE revision_id IS NOT NULL),
+		(SELECT count(*) FROM revisions WHERE status = 'scheduled'),
+		(SELECT count(*) FROM revisions WHERE status = 'published' AND publish_at IS NOT NULL),
+		(SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'),
+		(SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'),
+		(SELECT count(*) FROM webhook_deliveries WHERE status = 'failed')`).Scan(ctx,
 		&c.Uploads, &c.Finished, &c.Errored, &c.Processing, &c.Assets,
-		&c.Revisions, &c.Published, &c.Failed, &c.Publishing, &c.Versions, &c.Drafts, &c.DraftsInFlight)
+		&c.Revisions, &c.Published, &c.Failed, &c.Publishing, &c.Versions, &c.Drafts, &c.DraftsInFlight,
+		&c.Scheduled, &c.ScheduledPublished, &c.DeliveriesPending, &c.DeliveriesSucceeded, &c.DeliveriesFailed)
 	if err != nil {
 		return c, fmt.Errorf("count rows: %w", err)
 	}
@@ -106,14 +119,16 @@ func Objects(ctx context.Context, mc *minio.Client, bucket string) ([]string, er
 	return keys, nil
 }
 
-// Settle waits until no upload is processing, no revision is publishing and
-// no accepted upload's temporary object is left (ingestion deletes it
-// after recording), or within passes; it returns the last counts.
+// Settle waits until no upload is processing, no revision is publishing or
+// scheduled, no webhook delivery is pending and no accepted upload's
+// temporary object is left (ingestion deletes it after recording), or
+// within passes; it returns the last counts.
 func Settle(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage, within time.Duration) (Counts, error) {
 	deadline := time.Now().Add(within)
 	for {
 		c, err := Count(ctx, db, mc, st)
-		if err == nil && c.Processing == 0 && c.Publishing == 0 && c.TemporaryOfUploads == 0 {
+		if err == nil && c.Processing == 0 && c.Publishing == 0 && c.Scheduled == 0 &&
+			c.DeliveriesPending == 0 && c.TemporaryOfUploads == 0 {
 			return c, nil
 		}
 		if time.Now().After(deadline) {
@@ -137,7 +152,8 @@ func Settle(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage
 //     every asset has its objects, and no accepted upload's temporary
 //     object is left;
 //   - every revision is published, with one version per draft it named,
-//     and no draft still belongs to a revision.
+//     and no draft still belongs to a revision; a scheduled one (publish_at
+//     set) published no earlier than its time.
 //
 // uploads and revisions are the ids the load generator saw accepted (202
 // or 201); each must exist, so an accepted write is never lost.
@@ -226,9 +242,12 @@ func Check(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage,
 		Drafts        int
 		VersionsCount int
 		Versions      int
+		PublishAt     *time.Time
+		FirstVersion  *time.Time
 	}
 	if err := db.NewRaw(`SELECT r.id::text AS id, r.status, cardinality(r.draft_ids) AS drafts, r.versions_count,
-		(SELECT count(*) FROM versions v WHERE v.revision_id = r.id) AS versions FROM revisions r`).Scan(ctx, &revs); err != nil {
+		(SELECT count(*) FROM versions v WHERE v.revision_id = r.id) AS versions, r.publish_at,
+		(SELECT min(v.created_at) FROM versions v WHERE v.revision_id = r.id) AS first_version FROM revisions r`).Scan(ctx, &revs); err != nil {
 		return append(bad, err.Error())
 	}
 	isRev := map[string]bool{}
@@ -240,6 +259,9 @@ func Check(ctx context.Context, db bun.IDB, mc *minio.Client, st config.Storage,
 		}
 		if r.Versions != r.Drafts || r.VersionsCount != r.Drafts {
 			add("revision %s named %d drafts but made %d versions (versions_count %d): not exactly once", r.ID, r.Drafts, r.Versions, r.VersionsCount)
+		}
+		if r.PublishAt != nil && r.FirstVersion != nil && r.FirstVersion.Before(*r.PublishAt) {
+			add("scheduled revision %s published at %s, before its time %s", r.ID, r.FirstVersion.Format(time.RFC3339Nano), r.PublishAt.Format(time.RFC3339Nano))
 		}
 	}
 	for _, id := range revisions {

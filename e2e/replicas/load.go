@@ -17,8 +17,9 @@ import (
 	"time"
 )
 
-// Mix weighs the operations a Load sends.
-type Mix struct{ ReadLive, ReadDraft, Write, Publish, Upload int }
+// Mix weighs the operations a Load sends. Schedule is a publish at a time
+// 1.5–3 s ahead (POST /revisions with publish-at), optional.
+type Mix struct{ ReadLive, ReadDraft, Write, Publish, Upload, Schedule int }
 
 // The operations, as reported.
 const (
@@ -27,14 +28,17 @@ const (
 	OpWrite     = "write"
 	OpPublish   = "publish"
 	OpUpload    = "upload"
+	OpSchedule  = "scheduled publish"
 )
 
 // Ops lists the operations in report order.
-var Ops = []string{OpReadLive, OpReadDraft, OpWrite, OpPublish, OpUpload}
+var Ops = []string{OpReadLive, OpReadDraft, OpWrite, OpPublish, OpSchedule, OpUpload}
 
 // Load is a rate-limited mixed load on one site, as an editing team and a
 // public reader make it: reads of pages live and with drafts, edits of
-// page titles, publishes of the edited pages and image uploads. Each page
+// page titles, publishes of the edited pages (at once or scheduled a few
+// seconds ahead) and image uploads; with Hook, a webhook of the site
+// delivers every event to a receiver. Each page
 // belongs to one of its goroutines, so the last accepted write of a page
 // is known and can be checked at the end (CheckWrites).
 type Load struct {
@@ -44,6 +48,9 @@ type Load struct {
 	Rate  float64 // operations per second, all kinds together
 	Mix   Mix
 	Conc  int // goroutines sending (each owns Pages/Conc pages)
+	// Hook, when set, is subscribed (Prepare) before anything happens, so
+	// every event of the load is delivered to it (CheckWebhook).
+	Hook *Receiver
 
 	pages []string
 
@@ -51,6 +58,7 @@ type Load struct {
 	stats     map[string]*OpStats
 	uploads   []string
 	revisions []string
+	scheduled []string
 	titles    map[string][]string // page → titles it may show: the last accepted, plus any whose answer was lost
 	dropped   int                 // ticks with every goroutine busy
 	seq       int
@@ -67,6 +75,11 @@ type OpStats struct {
 // Prepare creates n pages and publishes them, so reads find them live.
 func (l *Load) Prepare(ctx context.Context, n int) error {
 	l.stats, l.titles = map[string]*OpStats{}, map[string][]string{}
+	if l.Hook != nil {
+		if err := l.Hook.Subscribe(ctx, l.HTTP, l.Base, l.Token); err != nil {
+			return err
+		}
+	}
 	var drafts []string
 	for i := range n {
 		title := fmt.Sprintf("page %d", i)
@@ -149,7 +162,7 @@ type loader struct {
 
 func (w *loader) one(ctx context.Context) {
 	m := w.l.Mix
-	n := w.rnd.IntN(m.ReadLive + m.ReadDraft + m.Write + m.Publish + m.Upload)
+	n := w.rnd.IntN(m.ReadLive + m.ReadDraft + m.Write + m.Publish + m.Schedule + m.Upload)
 	page := w.pages[w.rnd.IntN(len(w.pages))]
 	began := time.Now()
 	var op string
@@ -187,8 +200,13 @@ func (w *loader) one(ctx context.Context) {
 			}
 		}
 		w.l.mu.Unlock()
-	case n < m.ReadLive+m.ReadDraft+m.Write+m.Publish:
+	case n < m.ReadLive+m.ReadDraft+m.Write+m.Publish+m.Schedule:
 		op = OpPublish
+		var at time.Time
+		if n >= m.ReadLive+m.ReadDraft+m.Write+m.Publish {
+			// At least 1 s ahead when the API reads it (else 422).
+			op, at = OpSchedule, time.Now().Add(1500*time.Millisecond+time.Duration(w.rnd.IntN(1500))*time.Millisecond)
+		}
 		var draft string
 		for p, d := range w.drafts {
 			page, draft = p, d
@@ -197,16 +215,23 @@ func (w *loader) one(ctx context.Context) {
 		if draft == "" {
 			return // nothing drafted here yet
 		}
-		r = Send(ctx, w.l.HTTP, w.l.Base, w.l.Token, http.MethodPost, "/revisions", revisionBody(draft))
+		body := revisionBody(draft)
+		if !at.IsZero() {
+			body["data"].(map[string]any)["attributes"].(map[string]any)["publish-at"] = at.UTC().Format(time.RFC3339Nano)
+		}
+		r = Send(ctx, w.l.HTTP, w.l.Base, w.l.Token, http.MethodPost, "/revisions", body)
 		if r.Status == 201 || r.Status == 202 || (r.Status >= 400 && r.Status < 500 && r.Status != 409 && r.Status != 429) {
-			// Published, publishing, or gone (published by an earlier
-			// request whose answer was lost).
+			// Published, publishing, scheduled, or gone (published by an
+			// earlier request whose answer was lost).
 			delete(w.drafts, page)
 		}
 		if r.Status == 201 || r.Status == 202 {
 			id, _ := ids(r.Raw)
 			w.l.mu.Lock()
 			w.l.revisions = append(w.l.revisions, id)
+			if op == OpSchedule {
+				w.l.scheduled = append(w.l.scheduled, id)
+			}
 			w.l.mu.Unlock()
 		}
 	default:
@@ -270,6 +295,14 @@ func (l *Load) Accepted() (uploads, revisions []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.uploads), slices.Clone(l.revisions)
+}
+
+// Scheduled returns the ids of the scheduled revisions the API accepted
+// (201); Accepted's revisions include them.
+func (l *Load) Scheduled() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.scheduled)
 }
 
 // PublishDrafts publishes every page's open draft (after Run), so a check
