@@ -52,10 +52,9 @@ func (cd *compound) respond(c *fiber.Ctx, status int, data any, l *jsonapi.Links
 	return respondIncluded(c, status, jsonapi.Document{Data: data, Included: cd.list, Links: l, Meta: meta}, len(cd.q.Include) > 0)
 }
 
-// respondOne writes one resource as primary data, with its ETag, and with its
-// Location when it was just created.
-func (cd *compound) respondOne(c *fiber.Ctx, status int, r *jsonapi.Resource, version int) error {
-	setETag(c, r.ID, version)
+// respondOne writes one resource as primary data, with its Location when it
+// was just created.
+func (cd *compound) respondOne(c *fiber.Ctx, status int, r *jsonapi.Resource) error {
 	if status == fiber.StatusCreated {
 		c.Set(fiber.HeaderLocation, r.Links.Self)
 	}
@@ -120,10 +119,11 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 }
 
 // rowRenderer writes rows of one type (themes, layouts, theme assets,
-// assets, drafts) as primary data with what include asks for: render makes
-// their resources, include (nil: nothing to include) adds their related
-// records to the compound document, version reads a row's version (its
-// ETag).
+// assets, drafts, webhooks, webhook deliveries) as primary data with what
+// include asks for: render makes their resources, include (nil: nothing to
+// include) adds their related records to the compound document, version
+// reads a row's version (its ETag; nil: rows without one, answered without
+// an ETag).
 type rowRenderer[M any] struct {
 	render  func(ctx context.Context, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, error)
 	include func(ctx context.Context, siteID uuid.UUID, q *Query, rows []M, cd *compound) error
@@ -197,7 +197,10 @@ func (rr rowRenderer[M]) respondOne(c *fiber.Ctx, q *Query, status int, row *M) 
 	if err != nil {
 		return err
 	}
-	return cd.respondOne(c, status, rs[0], rr.version(row))
+	if rr.version != nil {
+		setETag(c, rs[0].ID, rr.version(row))
+	}
+	return cd.respondOne(c, status, rs[0])
 }
 
 // get serves a GET of the row load finds, read with the query against spec.

@@ -4,13 +4,11 @@ import (
 	"context"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
-	"github.com/pressroom/pressroom/webhooks"
 )
 
 type draftAttributes struct {
@@ -71,19 +69,9 @@ var draftSpec = QuerySpec{Collection: true, Fields: []string{"drafts"},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: "d.created_at, d.id"}
 
+// load finds the draft named by the URL.
 func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
-	id, err := idParam(c, "draft")
-	if err != nil {
-		return nil, err
-	}
-	ds, err := drafts.Drafts(c.UserContext(), h.db, siteOf(c), []uuid.UUID{id}, false)
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) == 0 {
-		return nil, models.NotFound("draft")
-	}
-	return ds[0], nil
+	return loadByID(c, h.db, "draft", drafts.FindDraft)
 }
 
 // dependencies computes a draft's closure in one direction, without itself.
@@ -115,14 +103,7 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	res := draftResource(h.links, d)
-	included := []*jsonapi.Resource{}
-	seen := map[string]bool{"drafts/" + d.ID.String(): true}
-	add := func(r *jsonapi.Resource) {
-		if key := r.Type + "/" + r.ID; !seen[key] {
-			seen[key] = true
-			included = append(included, q.Sparse(r))
-		}
-	}
+	cd := newCompound(q, res)
 	for name, dir := range map[string]drafts.Direction{"publication-dependencies": drafts.Publication, "reversion-dependencies": drafts.Reversion} {
 		deps, err := h.dependencies(ctx, d, dir)
 		if err != nil {
@@ -132,7 +113,7 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 		for i, x := range deps {
 			ids[i] = x.ID.String()
 			if q.Include[name] {
-				add(draftResource(h.links, x))
+				cd.add(draftResource(h.links, x))
 			}
 		}
 		res.Relationships[name].Data = jsonapi.ToMany("drafts", ids)
@@ -145,7 +126,7 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 	for i, l := range links {
 		ids[i] = l.ID.String()
 		if q.Include["hyperlinks"] {
-			add(hyperlinkResource(h.links, l))
+			cd.add(hyperlinkResource(h.links, l))
 		}
 	}
 	res.Relationships["hyperlinks"].Data = jsonapi.ToMany("hyperlinks", ids)
@@ -157,18 +138,18 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 				if err != nil {
 					return err
 				}
-				add(ch.resource(v, true, paths))
+				cd.add(ch.resource(v, true, paths))
 			}
 		}
 	}
 	if q.Include["user"] && d.UserID != nil {
 		u := usersHandler{db: h.db, links: h.links}
 		if user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID); err == nil {
-			add(u.resource(user))
+			cd.add(u.resource(user))
 		}
 	}
 	setETag(c, d.ID.String(), d.Version)
-	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, len(q.Include) > 0)
+	return cd.respondOne(c, fiber.StatusOK, res)
 }
 
 // revert serves DELETE /drafts/:id: the draft and its reversion closure
@@ -181,26 +162,12 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 	if err := checkVersion(c, d.ID.String(), d.Version, nil); err != nil {
 		return err
 	}
+	// The check above read before the transaction: a write may have changed
+	// the draft since; RevertDraft checks again under the draft's row lock.
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		// The check above read before the transaction: a write may have
-		// changed the draft since. Checked again under the draft's row lock,
-		// which the writes take too.
-		locked, err := drafts.Drafts(ctx, tx, d.SiteID, []uuid.UUID{d.ID}, true)
-		if err != nil {
-			return err
-		}
-		if len(locked) == 0 {
-			return models.NotFound("draft")
-		}
-		if err := checkVersion(c, d.ID.String(), locked[0].Version, nil); err != nil {
-			return err
-		}
-		// Recorded before the draft goes, so the event carries it; it
-		// commits only with the revert (docs/webhooks.md).
-		if err := models.RecordEvent(ctx, tx, models.Event{SiteID: d.SiteID, Type: webhooks.DraftReverted, SubjectType: "drafts", SubjectID: d.ID}); err != nil {
-			return err
-		}
-		return h.engine.Revert(ctx, tx, d.SiteID, d.ID)
+		return h.engine.RevertDraft(ctx, tx, d.SiteID, d.ID, func(locked *drafts.Draft) error {
+			return checkVersion(c, locked.ID.String(), locked.Version, nil)
+		})
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,15 @@ import (
 // timestamp renders a time the way the spec asks: ISO 8601, UTC, milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
+// optionalTimestamp is timestamp for a time that may be unset (null).
+func optionalTimestamp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timestamp(*t)
+	return &s
+}
+
 // optionalID is the linkage id of an optional to-one relationship (nil
 // when it names nothing).
 func optionalID(id *uuid.UUID) *string {

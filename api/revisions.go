@@ -67,14 +67,9 @@ func (h revisionsHandler) resource(r *drafts.Revision, versionIDs []string) *jso
 	if versionIDs != nil {
 		rels["versions"].Data = jsonapi.ToMany("versions", versionIDs)
 	}
-	var publishAt *string
-	if r.PublishAt != nil {
-		s := timestamp(*r.PublishAt)
-		publishAt = &s
-	}
 	return &jsonapi.Resource{Type: "revisions", ID: r.ID.String(), Links: h.links.self(p), Relationships: rels,
 		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage,
-			PublishAt: publishAt, CreatedAt: timestamp(r.CreatedAt)}}
+			PublishAt: optionalTimestamp(r.PublishAt), CreatedAt: timestamp(r.CreatedAt)}}
 }
 
 type revisionRequest struct {

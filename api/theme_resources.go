@@ -53,13 +53,8 @@ func ids[T any](rows []T, id func(*T) uuid.UUID) []uuid.UUID {
 // themeResource renders a theme with the linkage of its layouts and theme assets.
 func (k *themeResources) themeResource(t *models.Theme, layoutIDs, assetIDs []string) *jsonapi.Resource {
 	p := themePath(t.ID)
-	var published *string
-	if t.PublishedAt != nil {
-		s := timestamp(*t.PublishedAt)
-		published = &s
-	}
 	r := &jsonapi.Resource{Type: "themes", ID: t.ID.String(), Links: k.links.self(p),
-		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: published,
+		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: optionalTimestamp(t.PublishedAt),
 			CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(t.UserID))),

@@ -42,12 +42,19 @@ type webhookRequest struct {
 
 var webhookReadOnly = []string{"secret", "created-at", "updated-at"}
 
-// webhookColumns are the columns of the attributes a PATCH may change
-// (attribute and column names are the same).
-var webhookColumns = []string{"url", "events", "active", "description"}
+// webhookReadOnlyRels are the relationships of a webhook the server sets.
+var webhookReadOnlyRels = relNames{readOnly: []string{"deliveries"}}
 
-// maxWebhooksPerSite bounds a site's webhooks: each event fans out to all.
-const maxWebhooksPerSite = 20
+// webhookColumns are the attributes a PATCH /webhooks may change;
+// rotate-secret writes the new secret's two columns.
+var webhookColumns = []attrColumn[models.Webhook, webhookFields]{
+	{"url", "url", func(w *models.Webhook, f webhookFields) { w.URL = f.url }},
+	{"events", "events", func(w *models.Webhook, f webhookFields) { w.Events = f.events }},
+	{"active", "active", func(w *models.Webhook, f webhookFields) { w.Active = f.active }},
+	{"description", "description", func(w *models.Webhook, f webhookFields) { w.Description = f.description }},
+	{"rotate-secret", "secret_sealed", func(w *models.Webhook, f webhookFields) { w.SecretSealed = f.secret.Sealed }},
+	{"rotate-secret", "secret_last4", func(w *models.Webhook, f webhookFields) { w.SecretLast4 = f.secret.Last4 }},
+}
 
 // webhookFields are the validated attributes of a request.
 type webhookFields struct {
@@ -56,36 +63,46 @@ type webhookFields struct {
 	active      bool
 	description *string
 	rotate      bool
+	// secret is the new secret (create, rotate-secret), issued by the
+	// handler once the request is valid.
+	secret models.WebhookSecret
 }
 
-// validate checks the attributes sent; on create url and events are required.
-func (h webhooksHandler) validate(ctx context.Context, r webhookRequest, sent map[string]bool, create bool) (f webhookFields, err error) {
+// invalidURL is the answer to a url that breaks a rule of webhooks.CheckURL.
+func invalidURL(err error) error {
+	return invalidAttr("url", "invalid_url", "url "+err.Error()+".")
+}
+
+// validate checks the attributes sent; on create url and events are
+// required. Only the url's form is checked here: whether its host is
+// public needs a DNS lookup (checkHost).
+func (r webhookRequest) validate(sent map[string]bool, create bool) (f webhookFields, err error) {
 	if err = checkReadOnly(sent, webhookReadOnly); err != nil {
 		return f, err
 	}
 	if create && sent["rotate-secret"] {
-		return f, models.Invalid("/data/attributes/rotate-secret", "invalid_rotate_secret", "rotate-secret is for PATCH; a new webhook gets a new secret.")
+		return f, invalidAttr("rotate-secret", "invalid_rotate_secret", "rotate-secret is for PATCH; a new webhook gets a new secret.")
 	}
 	if sent["url"] || create {
 		if r.URL == nil || *r.URL == "" {
-			return f, models.Invalid("/data/attributes/url", "invalid_url", "url is required: an http or https URL.")
+			return f, invalidAttr("url", "invalid_url", "url is required: an http or https URL.")
 		}
 		if len(*r.URL) > 2048 {
-			return f, models.Invalid("/data/attributes/url", "invalid_url", "url is longer than 2048 characters.")
+			return f, invalidAttr("url", "invalid_url", "url is longer than 2048 characters.")
 		}
-		if err := webhooks.CheckURL(ctx, *r.URL, h.allowPrivate); err != nil {
-			return f, models.Invalid("/data/attributes/url", "invalid_url", "url "+err.Error()+".")
+		if _, err := webhooks.ParseURL(*r.URL); err != nil {
+			return f, invalidURL(err)
 		}
 		f.url = *r.URL
 	}
 	if sent["events"] || create {
 		if r.Events == nil || len(*r.Events) == 0 {
-			return f, models.Invalid("/data/attributes/events", "invalid_events", "events must be a non-empty array of event types.")
+			return f, invalidAttr("events", "invalid_events", "events must be a non-empty array of event types.")
 		}
 		seen := map[string]bool{}
 		for i, e := range *r.Events {
 			if !webhooks.KnownEvent(e) {
-				return f, models.Invalid(fmt.Sprintf("/data/attributes/events/%d", i), "invalid_events", fmt.Sprintf("%q is not an event type; known: %v.", e, webhooks.Events))
+				return f, invalidAttr(fmt.Sprintf("events/%d", i), "invalid_events", fmt.Sprintf("%q is not an event type; known: %v.", e, webhooks.Events))
 			}
 			if !seen[e] {
 				seen[e] = true
@@ -96,7 +113,7 @@ func (h webhooksHandler) validate(ctx context.Context, r webhookRequest, sent ma
 	f.active = true
 	if sent["active"] {
 		if r.Active == nil {
-			return f, models.Invalid("/data/attributes/active", "invalid_active", "active must be true or false.")
+			return f, invalidAttr("active", "invalid_active", "active must be true or false.")
 		}
 		f.active = *r.Active
 	}
@@ -105,7 +122,7 @@ func (h webhooksHandler) validate(ctx context.Context, r webhookRequest, sent ma
 	}
 	if sent["rotate-secret"] {
 		if r.RotateSecret == nil || !*r.RotateSecret {
-			return f, models.Invalid("/data/attributes/rotate-secret", "invalid_rotate_secret", "rotate-secret may only be true.")
+			return f, invalidAttr("rotate-secret", "invalid_rotate_secret", "rotate-secret may only be true.")
 		}
 		f.rotate = true
 	}
@@ -156,139 +173,73 @@ func (h webhooksHandler) resource(w *models.Webhook, secret string) *jsonapi.Res
 	}, w.Version)
 }
 
-func (h webhooksHandler) respondOne(c *fiber.Ctx, q *Query, status int, w *models.Webhook, secret string) error {
-	r := h.resource(w, secret)
-	return newCompound(q, r).respondOne(c, status, r, w.Version)
+// rows writes webhooks; secret is the full secret when this answer made it
+// (create, rotate-secret), otherwise each secret is masked.
+func (h webhooksHandler) rows(secret string) rowRenderer[models.Webhook] {
+	return rowRenderer[models.Webhook]{render: renderEach(func(w *models.Webhook) *jsonapi.Resource { return h.resource(w, secret) }),
+		version: func(w *models.Webhook) int { return w.Version }}
 }
 
-// list serves GET /webhooks.
-func (h webhooksHandler) list(c *fiber.Ctx) error {
-	q, err := parseQuery(c, webhookSpec(true))
-	if err != nil {
-		return err
-	}
-	ws, total, err := models.ListWebhooks(c.UserContext(), h.db, siteOf(c), q.Apply)
-	if err != nil {
-		return err
-	}
-	rs := make([]*jsonapi.Resource, len(ws))
-	for i := range ws {
-		rs[i] = h.resource(&ws[i], "")
-	}
-	return newCompound(q).respondPage(c, h.links, "/webhooks", rs, total)
-}
-
+// load finds the webhook named by the URL.
 func (h webhooksHandler) load(c *fiber.Ctx) (*models.Webhook, error) {
-	id, err := idParam(c, "webhook")
-	if err != nil {
-		return nil, err
-	}
-	return models.FindWebhook(c.UserContext(), h.db, siteOf(c), id)
+	return loadByID(c, h.db, "webhook", models.FindWebhook)
 }
 
-// get serves GET /webhooks/:id.
-func (h webhooksHandler) get(c *fiber.Ctx) error {
-	return serveOne(c, webhookSpec(false), h.load, func(q *Query, w *models.Webhook) error {
-		return h.respondOne(c, q, fiber.StatusOK, w, "")
-	})
+// checkHost refuses a url sent whose host is not public, unless private
+// hosts are allowed (the SSRF guard, docs/webhooks.md). It resolves the
+// host, so it runs once the attributes are valid.
+func (h webhooksHandler) checkHost(ctx context.Context, f webhookFields) error {
+	if f.url == "" {
+		return nil
+	}
+	if err := webhooks.CheckURL(ctx, f.url, h.allowPrivate); err != nil {
+		return invalidURL(err)
+	}
+	return nil
 }
 
 // create serves POST /webhooks: the answer shows the secret in full, once.
 func (h webhooksHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, webhookSpec(false))
+	req, err := readCreate[webhookRequest, webhookFields](c, webhookSpec(false), "webhooks", webhookReadOnlyRels)
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[webhookRequest](c, "webhooks")
-	if err != nil {
-		return err
-	}
-	f, err := h.validate(c.UserContext(), data.Attributes, data.Sent, true)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(data.Relationships, nil, []string{"deliveries"}); err != nil {
-		return err
-	}
-	secret, err := webhooks.NewSecret()
-	if err != nil {
+	f := req.fields
+	if err := h.checkHost(c.UserContext(), f); err != nil {
 		return err
 	}
 	now := time.Now().UTC()
 	w := &models.Webhook{ID: uuid.New(), SiteID: siteOf(c), URL: f.url, Events: f.events, Active: f.active, Description: f.description,
-		SecretLast4: webhooks.Last4(secret), Version: 1, CreatedAt: now, UpdatedAt: now}
-	if w.SecretSealed, err = h.box.Seal(w.ID, secret); err != nil {
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	if f.secret, err = h.box.Issue(w.ID); err != nil {
 		return err
 	}
+	w.SecretSealed, w.SecretLast4 = f.secret.Sealed, f.secret.Last4
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return models.CreateWebhook(ctx, tx, w, maxWebhooksPerSite)
+		return models.CreateWebhook(ctx, tx, w)
 	})
 	if err != nil {
 		return err
 	}
-	return h.respondOne(c, q, fiber.StatusCreated, w, secret)
+	return h.rows(f.secret.Plain).respondOne(c, req.q, fiber.StatusCreated, w)
 }
 
 // update serves PATCH /webhooks/:id; with rotate-secret: true the secret
 // is replaced and the answer shows the new one, once.
 func (h webhooksHandler) update(c *fiber.Ctx) error {
-	q, err := parseQuery(c, webhookSpec(false))
+	req, err := readPatch[webhookRequest, webhookFields](c, webhookSpec(false), "webhook", "webhooks", webhookReadOnlyRels)
 	if err != nil {
 		return err
 	}
-	req, err := decodePatch[webhookRequest](c, "webhook", "webhooks")
-	if err != nil {
+	if err := h.checkHost(c.UserContext(), req.fields); err != nil {
 		return err
 	}
-	sent := req.data.Sent
-	f, err := h.validate(c.UserContext(), req.data.Attributes, sent, false)
-	if err != nil {
-		return err
-	}
-	if err := checkRelationshipNames(req.data.Relationships, nil, []string{"deliveries"}); err != nil {
-		return err
-	}
-	var cols []string
-	for _, col := range webhookColumns {
-		if sent[col] {
-			cols = append(cols, col)
-		}
-	}
-	var secret string
-	var sealed []byte
-	if f.rotate {
-		if secret, err = webhooks.NewSecret(); err != nil {
+	if req.fields.rotate {
+		if req.fields.secret, err = h.box.Issue(req.id); err != nil {
 			return err
 		}
-		if sealed, err = h.box.Seal(req.id, secret); err != nil {
-			return err
-		}
-		cols = append(cols, "secret_sealed", "secret_last4")
 	}
-	return patchRow(c, h.db, rowPatch[models.Webhook]{
-		id: req.id, bodyVersion: req.bodyVersion, cols: cols,
-		find:    models.FindWebhook,
-		version: func(w *models.Webhook) int { return w.Version },
-		apply: func(w *models.Webhook) {
-			if sent["url"] {
-				w.URL = f.url
-			}
-			if sent["events"] {
-				w.Events = f.events
-			}
-			if sent["active"] {
-				w.Active = f.active
-			}
-			if sent["description"] {
-				w.Description = f.description
-			}
-			if f.rotate {
-				w.SecretSealed, w.SecretLast4 = sealed, webhooks.Last4(secret)
-			}
-			w.UpdatedAt = time.Now().UTC()
-		},
-		respond: func(w *models.Webhook) error { return h.respondOne(c, q, fiber.StatusOK, w, secret) },
-	})
+	return patchRow(c, h.db, patchOf(c, req, h.rows(req.fields.secret.Plain), models.FindWebhook, webhookColumns))
 }
 
 // delete serves DELETE /webhooks/:id: the webhook and its deliveries go.
@@ -317,14 +268,6 @@ type deliveryAttributes struct {
 	DeliveredAt    *string `json:"delivered-at"`
 }
 
-func optionalTimestamp(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := timestamp(*t)
-	return &s
-}
-
 func (h webhooksHandler) deliveryResource(d *models.WebhookDelivery) *jsonapi.Resource {
 	p := "/webhook-deliveries/" + d.ID.String()
 	hook := d.WebhookID.String()
@@ -337,65 +280,43 @@ func (h webhooksHandler) deliveryResource(d *models.WebhookDelivery) *jsonapi.Re
 	}
 }
 
-// deliveries serves GET /webhooks/:id/deliveries.
-func (h webhooksHandler) deliveries(c *fiber.Ctx) error {
-	q, err := parseQuery(c, deliverySpec(true))
-	if err != nil {
-		return err
-	}
-	id, err := idParam(c, "webhook")
-	if err != nil {
-		return err
-	}
-	ds, total, err := models.ListDeliveries(c.UserContext(), h.db, siteOf(c), id, q.Apply)
-	if err != nil {
-		return err
-	}
-	rs := make([]*jsonapi.Resource, len(ds))
-	for i := range ds {
-		rs[i] = h.deliveryResource(&ds[i])
-	}
-	return newCompound(q).respondPage(c, h.links, webhookPath(id)+"/deliveries", rs, total)
+// deliveryRows writes deliveries (they have no version: no ETag).
+func (h webhooksHandler) deliveryRows() rowRenderer[models.WebhookDelivery] {
+	return rowRenderer[models.WebhookDelivery]{render: renderEach(h.deliveryResource)}
 }
 
+// deliveries serves GET /webhooks/:id/deliveries.
+func (h webhooksHandler) deliveries(c *fiber.Ctx) error {
+	siteID := siteOf(c)
+	// respondPage reads the query first; a bad id is answered after it, as
+	// list's error, so a bad query and a bad id answer as they always did.
+	id, idErr := idParam(c, "webhook")
+	return h.deliveryRows().respondPage(c, deliverySpec(true), h.links, webhookPath(id)+"/deliveries", siteID,
+		func(ctx context.Context, page models.Page) ([]models.WebhookDelivery, int64, error) {
+			if idErr != nil {
+				return nil, 0, idErr
+			}
+			return models.ListDeliveries(ctx, h.db, siteID, id, page)
+		})
+}
+
+// loadDelivery finds the delivery named by the URL.
 func (h webhooksHandler) loadDelivery(c *fiber.Ctx) (*models.WebhookDelivery, error) {
-	id, err := idParam(c, "webhook delivery")
+	return loadByID(c, h.db, "webhook delivery", models.FindDelivery)
+}
+
+// loadDeliveryWebhook finds the webhook of the delivery named by the URL.
+func (h webhooksHandler) loadDeliveryWebhook(c *fiber.Ctx) (*models.Webhook, error) {
+	d, err := h.loadDelivery(c)
 	if err != nil {
 		return nil, err
 	}
-	return models.FindDelivery(c.UserContext(), h.db, siteOf(c), id)
+	return models.FindWebhook(c.UserContext(), h.db, d.SiteID, d.WebhookID)
 }
 
-// delivery serves GET /webhook-deliveries/:id.
-func (h webhooksHandler) delivery(c *fiber.Ctx) error {
-	return serveOne(c, deliverySpec(false), h.loadDelivery, func(q *Query, d *models.WebhookDelivery) error {
-		r := h.deliveryResource(d)
-		return newCompound(q, r).respond(c, fiber.StatusOK, q.Sparse(r), nil, nil)
-	})
-}
-
-// deliveryWebhook serves GET /webhook-deliveries/:id/webhook.
-func (h webhooksHandler) deliveryWebhook(c *fiber.Ctx) error {
-	return serveOne(c, webhookSpec(false), h.loadDelivery, func(q *Query, d *models.WebhookDelivery) error {
-		w, err := models.FindWebhook(c.UserContext(), h.db, siteOf(c), d.WebhookID)
-		if err != nil {
-			return err
-		}
-		return h.respondOne(c, q, fiber.StatusOK, w, "")
-	})
-}
-
-// deliveryRelationship serves GET /webhook-deliveries/:id/relationships/webhook.
-func (h webhooksHandler) deliveryRelationship(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	d, err := h.loadDelivery(c)
-	if err != nil {
-		return err
-	}
-	rel := h.deliveryResource(d).Relationships["webhook"]
-	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+// deliveryLinkage is the linkage of a delivery's webhook relationship.
+func (h webhooksHandler) deliveryLinkage(_ context.Context, d *models.WebhookDelivery) (*jsonapi.Relationship, error) {
+	return h.deliveryResource(d).Relationships["webhook"], nil
 }
 
 // retry serves POST /webhook-deliveries/:id/retry: a failed delivery is
@@ -417,8 +338,7 @@ func (h webhooksHandler) retry(c *fiber.Ctx) error {
 	}); err != nil {
 		return err
 	}
-	r := h.deliveryResource(d)
-	return newCompound(q, r).respond(c, fiber.StatusAccepted, q.Sparse(r), nil, nil)
+	return h.deliveryRows().respondOne(c, q, fiber.StatusAccepted, d)
 }
 
 // registerWebhookRoutes registers /webhooks and /webhook-deliveries.
@@ -428,15 +348,15 @@ func registerWebhookRoutes(r routes) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate}
-	r.get("/webhooks", h.list)
+	r.get("/webhooks", h.rows("").list(webhookSpec(true), h.links, "/webhooks", h.db, models.ListWebhooks))
 	r.post("/webhooks", h.create)
-	r.get("/webhooks/:id", h.get)
+	r.get("/webhooks/:id", h.rows("").get(webhookSpec(false), h.load))
 	r.patch("/webhooks/:id", h.update)
 	r.delete("/webhooks/:id", h.delete)
 	r.get("/webhooks/:id/deliveries", h.deliveries)
-	r.get("/webhook-deliveries/:id", h.delivery)
-	r.get("/webhook-deliveries/:id/webhook", h.deliveryWebhook)
-	r.get("/webhook-deliveries/:id/relationships/webhook", h.deliveryRelationship)
+	r.get("/webhook-deliveries/:id", h.deliveryRows().get(deliverySpec(false), h.loadDelivery))
+	r.get("/webhook-deliveries/:id/webhook", h.rows("").get(webhookSpec(false), h.loadDeliveryWebhook))
+	r.get("/webhook-deliveries/:id/relationships/webhook", serveLinkage(h.loadDelivery, h.deliveryLinkage))
 	r.post("/webhook-deliveries/:id/retry", h.retry)
 	return nil
 }

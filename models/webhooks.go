@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // Webhook is a site's subscription to events (docs/webhooks.md).
@@ -120,27 +122,44 @@ func (b *SecretBox) Open(webhookID uuid.UUID, sealed []byte) (string, error) {
 	return string(out), nil
 }
 
-// FindWebhook finds the site's webhook id.
-func FindWebhook(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Webhook, error) {
-	w := new(Webhook)
-	err := db.NewSelect().Model(w).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("webhook")
+// The finders of a site's webhooks and webhook deliveries by id.
+var (
+	FindWebhook  = Finder[Webhook]("webhook")
+	FindDelivery = Finder[WebhookDelivery]("webhook delivery")
+)
+
+// ListWebhooks loads one page of the site's webhooks.
+func ListWebhooks(ctx context.Context, db bun.IDB, siteID uuid.UUID, page Page) ([]Webhook, int64, error) {
+	return List[Webhook](ctx, db, page, "site_id = ?", siteID)
+}
+
+// MaxWebhooks bounds a site's webhooks: each event fans out to all.
+const MaxWebhooks = 20
+
+// WebhookSecret is a new signing secret of a webhook: Plain is shown once,
+// in the answer that made it; Sealed and Last4 are stored.
+type WebhookSecret struct {
+	Plain  string
+	Sealed []byte
+	Last4  string
+}
+
+// Issue makes a new signing secret for the webhook id, sealed for it.
+func (b *SecretBox) Issue(webhookID uuid.UUID) (WebhookSecret, error) {
+	plain, err := webhooks.NewSecret()
+	if err != nil {
+		return WebhookSecret{}, err
 	}
-	return w, err
+	sealed, err := b.Seal(webhookID, plain)
+	if err != nil {
+		return WebhookSecret{}, err
+	}
+	return WebhookSecret{Plain: plain, Sealed: sealed, Last4: webhooks.Last4(plain)}, nil
 }
 
-// ListWebhooks lists the site's webhooks; page applies the query's
-// sorting, filters and page.
-func ListWebhooks(ctx context.Context, db bun.IDB, siteID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]Webhook, int64, error) {
-	var ws []Webhook
-	n, err := page(db.NewSelect().Model(&ws).Where("site_id = ?", siteID)).ScanAndCount(ctx)
-	return ws, n, err
-}
-
-// CreateWebhook inserts w, unless its site has max webhooks already (the
+// CreateWebhook inserts w, unless its site has MaxWebhooks already (the
 // site row is locked meanwhile, so two creates cannot both pass).
-func CreateWebhook(ctx context.Context, db bun.IDB, w *Webhook, max int) error {
+func CreateWebhook(ctx context.Context, db bun.IDB, w *Webhook) error {
 	if _, err := db.NewRaw("SELECT 1 FROM sites WHERE id = ? FOR UPDATE", w.SiteID).Exec(ctx); err != nil {
 		return fmt.Errorf("lock site: %w", err)
 	}
@@ -148,8 +167,8 @@ func CreateWebhook(ctx context.Context, db bun.IDB, w *Webhook, max int) error {
 	if err != nil {
 		return err
 	}
-	if n >= int64(max) {
-		return &Error{Kind: ErrTooLarge, Code: "too_many_webhooks", Detail: fmt.Sprintf("A site has at most %d webhooks.", max)}
+	if n >= MaxWebhooks {
+		return &Error{Kind: ErrTooLarge, Code: "too_many_webhooks", Detail: fmt.Sprintf("A site has at most %d webhooks.", MaxWebhooks)}
 	}
 	_, err = db.NewInsert().Model(w).Exec(ctx)
 	return err
@@ -168,25 +187,13 @@ func DeleteWebhook(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) error 
 	return nil
 }
 
-// FindDelivery finds the site's delivery id.
-func FindDelivery(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*WebhookDelivery, error) {
-	d := new(WebhookDelivery)
-	err := db.NewSelect().Model(d).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if IsNoRows(err) {
-		return nil, NotFound("webhook delivery")
-	}
-	return d, err
-}
-
-// ListDeliveries lists the deliveries of the site's webhook, newest first
-// unless page sorts otherwise.
-func ListDeliveries(ctx context.Context, db bun.IDB, siteID, webhookID uuid.UUID, page func(*bun.SelectQuery) *bun.SelectQuery) ([]WebhookDelivery, int64, error) {
+// ListDeliveries loads one page of the deliveries of the site's webhook
+// (NotFound without it).
+func ListDeliveries(ctx context.Context, db bun.IDB, siteID, webhookID uuid.UUID, page Page) ([]WebhookDelivery, int64, error) {
 	if _, err := FindWebhook(ctx, db, siteID, webhookID); err != nil {
 		return nil, 0, err
 	}
-	var ds []WebhookDelivery
-	n, err := page(db.NewSelect().Model(&ds).Where("site_id = ? AND webhook_id = ?", siteID, webhookID)).ScanAndCount(ctx)
-	return ds, n, err
+	return List[WebhookDelivery](ctx, db, page, "site_id = ? AND webhook_id = ?", siteID, webhookID)
 }
 
 // RetryDelivery makes the site's failed delivery id pending again, to be

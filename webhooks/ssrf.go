@@ -45,20 +45,30 @@ func Public(a netip.Addr) bool {
 	return true
 }
 
-// CheckURL checks a webhook URL as it is saved: http or https, a host, no
-// credentials, and (unless allowPrivate) a host that resolves to public
-// addresses only. The worker checks again on every connection (Dialer), so
-// a name that later resolves elsewhere (DNS rebinding) is refused there.
-func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
+// ParseURL reads a webhook URL and checks its form, without I/O: http or
+// https, a host, no credentials, no fragment.
+func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Opaque != "" {
-		return errors.New("must be an absolute http or https URL")
+		return nil, errors.New("must be an absolute http or https URL")
 	}
 	if u.User != nil {
-		return errors.New("must not hold credentials (user:password@); authenticate the request with its signature")
+		return nil, errors.New("must not hold credentials (user:password@); authenticate the request with its signature")
 	}
 	if u.Fragment != "" {
-		return errors.New("must not have a fragment")
+		return nil, errors.New("must not have a fragment")
+	}
+	return u, nil
+}
+
+// CheckURL checks a webhook URL as it is saved: its form (ParseURL), and
+// (unless allowPrivate) a host that resolves to public addresses only. The
+// worker checks again on every connection (Dialer), so a name that later
+// resolves elsewhere (DNS rebinding) is refused there.
+func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return err
 	}
 	if allowPrivate {
 		return nil

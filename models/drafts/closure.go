@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // The dependency rules (DESIGN.md §4), applied transitively:
@@ -141,6 +144,25 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 		}
 	}
 	return out, nil
+}
+
+// RevertDraft is the revert a client asks for (DELETE /drafts/:id) in tx:
+// the draft, locked, is judged by check (the caller's preconditions, read
+// again under the lock the writes take too), draft.reverted is recorded,
+// then Revert undoes it. The event is recorded before the draft goes, so
+// it carries the draft, and commits only with the revert (docs/webhooks.md).
+func (e *Engine) RevertDraft(ctx context.Context, tx bun.Tx, siteID, draftID uuid.UUID, check func(*Draft) error) error {
+	locked, err := findDraft(ctx, tx, siteID, draftID, true)
+	if err != nil {
+		return err
+	}
+	if err := check(locked); err != nil {
+		return err
+	}
+	if err := models.RecordEvent(ctx, tx, models.Event{SiteID: siteID, Type: webhooks.DraftReverted, SubjectType: "drafts", SubjectID: draftID}); err != nil {
+		return err
+	}
+	return e.Revert(ctx, tx, siteID, draftID)
 }
 
 // Revert undoes a draft and its reversion closure in tx: created items are

@@ -237,6 +237,23 @@ func Drafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID, 
 	return ds, nil
 }
 
+// FindDraft finds the site's draft id; NotFound("draft") without it.
+func FindDraft(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Draft, error) {
+	return findDraft(ctx, db, siteID, id, false)
+}
+
+// findDraft is FindDraft, FOR UPDATE when lock is set.
+func findDraft(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bool) (*Draft, error) {
+	ds, err := Drafts(ctx, db, siteID, []uuid.UUID{id}, lock)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) == 0 {
+		return nil, models.NotFound("draft")
+	}
+	return ds[0], nil
+}
+
 // --- writes ----------------------------------------------------------------------
 
 // Change is a write to an item: the columns sent (others stay as they are).
