@@ -35,11 +35,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*bun.DB, error) {
 	// text is new: pgx's default (prepare and cache each text) would cost an
 	// extra round trip per query and fill its cache for nothing.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	// The few statements that are prepared (prepared.go) are written for
-	// one plan whatever their parameters (lookups by key, walks up a tree):
-	// left to choose, Postgres plans a uuid[] parameter afresh on every
-	// run (1 ms of planning for a 0.1 ms walk). Queries sent with the
-	// simple protocol are planned per run either way.
+	// The few statements that are prepared (prepared.go: the write path's
+	// lock-and-load and draft upsert) are lookups by key, written for one
+	// plan whatever their parameters: planning them once per connection is
+	// the point of preparing them.
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}

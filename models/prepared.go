@@ -53,16 +53,6 @@ func ScanPrepared(ctx context.Context, db bun.IDB, query string, args []any, des
 	return run.QueryRowContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
 }
 
-// QueryPrepared runs query, written with $n placeholders, as a cached
-// prepared statement on db and returns its rows, which the caller closes.
-func QueryPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (*sql.Rows, error) {
-	run, err := underlying(db)
-	if err != nil {
-		return nil, err
-	}
-	return run.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
-}
-
 // ExecPrepared runs query, written with $n placeholders, as a cached
 // prepared statement on db.
 func ExecPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (sql.Result, error) {
@@ -83,13 +73,4 @@ func NullUUIDParam[T ~[16]byte](id *T) any {
 		return nil
 	}
 	return [16]byte(*id)
-}
-
-// UUIDsParam is ids as a prepared statement's uuid[] parameter.
-func UUIDsParam[T ~[16]byte](ids []T) [][16]byte {
-	out := make([][16]byte, len(ids))
-	for i, id := range ids {
-		out[i] = [16]byte(id)
-	}
-	return out
 }

@@ -741,40 +741,37 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	}
 	// Each step looks one page up by primary key (and its draft by the
 	// unique (item_type, item_id) index): the walk touches only the pages
-	// on the way up, never the whole site. A prepared statement
-	// (models.ScanPrepared): planning this text cost more than running it.
-	run, err := models.QueryPrepared(ctx, db, `
+	// on the way up, never the whole site. Not a prepared statement: run
+	// as one (uuid[] parameter, generic or custom plan) it cost 3 ms of
+	// Postgres CPU per call in bench/http against 0.1 ms sent as text; the
+	// reads' batching (LoadMany) is what saves its runs.
+	var rows []struct {
+		ID   uuid.UUID `bun:"id"`
+		Path string    `bun:"path"`
+	}
+	err := db.NewRaw(`
 WITH RECURSIVE up (start, cur, path, depth) AS (
     SELECT p.id,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END,
            1
     FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE p.site_id = $1 AND p.id = ANY($2)
+    WHERE p.site_id = ?0 AND p.id IN (?1)
   UNION ALL
     SELECT up.start,
            CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
-    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = $1
+    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?0
     LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
     WHERE up.depth < 64
 )
-SELECT start, coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL`, models.UUIDParam(siteID), models.UUIDsParam(ids))
+SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS NULL`, siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
-	defer run.Close()
-	for run.Next() {
-		var id uuid.UUID
-		var path string
-		if err := run.Scan(&id, &path); err != nil {
-			return nil, fmt.Errorf("drafted page paths: %w", err)
-		}
-		out[id] = path
-	}
-	if err := run.Err(); err != nil {
-		return nil, fmt.Errorf("drafted page paths: %w", err)
+	for _, r := range rows {
+		out[r.ID] = r.Path
 	}
 	return out, nil
 }
