@@ -89,6 +89,9 @@ func (w *rlWorld) page(name, slug, parent string) string {
 	return draft
 }
 
+// maxBeforeTries bounds pageBefore's and patchBefore's retries.
+const maxBeforeTries = 2000
+
 // pageBefore creates a page like page does, retrying until its create
 // draft's id sorts before the draft of the record named other: the case
 // where an order by draft id puts the child first (deterministic
@@ -96,7 +99,11 @@ func (w *rlWorld) page(name, slug, parent string) string {
 func (w *rlWorld) pageBefore(name, slug, parent, other string) {
 	w.t.Helper()
 	want := w.draft(other)
-	for i := 0; i < 200; i++ {
+	// Draft ids are random: a try succeeds with probability want/2^128, so
+	// a small want needs many. 200 tries failed about once in 200 calls
+	// (1/201 on average over want), and the rule table calls this in
+	// several cases and tests; 2,000 make it about once in 2,000.
+	for i := 0; i < maxBeforeTries; i++ {
 		d := w.page(name, slug, parent)
 		if d < want {
 			return
@@ -178,7 +185,7 @@ func (w *rlWorld) patch(name string, attrs map[string]any, parent string) *doc {
 func (w *rlWorld) patchBefore(name string, attrs map[string]any, other string) {
 	w.t.Helper()
 	want := w.draft(other)
-	for i := 0; i < 200; i++ {
+	for i := 0; i < maxBeforeTries; i++ {
 		w.mustPatch(name, attrs, "")
 		if w.draft(name) < want {
 			return
