@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -91,8 +92,21 @@ func (p *Process) WaitFor(ctx context.Context, timeout time.Duration, ready func
 	}
 }
 
-// FreePort asks the kernel for an unused TCP port on 127.0.0.1.
+// FreePort finds an unused TCP port on 127.0.0.1.
+//
+// The port is drawn below the kernel's ephemeral range (Linux's default
+// starts at 32768), from which the system picks the local ports of
+// outgoing connections: a service the tests stop and start again on the
+// same port (MinIO, Postgres, Temporal in the fault tests) could otherwise
+// find it taken by any process's connection made during the outage.
 func FreePort() (int, error) {
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
@@ -100,6 +114,9 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// FreePort draws from [freePortLow, freePortHigh).
+const freePortLow, freePortHigh = 20000, 32000
 
 // PortFree tells whether nothing listens on 127.0.0.1:port.
 func PortFree(port int) bool {
