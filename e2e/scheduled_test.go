@@ -138,7 +138,9 @@ func TestScheduledRevision(t *testing.T) {
 		"attributes": map[string]any{"title": "Child, edited while scheduled"}}}); d.Status != 200 {
 		t.Fatalf("PATCH a held draft's page = %d %s", d.Status, d.Raw)
 	}
-	if st := e.status("/pages/" + child); st != 404 {
+	// Live before its time is a fault only while its time has not come: on
+	// a loaded machine the requests above can outlast the 2 s.
+	if st := e.status("/pages/" + child); st != 404 && time.Now().Before(at) {
 		t.Fatalf("scheduled child is live before its time: %d", st)
 	}
 	// Another site sees none of it.
