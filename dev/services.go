@@ -19,6 +19,31 @@ var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "Pressro
 // revision publishes (workflows.PublishAtAttribute).
 var DatetimeSearchAttributes = []string{"PressroomPublishAt"}
 
+// TemporalDynamicConfig is the dynamic configuration Pressroom runs Temporal
+// with, as `KEY=VALUE` pairs (JSON values) for `temporal server start-dev
+// --dynamic-config-value`. Production's server reads the same settings from
+// dev/temporal-dynamicconfig.yaml (docker-compose.yml mounts it; a test
+// keeps the two in step). Measured and explained in docs/drafts.md,
+// "Publish latency":
+//
+//   - history.transferProcessorMaxPollRPS: every workflow and activity task
+//     reaches matching through the history shard's transfer queue, whose
+//     reads are rate limited to 20 per second by default. One publish
+//     makes three or four such tasks back to back, so at that rate each
+//     waited about 40 ms for the limiter (a one-draft publish: ~145 ms, of
+//     which ~5 ms of work). 200 per second cuts the wait to a few ms and
+//     still bounds the reads a shard makes.
+//   - system.enableActivityEagerExecution: a worker that schedules an
+//     activity on its own task queue gets the activity task back in the
+//     answer to its workflow task completion instead of through matching:
+//     one transfer task and one dispatch fewer. The activity stays an
+//     ordinary one (history events, timeouts, heartbeats, retries through
+//     matching, the UI). The server defaults it to off.
+var TemporalDynamicConfig = []string{
+	"history.transferProcessorMaxPollRPS=200",
+	"system.enableActivityEagerExecution=true",
+}
+
 // TemporalOptions configures the Temporal dev server.
 type TemporalOptions struct {
 	Bin      string
@@ -26,6 +51,9 @@ type TemporalOptions struct {
 	UIPort   int    // 0 runs headless (no Web UI)
 	DBFile   string // "" keeps everything in memory
 	LogLevel string
+	// DynamicConfig replaces TemporalDynamicConfig when not nil (an empty
+	// slice runs the server's defaults): bench/temporal compares settings.
+	DynamicConfig []string
 }
 
 // StartTemporal starts `temporal server start-dev` and waits until its
@@ -47,6 +75,13 @@ func StartTemporal(ctx context.Context, o TemporalOptions, out io.Writer) (*Proc
 	}
 	for _, sa := range DatetimeSearchAttributes {
 		args = append(args, "--search-attribute", sa+"=Datetime")
+	}
+	dynamic := TemporalDynamicConfig
+	if o.DynamicConfig != nil {
+		dynamic = o.DynamicConfig
+	}
+	for _, kv := range dynamic {
+		args = append(args, "--dynamic-config-value", kv)
 	}
 	p, err := StartProcess("temporal", o.Bin, args, nil, out, nil)
 	if err != nil {

@@ -135,7 +135,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	var live []string // published pages, for the reads
 	if !o.getsOnly {
-		if err := revisionLatency(ctx, c, o.revisions); err != nil {
+		if err := revisionLatency(ctx, c, env.Temporal, o.revisions); err != nil {
 			return err
 		}
 		if live, err = publishRuns(ctx, c, env.Temporal, counter); err != nil {
@@ -236,7 +236,7 @@ func planBody(drafts []string) map[string]any {
 
 // --- POST /revisions latency ---------------------------------------------------
 
-func revisionLatency(ctx context.Context, c *apiClient, n int) error {
+func revisionLatency(ctx context.Context, c *apiClient, tc client.Client, n int) error {
 	fmt.Printf("\nPOST /revisions, %d revisions per size, one at a time (page create drafts; 201 when published):\n", n)
 	for _, size := range []int{1, 10, 100} {
 		_, drafts, err := c.createPages(ctx, n*size, fmt.Sprintf("lat%d", size), 4)
@@ -244,24 +244,74 @@ func revisionLatency(ctx context.Context, c *apiClient, n int) error {
 			return err
 		}
 		lats := make([]time.Duration, 0, n)
+		phases := make([][]time.Duration, len(phaseNames))
 		for i := range n {
 			t0 := time.Now()
 			rev, status, err := c.postRevision(ctx, drafts[i*size:(i+1)*size])
 			if err != nil {
 				return err
 			}
+			t1 := time.Now()
 			if status != 201 {
 				return fmt.Errorf("POST /revisions of %d drafts = %d (%v), want 201", size, status, rev.Attributes)
 			}
-			lats = append(lats, time.Since(t0))
+			lats = append(lats, t1.Sub(t0))
 			if got := rev.Attributes["versions-count"]; got != float64(size) {
 				return fmt.Errorf("revision of %d drafts has versions-count %v", size, got)
+			}
+			if size == 1 {
+				p, err := publishPhases(ctx, tc, workflows.PublishRevisionID(rev.ID), t0, t1)
+				if err != nil {
+					return err
+				}
+				for k, d := range p {
+					phases[k] = append(phases[k], d)
+				}
 			}
 		}
 		slices.Sort(lats)
 		fmt.Printf("  %4d drafts: p50 %s   p95 %s   min %s   max %s\n", size, ms(benchenv.Percentile(lats, 50)), ms(benchenv.Percentile(lats, 95)), ms(lats[0]), ms(lats[len(lats)-1]))
+		if size == 1 {
+			fmt.Println("    where the time of a one-draft POST goes (from the workflow history and the client's clock; p50 / p95 of each phase):")
+			for k, name := range phaseNames {
+				slices.Sort(phases[k])
+				fmt.Printf("      %-58s %7s %7s\n", name, ms(benchenv.Percentile(phases[k], 50)), ms(benchenv.Percentile(phases[k], 95)))
+			}
+		}
 	}
 	return nil
+}
+
+// phaseNames name the phases publishPhases measures, in order.
+var phaseNames = []string{
+	"API: request sent → workflow started (tx, reserve, start)",
+	"workflow task 1 dispatch: scheduled → started",
+	"workflow task 1 run: started → completed",
+	"activity dispatch: scheduled → started",
+	"activity run: started → completed",
+	"workflow task 2 dispatch: scheduled → started",
+	"workflow task 2 run: started → workflow completed",
+	"API: workflow completed → 201 received (result, re-read)",
+}
+
+// publishPhases splits one publish, sent at t0 and answered at t1, into
+// phaseNames from its workflow history (the API, Temporal and this client
+// share the machine's clock).
+func publishPhases(ctx context.Context, tc client.Client, wfID string, t0, t1 time.Time) ([]time.Duration, error) {
+	r, err := benchenv.ReadRunTimes(ctx, tc, wfID)
+	if err != nil {
+		return nil, err
+	}
+	return []time.Duration{
+		r.Started.Sub(t0),
+		r.FirstTask(),
+		r.TaskCompleted[0].Sub(r.TaskStarted[0]),
+		r.ActivityStarted.Sub(r.ActivityScheduled),
+		r.ActivityCompleted.Sub(r.ActivityStarted),
+		r.LastTask(),
+		r.Completed.Sub(r.TaskStarted[len(r.TaskStarted)-1]),
+		t1.Sub(r.Completed),
+	}, nil
 }
 
 // --- publishing, with the queries counted --------------------------------------
