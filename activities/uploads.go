@@ -338,15 +338,14 @@ func (a *Uploads) Record(ctx context.Context, u workflows.Upload, p *workflows.P
 		}
 		now := time.Now().UTC()
 		title := strings.TrimSuffix(path.Base(u.FileName), path.Ext(u.FileName))
-		asset := &models.Asset{ID: assetID, SiteID: siteID, Title: title, ContentType: kind.ContentTypes[0],
-			AssetType: kind.Type, SubType: kind.SubType, CreatedAt: now, UpdatedAt: now}
+		asset := &models.Asset{SiteRecord: models.SiteRecordOf(assetID, siteID, now), Title: title, ContentType: kind.ContentTypes[0],
+			AssetType: kind.Type, SubType: kind.SubType}
 		if _, err := tx.NewInsert().Model(asset).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 			return fmt.Errorf("record asset: %w", err)
 		}
-		img := &models.AssetImage{ID: models.ImageID(assetID), SiteID: siteID, AssetID: assetID, StorageKey: p.OriginalKey,
-			FileName: path.Base(u.FileName), ContentType: kind.ContentTypes[0], FileSize: p.OriginalSize,
-			Width: p.Width, Height: p.Height, ImageProperties: p.Properties, Fingerprint: p.Fingerprint, Variants: p.Variants,
-			CreatedAt: now, UpdatedAt: now}
+		img := &models.AssetImage{SiteRecord: models.SiteRecordOf(models.ImageID(assetID), siteID, now), AssetID: assetID,
+			StorageKey: p.OriginalKey, FileName: path.Base(u.FileName), ContentType: kind.ContentTypes[0], FileSize: p.OriginalSize,
+			Width: p.Width, Height: p.Height, ImageProperties: p.Properties, Fingerprint: p.Fingerprint, Variants: p.Variants}
 		if _, err := tx.NewInsert().Model(img).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 			return fmt.Errorf("record asset image: %w", err)
 		}

@@ -150,6 +150,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -294,50 +295,94 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 	defer C.pr_unref(mem)
 	heartbeat()
 
-	unscaled := -1 // index in res.Outputs of the variants encoded from mem itself
-	for _, v := range Variants {
-		if int(max(C.vips_image_get_width(mem), C.vips_image_get_height(mem))) <= v.Size {
+	// Variants are made largest first, each from the smallest image already
+	// in memory that is at least twice its size (else from the decoded
+	// image): a 640 from the 1280 rather than from a 2048, a 256 from the
+	// 640. A lanczos3 reduction of an image that was itself reduced with
+	// lanczos3 differs from the direct one by less than the encoders' own
+	// loss (above 50 dB PSNR against about 37 dB for WebP q75), and it reads
+	// a quarter of the pixels or fewer. Each derived variant is copied into
+	// memory once: both encoders and the next variant read it, and a lazy
+	// image would be resized again for each of them.
+	long := func(im *C.VipsImage) int {
+		return int(max(C.vips_image_get_width(im), C.vips_image_get_height(im)))
+	}
+	derived := []*C.VipsImage{} // in memory, largest first
+	defer func() {
+		for _, im := range derived {
+			C.pr_unref(im)
+		}
+	}()
+	outs := make([][]Output, len(Variants))
+	var unscaled []Output // the outputs encoded from mem itself
+	for _, i := range largestFirst() {
+		v := Variants[i]
+		if long(mem) <= v.Size {
 			// Not downscaled: the same pixels as an earlier unscaled
 			// variant, if there was one, so share its bytes.
-			if unscaled >= 0 {
-				for _, o := range res.Outputs[unscaled : unscaled+2] {
+			if unscaled != nil {
+				for _, o := range unscaled {
 					o.Name = v.Name
-					res.Outputs = append(res.Outputs, o)
+					outs[i] = append(outs[i], o)
 				}
 				heartbeat()
 				continue
 			}
-			unscaled = len(res.Outputs)
-			if err := encodeVariant(&res, mem, v.Name, format, heartbeat); err != nil {
+			if outs[i], err = encodeVariant(mem, v.Name, format, heartbeat); err != nil {
 				return Result{}, err
 			}
+			unscaled = outs[i]
 			continue
 		}
-		var im *C.VipsImage
-		if C.pr_thumbnail_image(mem, &im, C.int(v.Size)) != 0 {
+		src := mem
+		for _, im := range derived {
+			if long(im) >= 2*v.Size {
+				src = im
+			}
+		}
+		var lazy *C.VipsImage
+		if C.pr_thumbnail_image(src, &lazy, C.int(v.Size)) != 0 {
 			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
 		}
-		err := encodeVariant(&res, im, v.Name, format, heartbeat)
-		C.pr_unref(im)
-		if err != nil {
+		im := C.vips_image_copy_memory(lazy)
+		C.pr_unref(lazy)
+		if im == nil {
+			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
+		}
+		derived = append(derived, im)
+		if outs[i], err = encodeVariant(im, v.Name, format, heartbeat); err != nil {
 			return Result{}, err
 		}
+	}
+	for _, o := range outs {
+		res.Outputs = append(res.Outputs, o...)
 	}
 	return res, nil
 }
 
-// encodeVariant appends im as WebP and in the original format.
-func encodeVariant(res *Result, im *C.VipsImage, name, format string, heartbeat func()) error {
+// largestFirst returns the indices of Variants by decreasing size.
+func largestFirst() []int {
+	order := make([]int, len(Variants))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return Variants[b].Size - Variants[a].Size })
+	return order
+}
+
+// encodeVariant encodes im as WebP and in the original format.
+func encodeVariant(im *C.VipsImage, name, format string, heartbeat func()) ([]Output, error) {
+	outs := make([]Output, 0, 2)
 	for _, f := range []string{"webp", format} {
 		out, err := encode(im, f)
 		if err != nil {
-			return fmt.Errorf("images: encoding %s as %s: %w", name, f, err)
+			return nil, fmt.Errorf("images: encoding %s as %s: %w", name, f, err)
 		}
 		out.Name = name
-		res.Outputs = append(res.Outputs, out)
+		outs = append(outs, out)
 		heartbeat()
 	}
-	return nil
+	return outs, nil
 }
 
 // inspect opens the file lazily (header only), checks the loader and the

@@ -12,7 +12,8 @@
 //
 //   - uploads a 12-megapixel photo-like JPEG N times, C at a time, each the
 //     way a browser does (signature, form POST to storage, POST
-//     /asset-uploads, poll GET /asset-uploads/:id every 50 ms), and reports
+//     /asset-uploads, poll GET /asset-uploads/:id every 50 ms, or with
+//     -wait D wait with GET /asset-uploads/:id?wait=D), and reports
 //     the time from POST /asset-uploads to "finished" (p50, p95, max) and
 //     the throughput;
 //   - samples the worker's VmRSS every 100 ms and reports the peak, and
@@ -64,21 +65,25 @@ func main() {
 	width := flag.Int("width", 4000, "fixture width")
 	height := flag.Int("height", 3000, "fixture height")
 	quality := flag.Int("quality", 92, "fixture JPEG quality")
+	wait := flag.Duration("wait", 0, "wait for each upload with GET /asset-uploads/:id?wait=D (a long poll on the workflow) instead of polling every 50 ms")
 	keep := flag.Bool("keep", false, "keep the temporary directory (fixture, worker log, private stack's logs)")
 	flag.Parse()
 	log.SetFlags(0)
 	if *n < 1 || *concurrency < 1 {
 		log.Fatal("-n and -concurrency must be at least 1")
 	}
+	if *wait < 0 || *wait > 20*time.Second {
+		log.Fatal("-wait must be between 0 (poll every 50 ms) and 20s (the API's limit)")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *n, *concurrency, *width, *height, *quality, *keep)
+	err := run(ctx, *n, *concurrency, *width, *height, *quality, *wait, *keep)
 	stop()
 	if err != nil {
 		log.Fatal("bench/uploads: ", err)
 	}
 }
 
-func run(ctx context.Context, n, concurrency, width, height, quality int, keep bool) (err error) {
+func run(ctx context.Context, n, concurrency, width, height, quality int, wait time.Duration, keep bool) (err error) {
 	env, err := benchenv.New("pressroom-bench-uploads-", keep)
 	if err != nil {
 		return err
@@ -94,7 +99,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 	if err != nil {
 		return err
 	}
-	c := &apiClient{Client: bc}
+	c := &apiClient{Client: bc, wait: wait}
 
 	// The worker, as a separate process.
 	bin, err := build()
@@ -173,7 +178,11 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 		return errors.Join(errs...)
 	}
 	slices.Sort(lats)
-	fmt.Printf("\n%d uploads, %d at a time; POST /asset-uploads → status finished (polled every 50 ms):\n", n, concurrency)
+	how := "polled every 50 ms"
+	if wait > 0 {
+		how = fmt.Sprintf("GET ?wait=%s, a long poll", wait)
+	}
+	fmt.Printf("\n%d uploads, %d at a time; POST /asset-uploads → status finished (%s):\n", n, concurrency, how)
 	fmt.Printf("  p50 %s   p95 %s   max %s   min %s\n", secs(benchenv.Percentile(lats, 50)), secs(benchenv.Percentile(lats, 95)), secs(lats[len(lats)-1]), secs(lats[0]))
 	fmt.Printf("  throughput: %.2f uploads/s, %.1f MP/s (%d uploads in %s, signature to finished)\n",
 		float64(n)/wall.Seconds(), float64(n)*mp/wall.Seconds(), n, secs(wall))
@@ -220,7 +229,12 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, keep b
 }
 
 // apiClient speaks to the API as the bench user.
-type apiClient struct{ *benchenv.Client }
+type apiClient struct {
+	*benchenv.Client
+	// wait, when set, makes ingest wait with GET /asset-uploads/:id?wait=
+	// instead of polling every 50 ms.
+	wait time.Duration
+}
 
 type resource struct {
 	ID         string         `json:"id"`
@@ -240,8 +254,8 @@ func (c *apiClient) call(ctx context.Context, method, path string, body any, wan
 	return d.Data, nil
 }
 
-// ingest uploads file the way a browser does and polls until the upload
-// leaves "processing". The latency runs from POST /asset-uploads to the
+// ingest uploads file the way a browser does and polls (or long-polls,
+// with c.wait) until the upload leaves "processing". The latency runs from POST /asset-uploads to the
 // poll that saw the final status.
 func (c *apiClient) ingest(ctx context.Context, filename, contentType string, file []byte, within time.Duration) (time.Duration, string, string, error) {
 	sig, err := c.call(ctx, http.MethodPost, "/upload-signatures", map[string]any{"data": map[string]any{
@@ -259,8 +273,12 @@ func (c *apiClient) ingest(ctx context.Context, filename, contentType string, fi
 	if err != nil {
 		return 0, "", "", err
 	}
+	get, pause := "/asset-uploads/"+up.ID, 50*time.Millisecond
+	if c.wait > 0 {
+		get, pause = get+"?wait="+c.wait.String(), 0
+	}
 	for {
-		r, err := c.call(ctx, http.MethodGet, "/asset-uploads/"+up.ID, nil, 200)
+		r, err := c.call(ctx, http.MethodGet, get, nil, 200)
 		if err != nil {
 			return 0, "", "", err
 		}
@@ -274,7 +292,7 @@ func (c *apiClient) ingest(ctx context.Context, filename, contentType string, fi
 		select {
 		case <-ctx.Done():
 			return 0, "", "", ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(pause):
 		}
 	}
 }
