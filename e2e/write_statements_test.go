@@ -55,3 +55,104 @@ func TestTitleOnlyPatchStatementCount(t *testing.T) {
 		}
 	}
 }
+
+// writeStatements runs one request and returns the statements it ran at the
+// driver, the bearer token's check (shared by every request) left out.
+func writeStatements(t *testing.T, s *system, fn func()) []string {
+	t.Helper()
+	var out []string
+	for _, q := range s.DB.Statements.During(fn) {
+		if !strings.Contains(q, "oauth_") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// TestCreatePageStatementCount pins the statements of a POST /pages under
+// a published parent: a transaction around the parent's check and one
+// statement that inserts the page (its stored path derived from the
+// parent's) and its create draft and answers both. Nothing is read again.
+func TestCreatePageStatementCount(t *testing.T) {
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	root, d1 := e.page("Root", "root", "")
+	e.mustPublish(d1)
+	var d *doc
+	stmts := writeStatements(t, s, func() {
+		d = e.do(http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+			"attributes": map[string]any{"title": "Child", "slug": "child"}, "relationships": map[string]any{"parent": ref("pages", root)}}})
+	})
+	if d.Status != 201 {
+		t.Fatalf("POST /pages = %d %s", d.Status, d.Raw)
+	}
+	r := d.resource(t)
+	if r.Attributes["path"] != "/root/child" || r.Attributes["title"] != "Child" || draftOf(t, r) == "" {
+		t.Errorf("POST answered %v with draft %q", r.Attributes, draftOf(t, r))
+	}
+	const want = 4 // BEGIN, the parent's check, insert, COMMIT
+	if len(stmts) != want {
+		t.Errorf("POST /pages ran %d statements (besides the token check), want %d:\n%s", len(stmts), want, strings.Join(stmts, "\n"))
+	}
+	dd := e.do(http.MethodGet, "/drafts/"+draftOf(t, r), nil).resource(t)
+	if oc := dd.Attributes["object-changes"].(map[string]any); dd.Attributes["event"] != "create" ||
+		fmt.Sprint(oc["title"]) != "[<nil> Child]" || fmt.Sprint(oc["parent-id"]) != "[<nil> "+root+"]" || oc["description"] != nil {
+		t.Errorf("create draft = %v", dd.Attributes)
+	}
+}
+
+// TestDeleteStatementCount pins the statements of a DELETE of a published
+// page: whatever the size and depth of its subtree, a transaction around
+// the lock-and-load of the page, one statement that finds the subtree and
+// locks its drafts and rows, and one that writes every delete draft.
+func TestDeleteStatementCount(t *testing.T) {
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	// A leaf, and a subtree three levels deep with contents and a block.
+	leaf, dl := e.page("Leaf", "leaf", "")
+	top, d0 := e.page("Top", "top", "")
+	drafts := []string{dl, d0}
+	parents := []string{top}
+	var pages []string
+	for level := 0; level < 3; level++ {
+		var next []string
+		for i, p := range parents {
+			for j := 0; j < 2; j++ {
+				id, d := e.page("P", fmt.Sprintf("p%d-%d-%d", level, i, j), p)
+				next, drafts, pages = append(next, id), append(drafts, d), append(pages, id)
+			}
+		}
+		parents = next
+	}
+	content, dc := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", parents[0])})
+	_, db := e.create("content-blocks", map[string]any{"var-name": "intro", "body": "<p>hi</p>"}, map[string]any{"content": ref("contents", content)})
+	e.mustPublish(append(drafts, dc, db)...)
+	// One page of the subtree has an update draft, which the delete replaces.
+	e.update("pages", pages[0], map[string]any{"title": "Edited"}, nil)
+
+	for _, target := range []string{leaf, top} {
+		var d *doc
+		stmts := writeStatements(t, s, func() { d = e.do(http.MethodDelete, "/pages/"+target, nil) })
+		if d.Status != 200 {
+			t.Fatalf("DELETE %s = %d %s", target, d.Status, d.Raw)
+		}
+		if r := d.resource(t); r.Attributes["trashed-at"] == nil {
+			t.Errorf("DELETE %s answered %v, want trashed-at set", target, r.Attributes)
+		}
+		const want = 5 // BEGIN, lock-and-load, the subtree's lock, its delete drafts, COMMIT
+		if len(stmts) != want {
+			t.Errorf("DELETE %s ran %d statements (besides the token check), want %d:\n%s", target, len(stmts), want, strings.Join(stmts, "\n"))
+		}
+	}
+	// Every item of the subtree is drafted for deletion, the edited page's
+	// update draft replaced.
+	for _, id := range append(pages, top) {
+		r := e.do(http.MethodGet, "/pages/"+id+"?include=draft", nil).resource(t)
+		if r.Attributes["trashed-at"] == nil || (id == pages[0] && r.Attributes["title"] != "P") {
+			t.Errorf("page %s after the delete: %v", id, r.Attributes)
+		}
+	}
+	if r := e.do(http.MethodGet, "/contents/"+content+"?include=draft", nil).resource(t); r.Attributes["trashed-at"] == nil {
+		t.Errorf("content after the delete: %v", r.Attributes)
+	}
+}
