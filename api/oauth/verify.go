@@ -18,6 +18,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/coalesce"
+	"github.com/pressroom/pressroom/models"
 )
 
 // Principal is who a verified access token speaks for. Every handler scopes
@@ -172,10 +173,13 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
 	// after they arrived (package coalesce), so "at once" still holds.
+	// A prepared statement (models.ScanPrepared): every authenticated request
+	// runs it, and parsing and planning the text cost more than the lookup.
 	live, err, _ := v.lookups.Do(pr.TokenID.String()+pr.UserID.String()+pr.SiteID.String(), func() (bool, error) {
 		var n int
-		err := v.db.NewSelect().Table("oauth_access_tokens").ColumnExpr("count(*)").
-			Where("id = ? AND user_id = ? AND site_id = ? AND revoked_at IS NULL", pr.TokenID, pr.UserID, pr.SiteID).Scan(ctx, &n)
+		err := models.ScanPrepared(ctx, v.db, `SELECT count(*) FROM oauth_access_tokens
+WHERE id = $1 AND user_id = $2 AND site_id = $3 AND revoked_at IS NULL`,
+			[]any{models.UUIDParam(pr.TokenID), models.UUIDParam(pr.UserID), models.UUIDParam(pr.SiteID)}, &n)
 		return n == 1, err
 	})
 	if err != nil {

@@ -1,12 +1,19 @@
 -- wrk script of bench/http: BENCH_MODE is healthz (GET /healthz), get
 -- (GET /pages/:id), getdraft (GET /pages/:id?include=draft), patch (PATCH /pages/:id, a new title), post (POST /pages,
 -- a new page under the picked page, with a slug unique per thread and
--- request) or delete (DELETE /pages/:id); ids are read from the file
--- BENCH_IDS, one per line, and picked at random per request.
+-- request), delete (DELETE /pages/:id) or login (POST /oauth/token, the
+-- password grant of BENCH_EMAIL with BENCH_PASSWORD: one argon2id check per
+-- request); ids are read from the file BENCH_IDS, one per line, and picked
+-- at random per request.
 local mode = os.getenv("BENCH_MODE") or "healthz"
 local token = os.getenv("BENCH_TOKEN") or ""
 local ids = {}
-if mode ~= "healthz" then
+local function urlencode(v)
+  return (string.gsub(v, "[^%w%-%._~]", function(c) return string.format("%%%02X", string.byte(c)) end))
+end
+local loginBody = "grant_type=password&username=" .. urlencode(os.getenv("BENCH_EMAIL") or "") ..
+  "&password=" .. urlencode(os.getenv("BENCH_PASSWORD") or "")
+if mode ~= "healthz" and mode ~= "login" then
   for line in io.lines(os.getenv("BENCH_IDS")) do
     if line ~= "" then ids[#ids + 1] = line end
   end
@@ -26,6 +33,9 @@ end
 function request()
   if mode == "healthz" then
     return wrk.format("GET", "/healthz")
+  end
+  if mode == "login" then
+    return wrk.format("POST", "/oauth/token", { ["Content-Type"] = "application/x-www-form-urlencoded" }, loginBody)
   end
   local id = ids[math.random(#ids)]
   local headers = { ["Authorization"] = "Bearer " .. token, ["Accept"] = "application/vnd.api+json" }
@@ -53,6 +63,6 @@ end
 
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests, summary.duration,
-    latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))
+  io.write(string.format("RESULT %d %d %d %d %d %d\n", summary.requests, summary.duration,
+    latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout, latency:percentile(50)))
 end
