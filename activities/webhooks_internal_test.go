@@ -38,7 +38,7 @@ func TestReadSnippetReadsAtMost64KiBAndKeeps1KiB(t *testing.T) {
 func TestPayloadIsTheSubjectAsAJSONAPIDocument(t *testing.T) {
 	w := &Webhooks{PublicURL: "https://cms.example"}
 	rev := uuid.New()
-	d := &deliveryRow{WebhookDelivery: models.WebhookDelivery{ID: uuid.New()}, EventType: webhooks.RevisionPublished,
+	d := &deliveryRow{WebhookDelivery: models.WebhookDelivery{SiteRow: models.SiteRow{ID: uuid.New()}}, EventType: webhooks.RevisionPublished,
 		SubjectType: "revisions", SubjectID: rev, EventAt: time.Date(2026, 11, 24, 1, 2, 3, 4e6, time.UTC),
 		Subject: []byte(`{"id":"` + rev.String() + `","site_id":"s","user_id":"u1","status":"published","draft_ids":["d1","d2"],
 			"versions_count":2,"error_message":null,"idempotency_key":"secret-ish","created_at":"2026-11-24T01:02:03.004+00:00"}`)}

@@ -127,6 +127,17 @@ func (r routes) post(path string, h fiber.Handler)   { r.app.Post(path, r.authed
 func (r routes) patch(path string, h fiber.Handler)  { r.app.Patch(path, r.authed(h)...) }
 func (r routes) delete(path string, h fiber.Handler) { r.app.Delete(path, r.authed(h)...) }
 
+// editable registers the routes of a resource clients edit: GET path (one
+// page of list, read with spec(true)), POST path, GET path/:id (the row
+// load finds, read with spec(false)) and PATCH path/:id.
+func editable[M any](r routes, path string, rows rowRenderer[M], spec func(collection bool) QuerySpec, list siteList[M],
+	load func(*fiber.Ctx) (*M, error), create, update fiber.Handler) {
+	r.get(path, rows.list(spec(true), r.links, path, r.deps.DB, list))
+	r.post(path, create)
+	r.get(path+"/:id", rows.get(spec(false), load))
+	r.patch(path+"/:id", update)
+}
+
 // themeResources is what the theme-family handlers share (theme_resources.go).
 func (r routes) themeResources() *themeResources {
 	d := r.deps

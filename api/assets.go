@@ -22,8 +22,7 @@ type assetAttributes struct {
 	AssetType   string  `json:"asset-type"`
 	SubType     string  `json:"sub-type"`
 	ThemePath   *string `json:"theme-path"`
-	CreatedAt   string  `json:"created-at"`
-	UpdatedAt   string  `json:"updated-at"`
+	timestamps
 }
 
 type variantAttributes struct {
@@ -43,8 +42,7 @@ type imageAttributes struct {
 	ImageProperties models.ImageProperties       `json:"image-properties"`
 	Fingerprint     string                       `json:"fingerprint"`
 	Variants        map[string]variantAttributes `json:"variants"`
-	CreatedAt       string                       `json:"created-at"`
-	UpdatedAt       string                       `json:"updated-at"`
+	timestamps
 }
 
 // objectURL is where browsers fetch an object of the (publicly readable) assets bucket.
@@ -57,7 +55,7 @@ func (h assetsHandler) assetResource(a *models.Asset) *jsonapi.Resource {
 	img := models.ImageID(a.ID).String()
 	return &jsonapi.Resource{Type: "assets", ID: a.ID.String(), Links: h.links.self(p),
 		Attributes: assetAttributes{Title: a.Title, ContentType: a.ContentType, AssetType: a.AssetType, SubType: a.SubType,
-			ThemePath: a.ThemePath, CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt)},
+			ThemePath: a.ThemePath, timestamps: timestampsOf(a.CreatedAt, a.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{"asset-file": h.links.relationship(p, "asset-file", jsonapi.ToOne("asset-images", &img))},
 	}
 }
@@ -72,7 +70,7 @@ func (h assetsHandler) imageResource(i *models.AssetImage) *jsonapi.Resource {
 	return &jsonapi.Resource{Type: "asset-images", ID: i.ID.String(), Links: h.links.self(p),
 		Attributes: imageAttributes{URL: h.objectURL(i.StorageKey), FileName: i.FileName, ContentType: i.ContentType, FileSize: i.FileSize,
 			Width: i.Width, Height: i.Height, ImageProperties: i.ImageProperties, Fingerprint: i.Fingerprint, Variants: variants,
-			CreatedAt: timestamp(i.CreatedAt), UpdatedAt: timestamp(i.UpdatedAt)},
+			timestamps: timestampsOf(i.CreatedAt, i.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{"asset": h.links.relationship(p, "asset", jsonapi.ToOne("assets", &asset))},
 	}
 }

@@ -91,26 +91,12 @@ func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, view
 	}
 	// A page with no drafted parent needs no query: its path is its slug;
 	// nor one whose load derived it (a write's, drafts.LockForWrite).
+	err := h.engine.FillDraftedPaths(ctx, h.db, siteID, views...)
 	out := map[uuid.UUID]string{}
-	var nested []uuid.UUID
 	for _, v := range views {
 		if v.DraftedPath != nil {
 			out[v.Row.ID()] = *v.DraftedPath
-			continue
 		}
-		d := v.Drafted()
-		if p, _ := d["parent_id"].(string); p != "" {
-			nested = append(nested, v.Row.ID())
-			continue
-		}
-		out[v.Row.ID()] = "/" + str(d["slug"])
-	}
-	if len(nested) == 0 {
-		return out, nil
-	}
-	deep, err := h.engine.DraftedPaths(ctx, h.db, siteID, nested)
-	for id, p := range deep {
-		out[id] = p
 	}
 	return out, err
 }

@@ -158,14 +158,15 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		if cur.Draft != nil && cur.Draft.Event == drafts.Delete {
 			return nil, drafts.ErrDeleted
 		}
-		state := drafts.Row{}
-		for k, val := range cur.Drafted() {
+		prev := cur.Drafted() // made once: with a draft it copies the row
+		state := make(drafts.Row, len(prev)+len(change))
+		for k, val := range prev {
 			state[k] = val
 		}
 		for k, val := range change {
 			state[k] = val
 		}
-		if err := h.validate(ctx, tx, h.engine, pr.SiteID, &id, state, cur.Drafted()); err != nil {
+		if err := h.validate(ctx, tx, h.engine, pr.SiteID, &id, state, prev); err != nil {
 			return nil, err
 		}
 		return h.engine.Update(ctx, tx, cur, pr.SiteID, pr.UserID, change, expect)

@@ -138,9 +138,11 @@ func checkID(got string, want uuid.UUID) error {
 	return nil
 }
 
-// checkReadOnly answers 422 for the first read-only attribute that was sent.
-func checkReadOnly(sent map[string]bool, names []string) error {
-	for _, name := range names {
+// checkReadOnly answers 422 for the first read-only attribute that was
+// sent: one of names, or a timestamp (readOnlyTimestamps), which every
+// resource's server sets.
+func checkReadOnly(sent map[string]bool, names ...string) error {
+	for _, name := range append(names, "created-at", "updated-at") {
 		if sent[name] {
 			return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
 		}

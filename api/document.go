@@ -37,16 +37,6 @@ func (cd *compound) add(rs ...*jsonapi.Resource) {
 	}
 }
 
-// compoundDocument is a top-level document whose included member is
-// always present, even when empty, as JSON:API asks when include is given.
-type compoundDocument struct {
-	Data     any                 `json:"data"`
-	Included []*jsonapi.Resource `json:"included"`
-	Links    *jsonapi.Links      `json:"links,omitempty"`
-	Meta     map[string]any      `json:"meta,omitempty"`
-	JSONAPI  *jsonapi.Version    `json:"jsonapi"`
-}
-
 // respond writes the response: a compound document when include was given.
 func (cd *compound) respond(c *fiber.Ctx, status int, data any, l *jsonapi.Links, meta map[string]any) error {
 	return respondIncluded(c, status, jsonapi.Document{Data: data, Included: cd.list, Links: l, Meta: meta}, len(cd.q.Include) > 0)
@@ -110,12 +100,8 @@ func respondNull(c *fiber.Ctx, self string) error {
 func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
 	if !included {
 		doc.Included = nil
-		return respond(c, status, doc)
 	}
-	if doc.Included == nil {
-		doc.Included = []*jsonapi.Resource{}
-	}
-	return respondRaw(c, status, compoundDocument{Data: doc.Data, Included: doc.Included, Links: doc.Links, Meta: doc.Meta, JSONAPI: jsonapi.V11})
+	return writeDocument(c, status, doc, included)
 }
 
 // rowRenderer writes rows of one type (themes, layouts, theme assets,

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/uptrace/bun"
@@ -14,8 +15,7 @@ import (
 type draftAttributes struct {
 	Event         string         `json:"event"`
 	ObjectChanges map[string]any `json:"object-changes"`
-	CreatedAt     string         `json:"created-at"`
-	UpdatedAt     string         `json:"updated-at"`
+	timestamps
 }
 
 // draftResource renders a draft; its dependency relationships carry links
@@ -36,7 +36,7 @@ func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 		rels[name] = &jsonapi.Relationship{Links: &jsonapi.Links{Self: l.base + p + "/relationships/" + name, Related: l.base + p + "/" + name}}
 	}
 	return versioned(&jsonapi.Resource{Type: "drafts", ID: d.ID.String(), Links: l.self(p),
-		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt)},
+		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
 		Relationships: rels}, d.Version)
 }
 
@@ -130,26 +130,46 @@ func (h draftsHandler) get(c *fiber.Ctx) error {
 		}
 	}
 	res.Relationships["hyperlinks"].Data = jsonapi.ToMany("hyperlinks", ids)
-	if q.Include["item"] {
-		if ch, ok := h.content[d.ItemType]; ok {
-			v, err := h.engine.Load(ctx, h.db, ch.kind, d.SiteID, d.ItemID, true)
-			if err == nil {
-				paths, err := ch.draftedPaths(ctx, d.SiteID, v)
-				if err != nil {
-					return err
-				}
-				cd.add(ch.resource(v, true, paths))
-			}
-		}
-	}
-	if q.Include["user"] && d.UserID != nil {
-		u := usersHandler{db: h.db, links: h.links}
-		if user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID); err == nil {
-			cd.add(u.resource(user))
-		}
+	if err := h.includeItemAndUser(ctx, q, cd, d); err != nil {
+		return err
 	}
 	setETag(c, d.ID.String(), d.Version)
 	return cd.respondOne(c, fiber.StatusOK, res)
+}
+
+// includeItemAndUser adds the draft's item and user when asked. A failed
+// load is the request's error (the error table answers it); only a record
+// gone since the draft was read (a publish in between) is left out.
+func (h draftsHandler) includeItemAndUser(ctx context.Context, q *Query, cd *compound, d *drafts.Draft) error {
+	if ch, ok := h.content[d.ItemType]; ok && q.Include["item"] {
+		v, err := h.engine.Load(ctx, h.db, ch.kind, d.SiteID, d.ItemID, true)
+		if err = skipGone(err); err != nil {
+			return err
+		}
+		if v != nil {
+			paths, err := ch.draftedPaths(ctx, d.SiteID, v)
+			if err != nil {
+				return err
+			}
+			cd.add(ch.resource(v, true, paths))
+		}
+	}
+	if q.Include["user"] && d.UserID != nil {
+		user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID)
+		if user != nil {
+			cd.add(usersHandler{db: h.db, links: h.links}.resource(user))
+		}
+		return skipGone(err)
+	}
+	return nil
+}
+
+// skipGone is err, or nil when err says the record is not found.
+func skipGone(err error) error {
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // revert serves DELETE /drafts/:id: the draft and its reversion closure

@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -20,8 +19,7 @@ type layoutAttributes struct {
 	Unique      bool    `json:"unique"`
 	Content     string  `json:"content"`
 	PagesCount  int     `json:"pages-count"`
-	CreatedAt   string  `json:"created-at"`
-	UpdatedAt   string  `json:"updated-at"`
+	timestamps
 }
 
 // layoutRequest is what POST and PATCH /layouts accept.
@@ -32,11 +30,8 @@ type layoutRequest struct {
 	Unique      *bool   `json:"unique"`
 	Content     *string `json:"content"`
 	PagesCount  any     `json:"pages-count"`
-	CreatedAt   any     `json:"created-at"`
-	UpdatedAt   any     `json:"updated-at"`
+	readOnlyTimestamps
 }
-
-var layoutReadOnly = []string{"pages-count", "created-at", "updated-at"}
 
 // layoutColumns are the attributes a PATCH /layouts may change.
 var layoutColumns = []attrColumn[models.Layout, layoutFields]{
@@ -67,7 +62,7 @@ func (k *themeResources) layoutResource(l *models.Layout, pages int) *jsonapi.Re
 	theme := l.ThemeID.String()
 	r := &jsonapi.Resource{Type: "layouts", ID: l.ID.String(), Links: k.links.self(p),
 		Attributes: layoutAttributes{Title: l.Title, FileName: l.FileName, Description: l.Description, Unique: l.Unique,
-			Content: l.Content, PagesCount: pages, CreatedAt: timestamp(l.CreatedAt), UpdatedAt: timestamp(l.UpdatedAt)},
+			Content: l.Content, PagesCount: pages, timestamps: timestampsOf(l.CreatedAt, l.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{"theme": k.links.relationship(p, "theme", jsonapi.ToOne("themes", &theme))},
 	}
 	return versioned(r, l.Version)
@@ -128,7 +123,7 @@ type layoutFields struct {
 // validate checks the attributes sent; on create every required one must be there.
 func (r layoutRequest) validate(sent map[string]bool, create bool) (layoutFields, error) {
 	var f layoutFields
-	if err := checkReadOnly(sent, layoutReadOnly); err != nil {
+	if err := checkReadOnly(sent, "pages-count"); err != nil {
 		return f, err
 	}
 	var err error
@@ -175,9 +170,8 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC()
-	l := &models.Layout{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, Title: req.fields.title, FileName: req.fields.fileName,
-		Description: req.fields.description, Unique: req.fields.unique, Content: req.fields.content, Version: 1, CreatedAt: now, UpdatedAt: now}
+	l := &models.Layout{SiteRecord: models.NewSiteRecord(siteOf(c)), ThemeID: themeID, Title: req.fields.title, FileName: req.fields.fileName,
+		Description: req.fields.description, Unique: req.fields.unique, Content: req.fields.content, Version: 1}
 	if err := models.CreateLayout(c.UserContext(), h.db, l); err != nil {
 		return err
 	}
@@ -226,10 +220,7 @@ func registerLayoutRoutes(r routes) {
 	layouts := layoutsHandler{r.themeResources()}
 	// GET /layouts: the layouts of the latest published theme (the one with
 	// the greatest published-at), an empty list while none is published.
-	r.get("/layouts", layouts.rows().list(layoutSpec(true), layouts.links, "/layouts", layouts.db, models.ListLiveLayouts))
-	r.post("/layouts", layouts.create)
-	r.get("/layouts/:id", layouts.rows().get(layoutSpec(false), layouts.load))
-	r.patch("/layouts/:id", layouts.update)
+	editable(r, "/layouts", layouts.rows(), layoutSpec, models.ListLiveLayouts, layouts.load, layouts.create, layouts.update)
 	r.get("/layouts/:id/theme", layouts.theme)
 	r.get("/layouts/:id/relationships/theme", serveLinkage(layouts.load, func(_ context.Context, l *models.Layout) (*jsonapi.Relationship, error) {
 		return layouts.layoutResource(l, 0).Relationships["theme"], nil

@@ -47,3 +47,23 @@ func TestOpenAPISpecialRoutesAreServed(t *testing.T) {
 		}
 	}
 }
+
+// Attributes shared by embedding (timestamps, readOnlyTimestamps) are
+// described as encoding/json flattens them; read-only request members are
+// left out of what a request accepts.
+func TestOpenAPIDescribesEmbeddedAttributes(t *testing.T) {
+	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}}
+	b.resourceSchemas("themes")
+	props := func(schema string) map[string]any {
+		return b.schemas[schema].(map[string]any)["properties"].(map[string]any)
+	}
+	attrs, req := props("ThemesAttributes"), props("ThemesRequestAttributes")
+	for _, name := range []string{"title", "created-at", "updated-at"} {
+		if attrs[name] == nil {
+			t.Errorf("ThemesAttributes lacks %s: %v", name, attrs)
+		}
+	}
+	if req["title"] == nil || req["created-at"] != nil || req["updated-at"] != nil || req["timestamps"] != nil {
+		t.Errorf("ThemesRequestAttributes = %v, want title without the read-only timestamps", req)
+	}
+}

@@ -119,10 +119,8 @@ func (b *specBuilder) resourceSchemas(typ string) {
 	if v, ok := requestAttributeTypes[typ]; ok {
 		reqAttrs = structSchema(reflect.TypeOf(v))
 		props := reqAttrs["properties"].(map[string]any)
-		for i := range reflect.TypeOf(v).NumField() {
-			f := reflect.TypeOf(v).Field(i)
-			if f.Type.Kind() == reflect.Interface {
-				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		for name, t := range jsonapi.Members(reflect.TypeOf(v)) {
+			if t.Kind() == reflect.Interface {
 				delete(props, name)
 			}
 		}
@@ -142,16 +140,8 @@ func (b *specBuilder) resourceSchemas(typ string) {
 // never required: sparse fieldsets (fields[TYPE]) leave any of them out.
 func structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		props[name] = typeSchema(f.Type)
+	for name, ft := range jsonapi.Members(t) {
+		props[name] = typeSchema(ft)
 	}
 	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 }

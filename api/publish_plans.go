@@ -6,7 +6,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -65,7 +64,7 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	plan, err := h.engine.Plan(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, ids)
+	plan, err := h.engine.Plan(c.UserContext(), h.db, siteOf(c), ids)
 	if err != nil {
 		return err
 	}

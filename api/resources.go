@@ -9,10 +9,31 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
 )
+
+// siteOf is the caller's site: every record a request reads or writes is scoped by it.
+func siteOf(c *fiber.Ctx) uuid.UUID { return oauth.PrincipalOf(c).SiteID }
 
 // timestamp renders a time the way the spec asks: ISO 8601, UTC, milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// timestamps are the created-at and updated-at attributes of a resource.
+type timestamps struct {
+	CreatedAt string `json:"created-at"`
+	UpdatedAt string `json:"updated-at"`
+}
+
+func timestampsOf(created, updated time.Time) timestamps {
+	return timestamps{CreatedAt: timestamp(created), UpdatedAt: timestamp(updated)}
+}
+
+// readOnlyTimestamps are those attributes in a request: the decoder accepts
+// them only for checkReadOnly to refuse them with a 422 that points at them.
+type readOnlyTimestamps struct {
+	CreatedAt any `json:"created-at"`
+	UpdatedAt any `json:"updated-at"`
+}
 
 // optionalTimestamp is timestamp for a time that may be unset (null).
 func optionalTimestamp(t *time.Time) *string {
@@ -48,9 +69,21 @@ func (l links) relationship(resourcePath, name string, data []byte) *jsonapi.Rel
 
 // respond writes a JSON:API document.
 func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
+	return writeDocument(c, status, doc, false)
+}
+
+// writeDocument writes doc, announcing JSON:API 1.1, with its included
+// member present (possibly empty) when included is set. jsonapi's Encode
+// writes it (what encoding/json would, without reflection: every read ends
+// here).
+func writeDocument(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
 	doc.JSONAPI = jsonapi.V11
+	body, err := doc.Encode(included)
+	if err != nil {
+		return err
+	}
 	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
-	return c.Status(status).JSON(doc, jsonapi.MediaType)
+	return c.Status(status).Send(body)
 }
 
 // respondRaw writes a JSON:API document that is not primary data of a

@@ -18,6 +18,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -174,9 +175,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 
-	now := time.Now().UTC()
-	rev := &drafts.Revision{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Comments: comments, Status: drafts.Publishing,
-		DraftIDs: ids, CreatedAt: now, UpdatedAt: now}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: comments, Status: drafts.Publishing,
+		DraftIDs: ids}
 	attrs := []temporal.SearchAttributeUpdate{
 		workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())}
 	if !publishAt.IsZero() {
@@ -232,8 +232,7 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestRe
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	now := time.Now().UTC()
-	rev := &drafts.Revision{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Comments: comments, CreatedAt: now, UpdatedAt: now}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}
@@ -252,7 +251,7 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestRe
 // answered at once.
 func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 	ctx := c.UserContext()
-	siteID := oauth.PrincipalOf(c).SiteID
+	siteID := siteOf(c)
 	rev, err := drafts.FindRevision(ctx, h.db, siteID, id)
 	if err != nil {
 		return err
@@ -297,11 +296,7 @@ func (h revisionsHandler) respondRevision(c *fiber.Ctx, q *Query, rev *drafts.Re
 }
 
 func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
-	id, err := idParam(c, "revision")
-	if err != nil {
-		return nil, err
-	}
-	return drafts.FindRevision(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
+	return loadByID(c, h.db, "revision", drafts.FindRevision)
 }
 
 // get serves GET /revisions/:id.
@@ -330,7 +325,7 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	revs, total, err := drafts.ListRevisions(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, q.Apply)
+	revs, total, err := drafts.ListRevisions(c.UserContext(), h.db, siteOf(c), q.Apply)
 	if err != nil {
 		return err
 	}
@@ -351,5 +346,5 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	r.patch("/revisions/:id", h.update)
 	r.delete("/revisions/:id", h.cancel)
 	r.get("/revisions/:id/versions", h.versions)
-	r.get("/versions/:id", h.version)
+	r.get("/versions/:id", getByID(h.db, "version", drafts.FindVersion, h.versionResource))
 }

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -65,7 +64,7 @@ func (h revisionsHandler) update(c *fiber.Ctx) error {
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		// The row lock keeps the publish from starting meanwhile; the
 		// workflow's validator refuses if its timer already fired.
-		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, req.id); err != nil {
+		if rev, err = drafts.LockScheduled(ctx, tx, siteOf(c), req.id); err != nil {
 			return err
 		}
 		if err := h.updateWorkflow(ctx, rev, workflows.MovePublishAtUpdate, at); err != nil {
@@ -95,7 +94,7 @@ func (h revisionsHandler) cancel(c *fiber.Ctx) error {
 	}
 	var rev *drafts.Revision
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if rev, err = drafts.LockScheduled(ctx, tx, oauth.PrincipalOf(c).SiteID, id); err != nil {
+		if rev, err = drafts.LockScheduled(ctx, tx, siteOf(c), id); err != nil {
 			return err
 		}
 		return drafts.Cancel(ctx, tx, rev)

@@ -17,16 +17,14 @@ import (
 type siteAttributes struct {
 	Title         string `json:"title"`
 	SubdomainSlug string `json:"subdomain-slug"`
-	CreatedAt     string `json:"created-at"`
-	UpdatedAt     string `json:"updated-at"`
+	timestamps
 }
 
 // siteUpdate is what PATCH /site accepts; pointers tell sent from omitted.
 type siteUpdate struct {
 	Title         *string `json:"title"`
 	SubdomainSlug *string `json:"subdomain-slug"`
-	CreatedAt     *string `json:"created-at"`
-	UpdatedAt     *string `json:"updated-at"`
+	readOnlyTimestamps
 }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
@@ -44,7 +42,7 @@ func siteSpec() QuerySpec {
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 	theme := optionalID(s.ThemeID)
 	r := &jsonapi.Resource{Type: "sites", ID: s.ID.String(),
-		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, CreatedAt: timestamp(s.CreatedAt), UpdatedAt: timestamp(s.UpdatedAt)},
+		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, timestamps: timestampsOf(s.CreatedAt, s.UpdatedAt)},
 		Links:      h.links.self("/site"),
 		Relationships: map[string]*jsonapi.Relationship{
 			// The live theme: PATCH it to publish a theme.
@@ -106,14 +104,10 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	attrs := doc.Data.Attributes
-	if attrs.CreatedAt != nil || attrs.UpdatedAt != nil {
-		name := "created-at"
-		if attrs.UpdatedAt != nil {
-			name = "updated-at"
-		}
-		return jsonapi.Unprocessable("read_only", name+" is set by the server.").AtPointer("/data/attributes/" + name)
+	if err := checkReadOnly(doc.Data.Sent); err != nil {
+		return err
 	}
+	attrs := doc.Data.Attributes
 	var change models.SiteChange
 	if attrs.Title != nil {
 		title, err := titleAttr(attrs.Title, true, false)

@@ -16,16 +16,14 @@ import (
 )
 
 type themeAssetAttributes struct {
-	Path      string `json:"path"`
-	CreatedAt string `json:"created-at"`
-	UpdatedAt string `json:"updated-at"`
+	Path string `json:"path"`
+	timestamps
 }
 
 // themeAssetRequest is what POST /theme-assets accepts.
 type themeAssetRequest struct {
-	Path      *string `json:"path"`
-	CreatedAt any     `json:"created-at"`
-	UpdatedAt any     `json:"updated-at"`
+	Path *string `json:"path"`
+	readOnlyTimestamps
 }
 
 func themeAssetSpec(collection bool) QuerySpec {
@@ -43,7 +41,7 @@ func (k *themeResources) themeAssetResource(ta *models.ThemeAsset) *jsonapi.Reso
 	p := "/theme-assets/" + ta.ID.String()
 	theme, asset := ta.ThemeID.String(), ta.AssetID.String()
 	r := &jsonapi.Resource{Type: "theme-assets", ID: ta.ID.String(), Links: k.links.self(p),
-		Attributes: themeAssetAttributes{Path: ta.Path, CreatedAt: timestamp(ta.CreatedAt), UpdatedAt: timestamp(ta.UpdatedAt)},
+		Attributes: themeAssetAttributes{Path: ta.Path, timestamps: timestampsOf(ta.CreatedAt, ta.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"theme": k.links.relationship(p, "theme", jsonapi.ToOne("themes", &theme)),
 			"asset": k.links.relationship(p, "asset", jsonapi.ToOne("assets", &asset)),
@@ -68,7 +66,7 @@ func (k *themeResources) includeForThemeAssets(ctx context.Context, siteID uuid.
 
 // validate checks the attributes of a POST: the path, and no read-only member.
 func (r themeAssetRequest) validate(sent map[string]bool, _ bool) (string, error) {
-	if err := checkReadOnly(sent, []string{"created-at", "updated-at"}); err != nil {
+	if err := checkReadOnly(sent); err != nil {
 		return "", err
 	}
 	return themeAssetPath(r.Path)
@@ -139,7 +137,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ta := &models.ThemeAsset{ID: uuid.New(), SiteID: siteOf(c), ThemeID: themeID, AssetID: assetID, Path: assetPath, Version: 1}
+	ta := &models.ThemeAsset{SiteRecord: models.NewSiteRecord(siteOf(c)), ThemeID: themeID, AssetID: assetID, Path: assetPath, Version: 1}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		return models.CreateThemeAsset(ctx, tx, ta)
 	})

@@ -3,12 +3,10 @@ package api
 import (
 	"context"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -38,8 +36,6 @@ type themeResources struct {
 	pageCounts models.PageCounter
 }
 
-func siteOf(c *fiber.Ctx) uuid.UUID { return oauth.PrincipalOf(c).SiteID }
-
 func themePath(id uuid.UUID) string { return "/themes/" + id.String() }
 
 func ids[T any](rows []T, id func(*T) uuid.UUID) []uuid.UUID {
@@ -55,7 +51,7 @@ func (k *themeResources) themeResource(t *models.Theme, layoutIDs, assetIDs []st
 	p := themePath(t.ID)
 	r := &jsonapi.Resource{Type: "themes", ID: t.ID.String(), Links: k.links.self(p),
 		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: optionalTimestamp(t.PublishedAt),
-			CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt)},
+			timestamps: timestampsOf(t.CreatedAt, t.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(t.UserID))),
 			"layouts":      k.links.relationship(p, "layouts", jsonapi.ToMany("layouts", layoutIDs)),

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -20,8 +19,7 @@ type themeAttributes struct {
 	Title       string  `json:"title"`
 	Description *string `json:"description"`
 	PublishedAt *string `json:"published-at"`
-	CreatedAt   string  `json:"created-at"`
-	UpdatedAt   string  `json:"updated-at"`
+	timestamps
 }
 
 // themeRequest is what POST and PATCH /themes accept. Pointers and Sent
@@ -31,11 +29,8 @@ type themeRequest struct {
 	Title       *string `json:"title"`
 	Description *string `json:"description"`
 	PublishedAt any     `json:"published-at"`
-	CreatedAt   any     `json:"created-at"`
-	UpdatedAt   any     `json:"updated-at"`
+	readOnlyTimestamps
 }
-
-var themeReadOnly = []string{"published-at", "created-at", "updated-at"}
 
 // themeReadOnlyRels are the relationships of a theme the server sets.
 var themeReadOnlyRels = []string{"user", "layouts", "theme-assets"}
@@ -54,7 +49,7 @@ type themeFields struct {
 
 // validate checks the attributes sent; on create the title must be there.
 func (r themeRequest) validate(sent map[string]bool, create bool) (f themeFields, err error) {
-	if err = checkReadOnly(sent, themeReadOnly); err != nil {
+	if err = checkReadOnly(sent, "published-at"); err != nil {
 		return f, err
 	}
 	if f.title, err = titleAttr(r.Title, sent["title"], create); err != nil {
@@ -108,9 +103,8 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	now := time.Now().UTC()
-	t := &models.Theme{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, Title: req.fields.title, Description: req.fields.description,
-		Version: 1, CreatedAt: now, UpdatedAt: now}
+	t := &models.Theme{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Title: req.fields.title, Description: req.fields.description,
+		Version: 1}
 	var sourceID *uuid.UUID
 	if source.sent && !source.null {
 		sourceID = &source.id
@@ -207,10 +201,7 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 func registerThemeRoutes(r routes) {
 	themes := themesHandler{r.themeResources()}
 	// GET /themes: the site's themes, newest first, paginated.
-	r.get("/themes", themes.rows().list(themeSpec(true), themes.links, "/themes", themes.db, models.ListThemes))
-	r.post("/themes", themes.create)
-	r.get("/themes/:id", themes.rows().get(themeSpec(false), themes.load))
-	r.patch("/themes/:id", themes.update)
+	editable(r, "/themes", themes.rows(), themeSpec, models.ListThemes, themes.load, themes.create, themes.update)
 	for _, name := range []string{"user", "layouts", "theme-assets"} {
 		r.get("/themes/:id/"+name, themes.related(name))
 		r.get("/themes/:id/relationships/"+name, serveLinkage(themes.load, themes.relationship(name)))

@@ -102,8 +102,8 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sig := &models.UploadSignature{ID: sigID, SiteID: pr.SiteID, Key: key, Filename: attrs.Filename, ContentType: contentType,
-		MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires, CreatedAt: time.Now().UTC()}
+	sig := &models.UploadSignature{SiteRow: models.SiteRow{ID: sigID, SiteID: pr.SiteID, CreatedAt: time.Now().UTC()}, Key: key,
+		Filename: attrs.Filename, ContentType: contentType, MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires}
 	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
 		return err
 	}
@@ -131,8 +131,7 @@ type uploadAttributes struct {
 	UserAgent    string  `json:"user-agent"`
 	Status       string  `json:"status"`
 	ErrorMessage *string `json:"error-message"`
-	CreatedAt    string  `json:"created-at"`
-	UpdatedAt    string  `json:"updated-at"`
+	timestamps
 }
 
 func (h uploadsHandler) resource(u *models.AssetUpload) *jsonapi.Resource {
@@ -144,7 +143,7 @@ func (h uploadsHandler) resource(u *models.AssetUpload) *jsonapi.Resource {
 	}
 	return &jsonapi.Resource{Type: "asset-uploads", ID: u.ID.String(), Links: h.links.self(p),
 		Attributes: uploadAttributes{FileName: u.FileName, Key: u.Key, ContentType: u.ContentType, FileSize: u.FileSize,
-			UserAgent: u.UserAgent, Status: u.Status, ErrorMessage: u.ErrorMessage, CreatedAt: timestamp(u.CreatedAt), UpdatedAt: timestamp(u.UpdatedAt)},
+			UserAgent: u.UserAgent, Status: u.Status, ErrorMessage: u.ErrorMessage, timestamps: timestampsOf(u.CreatedAt, u.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"asset":      h.links.relationship(p, "asset", jsonapi.ToOne("assets", assetID)),
 			"asset-file": h.links.relationship(p, "asset-file", jsonapi.ToOne("asset-images", imageID)),
@@ -211,7 +210,7 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		now := time.Now().UTC()
 		switch {
 		case models.IsNoRows(err):
-			up = &models.AssetUpload{ID: uuid.New(), SiteID: pr.SiteID, UserID: &pr.UserID, SignatureID: sig.ID, Attempt: 1, CreatedAt: now}
+			up = &models.AssetUpload{SiteRecord: models.SiteRecordOf(uuid.New(), pr.SiteID, now), UserID: &pr.UserID, SignatureID: sig.ID, Attempt: 1}
 		case err != nil:
 			return err
 		case existing.Status != models.UploadError:
@@ -306,13 +305,9 @@ func (h uploadsHandler) getUpload(c *fiber.Ctx) error {
 
 // relationship serves GET /asset-uploads/:id/relationships/{asset,asset-file}.
 func (h uploadsHandler) relationship(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		up, err := h.loadUpload(c)
-		if err != nil {
-			return err
-		}
-		return respondLinkage(c, h.resource(up).Relationships[name])
-	}
+	return serveLinkage(h.loadUpload, func(_ context.Context, up *models.AssetUpload) (*jsonapi.Relationship, error) {
+		return h.resource(up).Relationships[name], nil
+	})
 }
 
 // registerUploadRoutes registers /upload-signatures and /asset-uploads.

@@ -31,19 +31,10 @@ func (h usersHandler) me(c *fiber.Ctx) error {
 	return respondFound(c, h.db, oauth.PrincipalOf(c).UserID, models.FindUser, h.resource)
 }
 
-// get serves GET /users/:id, within the caller's site only: another site's
-// user looks the same as none.
-func (h usersHandler) get(c *fiber.Ctx) error {
-	id, err := idParam(c, "user")
-	if err != nil {
-		return err
-	}
-	return respondFound(c, h.db, id, models.FindUser, h.resource)
-}
-
-// registerUserRoutes registers /users/me and /users/:id.
+// registerUserRoutes registers /users/me and /users/:id (within the
+// caller's site only: another site's user looks the same as none).
 func registerUserRoutes(r routes) {
 	users := usersHandler{db: r.deps.DB, links: r.links}
 	r.get("/users/me", users.me)
-	r.get("/users/:id", users.get)
+	r.get("/users/:id", getByID(users.db, "user", models.FindUser, users.resource))
 }

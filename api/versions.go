@@ -4,7 +4,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -54,20 +53,4 @@ func (h revisionsHandler) versions(c *fiber.Ctx) error {
 		data[i] = q.Sparse(h.versionResource(v))
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions/"+rev.ID.String()+"/versions", q, total), Meta: map[string]any{"total": total}})
-}
-
-// version serves GET /versions/:id.
-func (h revisionsHandler) version(c *fiber.Ctx) error {
-	if _, err := queryParams(c); err != nil {
-		return err
-	}
-	id, err := idParam(c, "version")
-	if err != nil {
-		return err
-	}
-	v, err := drafts.FindVersion(c.UserContext(), h.db, oauth.PrincipalOf(c).SiteID, id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.versionResource(v)})
 }

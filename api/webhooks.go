@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -23,9 +22,8 @@ type webhookAttributes struct {
 	Active      bool     `json:"active"`
 	Description *string  `json:"description"`
 	// Secret is in full only in the answers that made it (create, rotate).
-	Secret    string `json:"secret"`
-	CreatedAt string `json:"created-at"`
-	UpdatedAt string `json:"updated-at"`
+	Secret string `json:"secret"`
+	timestamps
 }
 
 // webhookRequest is what POST and PATCH /webhooks accept.
@@ -36,11 +34,8 @@ type webhookRequest struct {
 	Description  *string   `json:"description"`
 	RotateSecret *bool     `json:"rotate-secret"`
 	Secret       any       `json:"secret"`
-	CreatedAt    any       `json:"created-at"`
-	UpdatedAt    any       `json:"updated-at"`
+	readOnlyTimestamps
 }
-
-var webhookReadOnly = []string{"secret", "created-at", "updated-at"}
 
 // webhookReadOnlyRels are the relationships of a webhook the server sets.
 var webhookReadOnlyRels = relNames{readOnly: []string{"deliveries"}}
@@ -77,7 +72,7 @@ func invalidURL(err error) error {
 // required. Only the url's form is checked here: whether its host is
 // public needs a DNS lookup (checkHost).
 func (r webhookRequest) validate(sent map[string]bool, create bool) (f webhookFields, err error) {
-	if err = checkReadOnly(sent, webhookReadOnly); err != nil {
+	if err = checkReadOnly(sent, "secret"); err != nil {
 		return f, err
 	}
 	if create && sent["rotate-secret"] {
@@ -168,7 +163,7 @@ func (h webhooksHandler) resource(w *models.Webhook, secret string) *jsonapi.Res
 	p := webhookPath(w.ID)
 	return versioned(&jsonapi.Resource{Type: "webhooks", ID: w.ID.String(), Links: h.links.self(p),
 		Attributes: webhookAttributes{URL: w.URL, Events: w.Events, Active: w.Active, Description: w.Description, Secret: secret,
-			CreatedAt: timestamp(w.CreatedAt), UpdatedAt: timestamp(w.UpdatedAt)},
+			timestamps: timestampsOf(w.CreatedAt, w.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{"deliveries": h.links.relationship(p, "deliveries", nil)},
 	}, w.Version)
 }
@@ -208,9 +203,8 @@ func (h webhooksHandler) create(c *fiber.Ctx) error {
 	if err := h.checkHost(c.UserContext(), f); err != nil {
 		return err
 	}
-	now := time.Now().UTC()
-	w := &models.Webhook{ID: uuid.New(), SiteID: siteOf(c), URL: f.url, Events: f.events, Active: f.active, Description: f.description,
-		Version: 1, CreatedAt: now, UpdatedAt: now}
+	w := &models.Webhook{SiteRecord: models.NewSiteRecord(siteOf(c)), URL: f.url, Events: f.events, Active: f.active, Description: f.description,
+		Version: 1}
 	if f.secret, err = h.box.Issue(w.ID); err != nil {
 		return err
 	}
@@ -348,10 +342,7 @@ func registerWebhookRoutes(r routes) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate}
-	r.get("/webhooks", h.rows("").list(webhookSpec(true), h.links, "/webhooks", h.db, models.ListWebhooks))
-	r.post("/webhooks", h.create)
-	r.get("/webhooks/:id", h.rows("").get(webhookSpec(false), h.load))
-	r.patch("/webhooks/:id", h.update)
+	editable(r, "/webhooks", h.rows(""), webhookSpec, models.ListWebhooks, h.load, h.create, h.update)
 	r.delete("/webhooks/:id", h.delete)
 	r.get("/webhooks/:id/deliveries", h.deliveries)
 	r.get("/webhook-deliveries/:id", h.deliveryRows().get(deliverySpec(false), h.loadDelivery))

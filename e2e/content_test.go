@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -233,6 +234,38 @@ func TestRevertingACreateRevertsItsChildren(t *testing.T) {
 		if st := e.status("/pages/" + id + "?include=draft"); st != 404 {
 			t.Errorf("page %s after reverting the parent's create = %d", id, st)
 		}
+	}
+}
+
+// TestDraftIncludesAnswerDatabaseErrors: a failed load of what
+// GET /drafts/:id?include=item,user includes is the request's error (500
+// from the error table), not a draft served without it. The loads are made
+// to fail by renaming a column in this test's own database.
+func TestDraftIncludesAnswerDatabaseErrors(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	_, draft := e.page("About us", "about", "")
+	if d := e.do(http.MethodGet, "/drafts/"+draft+"?include=item,user", nil); d.Status != 200 || !strings.Contains(string(d.Raw), `"included":[{"type":"pages"`) || !strings.Contains(string(d.Raw), `{"type":"users"`) {
+		t.Fatalf("include=item,user = %d %s", d.Status, d.Raw)
+	}
+	// Both loads scope by site_id; the draft's own reads of pages (its
+	// closure) do not, so renaming that column breaks only the loads.
+	rename := func(table, from, to string) {
+		t.Helper()
+		if _, err := s.DB.ExecContext(context.Background(), "ALTER TABLE "+table+" RENAME COLUMN "+from+" TO "+to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ include, table string }{{"item", "pages"}, {"user", "users"}} {
+		rename(tc.table, "site_id", "site_id_gone")
+		if d := e.do(http.MethodGet, "/drafts/"+draft+"?include="+tc.include, nil); d.Status != 500 || len(d.Errors) != 1 || d.Errors[0].Code != "internal_error" {
+			t.Errorf("include=%s with %s unreadable = %d %s, want 500 internal_error", tc.include, tc.table, d.Status, d.Raw)
+		}
+		if st := e.status("/drafts/" + draft); st != 200 {
+			t.Errorf("the draft without include=%s = %d: the failure was not the included load's", tc.include, st)
+		}
+		rename(tc.table, "site_id_gone", "site_id")
 	}
 }
 

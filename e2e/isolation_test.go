@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -303,8 +304,8 @@ func TestPublishWorkflowsOnBothQueues(t *testing.T) {
 	// started on the old queue.
 	id := uuid.New()
 	draftID := uuid.MustParse(draft)
-	rev := &drafts.Revision{ID: id, SiteID: s.Site.ID, Comments: "old", Status: drafts.Publishing, DraftIDs: []uuid.UUID{draftID},
-		CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+	rev := &drafts.Revision{SiteRecord: models.SiteRecordOf(id, s.Site.ID, time.Now().UTC()), Comments: "old", Status: drafts.Publishing,
+		DraftIDs: []uuid.UUID{draftID}}
 	if _, err := s.DB.NewInsert().Model(rev).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

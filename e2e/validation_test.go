@@ -136,6 +136,33 @@ func TestAssetListingParameters(t *testing.T) {
 	}
 }
 
+// TestSingleReadsRefuseUnknownParameters: GET /users/:id and an upload's
+// relationship endpoints check their query as every endpoint does: an
+// unknown parameter is 400 unknown_parameter, not ignored.
+func TestSingleReadsRefuseUnknownParameters(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	me := e.do(http.MethodGet, "/users/me", nil).resource(t).ID
+	sig := s.signature(t, e.token, "a.png", "image/png")
+	file := []byte("not a png") // what the upload turns into does not matter here
+	if st, b := s.browserUpload(t, sig, file); st >= 300 {
+		t.Fatalf("storage upload = %d %s", st, b)
+	}
+	up := s.notify(t, e.token, sig, "a.png", len(file)).resource(t).ID
+	for _, path := range []string{"/users/" + me, "/asset-uploads/" + up + "/relationships/asset", "/asset-uploads/" + up + "/relationships/asset-file"} {
+		if st := e.status(path); st != 200 {
+			t.Errorf("GET %s = %d, want 200", path, st)
+		}
+		for _, param := range []string{"colour", "include"} {
+			d := e.do(http.MethodGet, path+"?"+param+"=x", nil)
+			if d.Status != 400 || len(d.Errors) != 1 || d.Errors[0].Code != "unknown_parameter" || d.Errors[0].Source.Parameter != param {
+				t.Errorf("GET %s?%s=x = %d %s, want 400 unknown_parameter", path, param, d.Status, d.Raw)
+			}
+		}
+	}
+}
+
 // TestRequiredRelationshipOneAnswer: a required to-one relationship that a
 // create leaves out, or that is null, is answered alike by the content kinds
 // and the theme family (422 missing_relationship, at the relationship when

@@ -24,6 +24,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
@@ -683,9 +684,8 @@ func TestWebhookRevisionFailed(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	rcv := newReceiver(t, nil)
 	hookID, secret := e.createWebhook(rcv.URL, "revision.failed")
-	now := time.Now().UTC()
-	rev := &drafts.Revision{ID: uuid.New(), SiteID: s.Site.ID, Comments: "doomed", Status: drafts.Publishing,
-		DraftIDs: []uuid.UUID{uuid.New()}, CreatedAt: now, UpdatedAt: now}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(s.Site.ID), Comments: "doomed", Status: drafts.Publishing,
+		DraftIDs: []uuid.UUID{uuid.New()}}
 	ctx := context.Background()
 	if _, err := s.DB.NewInsert().Model(rev).Exec(ctx); err != nil {
 		t.Fatal(err)

@@ -11,15 +11,13 @@ import (
 type UploadSignature struct {
 	bun.BaseModel `bun:"table:upload_signatures"`
 
-	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
-	SiteID      uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	SiteRow
 	Key         string     `bun:"key,notnull"`
 	Filename    string     `bun:"filename,notnull"`
 	ContentType string     `bun:"content_type,notnull"`
 	MaxBytes    int64      `bun:"max_bytes,notnull"`
 	ExpiresAt   time.Time  `bun:"expires_at,notnull"`
 	ConfirmedAt *time.Time `bun:"confirmed_at"`
-	CreatedAt   time.Time  `bun:"created_at,notnull"`
 }
 
 // Upload statuses.
@@ -34,8 +32,7 @@ const (
 type AssetUpload struct {
 	bun.BaseModel `bun:"table:asset_uploads"`
 
-	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
-	SiteID       uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	SiteRecord
 	UserID       *uuid.UUID `bun:"user_id,type:uuid"`
 	SignatureID  uuid.UUID  `bun:"signature_id,type:uuid,notnull"`
 	FileName     string     `bun:"file_name,notnull"`
@@ -48,23 +45,18 @@ type AssetUpload struct {
 	Attempt      int        `bun:"attempt,notnull"`
 	AssetID      *uuid.UUID `bun:"asset_id,type:uuid"`
 	AssetImageID *uuid.UUID `bun:"asset_image_id,type:uuid"`
-	CreatedAt    time.Time  `bun:"created_at,notnull"`
-	UpdatedAt    time.Time  `bun:"updated_at,notnull"`
 }
 
 // Asset is a published file of a site.
 type Asset struct {
 	bun.BaseModel `bun:"table:assets"`
 
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
-	Title       string    `bun:"title,notnull"`
-	ContentType string    `bun:"content_type,notnull"`
-	AssetType   string    `bun:"asset_type,notnull"`
-	SubType     string    `bun:"sub_type,notnull"`
-	ThemePath   *string   `bun:"theme_path"`
-	CreatedAt   time.Time `bun:"created_at,notnull"`
-	UpdatedAt   time.Time `bun:"updated_at,notnull"`
+	SiteRecord
+	Title       string  `bun:"title,notnull"`
+	ContentType string  `bun:"content_type,notnull"`
+	AssetType   string  `bun:"asset_type,notnull"`
+	SubType     string  `bun:"sub_type,notnull"`
+	ThemePath   *string `bun:"theme_path"`
 }
 
 // ImageProperties describe how an image is encoded.
@@ -88,8 +80,7 @@ type ImageVariant struct {
 type AssetImage struct {
 	bun.BaseModel `bun:"table:asset_images"`
 
-	ID              uuid.UUID               `bun:"id,pk,type:uuid"`
-	SiteID          uuid.UUID               `bun:"site_id,type:uuid,notnull"`
+	SiteRecord
 	AssetID         uuid.UUID               `bun:"asset_id,type:uuid,notnull"`
 	StorageKey      string                  `bun:"storage_key,notnull"`
 	FileName        string                  `bun:"file_name,notnull"`
@@ -100,8 +91,6 @@ type AssetImage struct {
 	ImageProperties ImageProperties         `bun:"image_properties,type:jsonb,notnull"`
 	Fingerprint     string                  `bun:"fingerprint,notnull"`
 	Variants        map[string]ImageVariant `bun:"variants,type:jsonb,notnull"`
-	CreatedAt       time.Time               `bun:"created_at,notnull"`
-	UpdatedAt       time.Time               `bun:"updated_at,notnull"`
 }
 
 // AssetID is the id of the asset an upload makes, derived from the upload's

@@ -27,13 +27,10 @@ type Site struct {
 type User struct {
 	bun.BaseModel `bun:"table:users"`
 
-	ID           uuid.UUID `bun:"id,pk,type:uuid"`
-	SiteID       uuid.UUID `bun:"site_id,type:uuid,notnull"`
-	Email        string    `bun:"email,notnull"`
-	Name         string    `bun:"name,notnull"`
-	PasswordHash string    `bun:"password_hash,notnull"`
-	CreatedAt    time.Time `bun:"created_at,notnull,default:current_timestamp"`
-	UpdatedAt    time.Time `bun:"updated_at,notnull,default:current_timestamp"`
+	SiteRecord
+	Email        string `bun:"email,notnull"`
+	Name         string `bun:"name,notnull"`
+	PasswordHash string `bun:"password_hash,notnull"`
 }
 
 // CreateSite inserts a site.
@@ -54,8 +51,7 @@ func SiteBySlug(ctx context.Context, db bun.IDB, slug string) (*Site, error) {
 
 // CreateUser inserts a user of site with an already hashed password.
 func CreateUser(ctx context.Context, db bun.IDB, siteID uuid.UUID, email, name, passwordHash string) (*User, error) {
-	now := time.Now().UTC()
-	u := &User{ID: uuid.New(), SiteID: siteID, Email: strings.TrimSpace(email), Name: strings.TrimSpace(name), PasswordHash: passwordHash, CreatedAt: now, UpdatedAt: now}
+	u := &User{SiteRecord: NewSiteRecord(siteID), Email: strings.TrimSpace(email), Name: strings.TrimSpace(name), PasswordHash: passwordHash}
 	return inserted(ctx, db, u, "create user "+strconv.Quote(email))
 }
 

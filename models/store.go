@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -10,6 +11,31 @@ import (
 // Page is the caller's filter, sort and pagination of a list (the api's
 // parsed query); a store applies it to the site-scoped select it builds.
 type Page func(*bun.SelectQuery) *bun.SelectQuery
+
+// SiteRow is what every row of a site's table has: its id, its site and
+// when it was made. Records embed it (bun and encoding/json take an
+// anonymous struct's fields as the record's own); Find looks rows up by it.
+type SiteRow struct {
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	SiteID    uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+}
+
+// SiteRecord is a SiteRow of a table whose rows change: it has updated_at.
+type SiteRecord struct {
+	SiteRow
+	UpdatedAt time.Time `bun:"updated_at,notnull"`
+}
+
+// NewSiteRecord is a new record of the site: a fresh id, made now.
+func NewSiteRecord(siteID uuid.UUID) SiteRecord {
+	return SiteRecordOf(uuid.New(), siteID, time.Now().UTC())
+}
+
+// SiteRecordOf is the record id of the site, created and updated at.
+func SiteRecordOf(id, siteID uuid.UUID, at time.Time) SiteRecord {
+	return SiteRecord{SiteRow: SiteRow{ID: id, SiteID: siteID, CreatedAt: at}, UpdatedAt: at}
+}
 
 // Find loads the record of model T of the site with that id, FOR UPDATE
 // when lock is set. Another site's record looks like none: NotFound(what).

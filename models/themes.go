@@ -13,48 +13,39 @@ import (
 type Theme struct {
 	bun.BaseModel `bun:"table:themes,alias:theme"`
 
-	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
-	SiteID      uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	SiteRecord
 	UserID      *uuid.UUID `bun:"user_id,type:uuid"`
 	Title       string     `bun:"title,notnull"`
 	Description *string    `bun:"description"`
 	PublishedAt *time.Time `bun:"published_at"`
 	Version     int        `bun:"version,notnull"`
-	CreatedAt   time.Time  `bun:"created_at,notnull"`
-	UpdatedAt   time.Time  `bun:"updated_at,notnull"`
 }
 
 // Layout is a Liquid template of a theme.
 type Layout struct {
 	bun.BaseModel `bun:"table:layouts,alias:layout"`
 
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
+	SiteRecord
 	ThemeID     uuid.UUID `bun:"theme_id,type:uuid,notnull"`
 	Title       string    `bun:"title,notnull"`
 	FileName    string    `bun:"file_name,notnull"`
 	Description *string   `bun:"description"`
 	// Unique marks a layout meant for a single page ("unique" is an SQL
 	// keyword, hence the column name).
-	Unique    bool      `bun:"is_unique,notnull"`
-	Content   string    `bun:"content,notnull"`
-	Version   int       `bun:"version,notnull"`
-	CreatedAt time.Time `bun:"created_at,notnull"`
-	UpdatedAt time.Time `bun:"updated_at,notnull"`
+	Unique  bool   `bun:"is_unique,notnull"`
+	Content string `bun:"content,notnull"`
+	Version int    `bun:"version,notnull"`
 }
 
 // ThemeAsset places an asset of the site at a path of a theme's assets folder.
 type ThemeAsset struct {
 	bun.BaseModel `bun:"table:theme_assets,alias:theme_asset"`
 
-	ID        uuid.UUID `bun:"id,pk,type:uuid"`
-	SiteID    uuid.UUID `bun:"site_id,type:uuid,notnull"`
-	ThemeID   uuid.UUID `bun:"theme_id,type:uuid,notnull"`
-	AssetID   uuid.UUID `bun:"asset_id,type:uuid,notnull"`
-	Path      string    `bun:"path,notnull"`
-	Version   int       `bun:"version,notnull"`
-	CreatedAt time.Time `bun:"created_at,notnull"`
-	UpdatedAt time.Time `bun:"updated_at,notnull"`
+	SiteRecord
+	ThemeID uuid.UUID `bun:"theme_id,type:uuid,notnull"`
+	AssetID uuid.UUID `bun:"asset_id,type:uuid,notnull"`
+	Path    string    `bun:"path,notnull"`
+	Version int       `bun:"version,notnull"`
 }
 
 // ThemedSite is a site with the columns the themes migration adds to the

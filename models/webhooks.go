@@ -20,19 +20,16 @@ import (
 type Webhook struct {
 	bun.BaseModel `bun:"table:webhooks,alias:webhook"`
 
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
-	URL         string    `bun:"url,notnull"`
-	Events      []string  `bun:"events,array,notnull"`
-	Active      bool      `bun:"active,notnull"`
-	Description *string   `bun:"description"`
+	SiteRecord
+	URL         string   `bun:"url,notnull"`
+	Events      []string `bun:"events,array,notnull"`
+	Active      bool     `bun:"active,notnull"`
+	Description *string  `bun:"description"`
 	// SecretSealed is the signing secret sealed by a SecretBox; the API
 	// shows it only masked (SecretLast4) after the create.
-	SecretSealed []byte    `bun:"secret_sealed,notnull"`
-	SecretLast4  string    `bun:"secret_last4,notnull"`
-	Version      int       `bun:"version,notnull"`
-	CreatedAt    time.Time `bun:"created_at,notnull"`
-	UpdatedAt    time.Time `bun:"updated_at,notnull"`
+	SecretSealed []byte `bun:"secret_sealed,notnull"`
+	SecretLast4  string `bun:"secret_last4,notnull"`
+	Version      int    `bun:"version,notnull"`
 }
 
 // Delivery statuses.
@@ -46,8 +43,7 @@ const (
 type WebhookDelivery struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:delivery"`
 
-	ID             uuid.UUID  `bun:"id,pk,type:uuid"`
-	SiteID         uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	SiteRow
 	WebhookID      uuid.UUID  `bun:"webhook_id,type:uuid,notnull"`
 	EventID        uuid.UUID  `bun:"event_id,type:uuid,notnull"`
 	Seq            int64      `bun:"seq,notnull"`
@@ -59,22 +55,7 @@ type WebhookDelivery struct {
 	LastResponse   *string    `bun:"last_response"`
 	NextAttemptAt  *time.Time `bun:"next_attempt_at"`
 	StartedAt      *time.Time `bun:"started_at"`
-	CreatedAt      time.Time  `bun:"created_at,notnull"`
 	DeliveredAt    *time.Time `bun:"delivered_at"`
-}
-
-// WebhookEvent is a row of the outbox (RecordEvent).
-type WebhookEvent struct {
-	bun.BaseModel `bun:"table:webhook_events,alias:event"`
-
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	Seq         int64     `bun:"seq,scanonly"`
-	SiteID      uuid.UUID `bun:"site_id,type:uuid,notnull"`
-	Type        string    `bun:"type,notnull"`
-	SubjectType string    `bun:"subject_type,notnull"`
-	SubjectID   uuid.UUID `bun:"subject_id,type:uuid,notnull"`
-	Subject     []byte    `bun:"subject,type:jsonb,notnull"`
-	CreatedAt   time.Time `bun:"created_at,notnull"`
 }
 
 // SecretBox seals webhook secrets at rest (AES-256-GCM under a key derived

@@ -273,7 +273,7 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 		var members map[string]reflect.Type
 		var elem reflect.Type
 		if t.Kind() == reflect.Struct {
-			members = memberTypes(t)
+			members = Members(t)
 		} else if t.Kind() == reflect.Map {
 			elem = t.Elem()
 		}
@@ -312,9 +312,10 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 	return err == nil
 }
 
-// memberTypes maps the member names a struct decodes (embedded structs'
-// included) to their types.
-func memberTypes(t reflect.Type) map[string]reflect.Type {
+// Members maps the member names a struct decodes from and encodes to
+// (embedded structs' included, as encoding/json flattens them) to their
+// types; the OpenAPI description reflects attributes through it too.
+func Members(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
@@ -325,7 +326,7 @@ func memberTypes(t reflect.Type) map[string]reflect.Type {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for n, mt := range memberTypes(ft) {
+				for n, mt := range Members(ft) {
 					if _, ok := out[n]; !ok {
 						out[n] = mt
 					}

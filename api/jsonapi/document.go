@@ -59,8 +59,14 @@ func ToOne(typ string, id *string) json.RawMessage {
 	if id == nil {
 		return json.RawMessage("null")
 	}
-	b, _ := json.Marshal(Identifier{Type: typ, ID: *id}) // cannot fail: two strings
-	return b
+	// As json.Marshal(Identifier{...}) writes it, without reflection: every
+	// rendered resource builds a few of these.
+	b := make([]byte, 0, 24+len(typ)+len(*id))
+	b = append(b, `{"type":`...)
+	b = appendString(b, typ)
+	b = append(b, `,"id":`...)
+	b = appendString(b, *id)
+	return append(b, '}')
 }
 
 // ToMany builds the linkage of a to-many relationship; none renders as [].

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
@@ -72,19 +73,8 @@ func newServer(t *testing.T, opts ...option) *server {
 	db, cfg, base := startAPI(t, opts...)
 	s := &server{URL: base, DB: db, Config: cfg, RedirectURI: base + "/test-callback", http: newBrowser()}
 	hash, _ := auth.HashPassword(password)
+	s.Site, s.Other, s.Editor, s.OtherEditor = oauth.TwoSites(t, db, hash)
 	var err error
-	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {
-		t.Fatal(err)
-	}
-	if s.Other, err = models.CreateSite(ctx, db, "Other", "other"); err != nil {
-		t.Fatal(err)
-	}
-	if s.Editor, err = models.CreateUser(ctx, db, s.Site.ID, "editor@demo.test", "Ed", hash); err != nil {
-		t.Fatal(err)
-	}
-	if s.OtherEditor, err = models.CreateUser(ctx, db, s.Other.ID, "editor@other.test", "Olga", hash); err != nil {
-		t.Fatal(err)
-	}
 	if s.ConfID, s.ConfSecret, err = models.NewOAuthClient(ctx, db, []byte(cfg.OAuth.ClientSecretKey), "Desktop app", true, []string{s.RedirectURI}); err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,19 @@ func (k *Keys) Published(ctx context.Context, reload bool) ([]*key, error) {
 	return k.load(ctx, reload)
 }
 
+// key parses the row's PEM private key.
+func (r signingKeyRow) key() (*key, error) {
+	block, _ := pem.Decode([]byte(r.PrivatePEM))
+	if block == nil {
+		return nil, fmt.Errorf("signing key %s: not PEM", r.ID)
+	}
+	priv, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", r.ID, err)
+	}
+	return &key{id: r.ID, private: priv, retireAt: r.RetireAt}, nil
+}
+
 func (k *Keys) load(ctx context.Context, force bool) ([]*key, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -131,15 +144,11 @@ func (k *Keys) load(ctx context.Context, force bool) ([]*key, error) {
 	}
 	keys := make([]*key, 0, len(rows))
 	for _, r := range rows {
-		block, _ := pem.Decode([]byte(r.PrivatePEM))
-		if block == nil {
-			return nil, fmt.Errorf("signing key %s: not PEM", r.ID)
-		}
-		priv, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+		key, err := r.key()
 		if err != nil {
-			return nil, fmt.Errorf("signing key %s: %w", r.ID, err)
+			return nil, err
 		}
-		keys = append(keys, &key{id: r.ID, private: priv, retireAt: r.RetireAt})
+		keys = append(keys, key)
 	}
 	k.cached, k.fetchedAt = keys, time.Now()
 	return keys, nil
@@ -163,15 +172,10 @@ func (k *Keys) lookup(ctx context.Context, id string) (*key, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	block, _ := pem.Decode([]byte(rows[0].PrivatePEM))
-	if block == nil {
-		return nil, fmt.Errorf("signing key %s: not PEM", id)
-	}
-	priv, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	found, err := rows[0].key()
 	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w", id, err)
+		return nil, err
 	}
-	found := &key{id: id, private: priv, retireAt: rows[0].RetireAt}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.cached != nil {

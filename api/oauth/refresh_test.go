@@ -44,6 +44,35 @@ func (s *server) refreshed(t *testing.T, rt string) oauth.TokenResponse {
 	return decodeToken(t, status, b)
 }
 
+// refreshChain is a server whose refresh grace period is grace, a password
+// login on it (first) and the refresh of that (second).
+func refreshChain(t *testing.T, grace time.Duration) (s *server, first, second oauth.TokenResponse) {
+	t.Helper()
+	s = newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = grace })
+	first = passwordToken(t, s)
+	return s, first, s.refreshed(t, first.RefreshToken)
+}
+
+// assertReuseRevokes presents the spent refresh token again: it is reuse,
+// refused with 400 invalid_grant, and the chain is revoked: its newest
+// refresh token and the access tokens of newest and of older stop working.
+func (s *server) assertReuseRevokes(t *testing.T, spent string, newest oauth.TokenResponse, older ...oauth.TokenResponse) {
+	t.Helper()
+	status, b := s.refresh(t, spent)
+	var e struct{ Error string }
+	if status != 400 || json.Unmarshal(b, &e) != nil || e.Error != "invalid_grant" {
+		t.Fatalf("reuse of a spent refresh token = %d %s, want 400 invalid_grant", status, b)
+	}
+	if status, b := s.refresh(t, newest.RefreshToken); status != 400 {
+		t.Errorf("the chain's newest refresh token still works after reuse: %d %s", status, b)
+	}
+	for _, tok := range append(older, newest) {
+		if r := s.get(t, "/users/me", tok.AccessToken); r.StatusCode != 401 {
+			t.Errorf("an access token of the revoked chain still works after reuse: %d", r.StatusCode)
+		}
+	}
+}
+
 func TestRefreshThroughATokenSource(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
@@ -64,9 +93,7 @@ func TestRefreshThroughATokenSource(t *testing.T) {
 
 func TestRefreshRotationGraceAndReuse(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = time.Second })
-	first := passwordToken(t, s)
-	second := s.refreshed(t, first.RefreshToken)
+	s, first, second := refreshChain(t, time.Second)
 
 	// A retry within the grace period (the client lost the response) gets
 	// the very same pair.
@@ -78,23 +105,7 @@ func TestRefreshRotationGraceAndReuse(t *testing.T) {
 
 	// After it, presenting the spent token again is reuse: refused, and the
 	// whole chain is revoked.
-	status, b := s.refresh(t, first.RefreshToken)
-	if status != 400 || !json.Valid(b) {
-		t.Fatalf("reuse = %d %s", status, b)
-	}
-	var e struct{ Error string }
-	_ = json.Unmarshal(b, &e)
-	if e.Error != "invalid_grant" {
-		t.Errorf("reuse error = %q", e.Error)
-	}
-	if status, b := s.refresh(t, second.RefreshToken); status != 400 {
-		t.Errorf("the chain's newest refresh token still works after reuse: %d %s", status, b)
-	}
-	for _, at := range []string{first.AccessToken, second.AccessToken} {
-		if r := s.get(t, "/users/me", at); r.StatusCode != 401 {
-			t.Errorf("an access token of the revoked chain still works: %d", r.StatusCode)
-		}
-	}
+	s.assertReuseRevokes(t, first.RefreshToken, second, first)
 	// Another login is a new chain and is not affected.
 	if r := s.get(t, "/users/me", passwordToken(t, s).AccessToken); r.StatusCode != 200 {
 		t.Errorf("a fresh login after the revocation = %d", r.StatusCode)
@@ -117,21 +128,8 @@ func TestSpentRefreshTokenWorksOnlyForItsClient(t *testing.T) {
 // even within the grace period.
 func TestRefreshGraceEndsWhenTheSuccessorIsUsed(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *config.Config) { c.OAuth.RefreshGrace = time.Minute })
-	first := passwordToken(t, s)
-	second := s.refreshed(t, first.RefreshToken)
+	s, first, second := refreshChain(t, time.Minute)
 	third := s.refreshed(t, second.RefreshToken)
 
-	status, b := s.refresh(t, first.RefreshToken)
-	var e struct{ Error string }
-	_ = json.Unmarshal(b, &e)
-	if status != 400 || e.Error != "invalid_grant" {
-		t.Fatalf("the spent token after its successor was used = %d %s, want 400 invalid_grant", status, b)
-	}
-	if status, b := s.refresh(t, third.RefreshToken); status != 400 {
-		t.Errorf("the chain's newest refresh token still works after reuse: %d %s", status, b)
-	}
-	if r := s.get(t, "/users/me", third.AccessToken); r.StatusCode != 401 {
-		t.Errorf("the chain's newest access token still works after reuse: %d", r.StatusCode)
-	}
+	s.assertReuseRevokes(t, first.RefreshToken, third)
 }

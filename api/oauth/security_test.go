@@ -11,19 +11,14 @@ package oauth_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,62 +61,13 @@ func secConfToken(t *testing.T, s *server) oauth.TokenResponse {
 	return secIssue(t, s, "editor@demo.test", url.Values{"client_id": {s.ConfID}, "client_secret": {s.ConfSecret}})
 }
 
-// secJWTPart decodes one part (0 header, 1 claims) of a compact JWT.
-func secJWTPart(t testing.TB, tok string, part int) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWS: %q", tok)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[part])
-	if err != nil {
-		t.Fatalf("JWT part %d: %v", part, err)
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("JWT part %d: %v", part, err)
-	}
-	return m
-}
-
 func secKid(t testing.TB, tok string) string {
 	t.Helper()
-	kid, _ := secJWTPart(t, tok, 0)["kid"].(string)
+	kid, _ := oauth.JWTPart(t, tok, 0)["kid"].(string)
 	if kid == "" {
-		t.Fatalf("token has no kid: %v", secJWTPart(t, tok, 0))
+		t.Fatalf("token has no kid: %v", oauth.JWTPart(t, tok, 0))
 	}
 	return kid
-}
-
-// secSigningKey reads the private key named kid from the database, as only
-// someone who had stolen it could.
-func secSigningKey(t *testing.T, s *server, kid string) *rsa.PrivateKey {
-	t.Helper()
-	var pemText string
-	if err := s.DB.NewSelect().Table("oauth_signing_keys").Column("private_pem").Where("id = ?", kid).
-		Scan(context.Background(), &pemText); err != nil {
-		t.Fatalf("signing key %s: %v", kid, err)
-	}
-	block, _ := pem.Decode([]byte(pemText))
-	if block == nil {
-		t.Fatal("signing key is not PEM")
-	}
-	k, err := x509.ParsePKCS1PrivateKey(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// secUnsigned builds an alg "none" token, which go-jose refuses to make.
-func secUnsigned(t testing.TB, kid string, claims any) string {
-	t.Helper()
-	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT", "kid": kid})
-	c, err := json.Marshal(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c) + "."
 }
 
 // secRequest sends method path with an Authorization header as given (none when empty).
@@ -178,7 +124,7 @@ type secClaims struct {
 // secClaimsOf returns the claims of a real token, to be altered and re-signed.
 func secClaimsOf(t *testing.T, s *server, tok string) secClaims {
 	t.Helper()
-	c := secJWTPart(t, tok, 1)
+	c := oauth.JWTPart(t, tok, 1)
 	jti, _ := c["jti"].(string)
 	client, _ := c["client_id"].(string)
 	if jti == "" {
@@ -199,7 +145,7 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 	s := newServer(t)
 	tok := secIssue(t, s, "editor@demo.test", nil)
 	kid := secKid(t, tok.AccessToken)
-	real := secSigningKey(t, s, kid)
+	real := oauth.StolenKey(t, s.DB, kid)
 	base := secClaimsOf(t, s, tok.AccessToken)
 
 	// The crafting itself is right: the same claims signed with the real key pass.
@@ -207,10 +153,7 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 		t.Fatalf("a token crafted with the real key and right claims = %d %s; the negative cases below prove nothing", r.StatusCode, body(t, r))
 	}
 
-	other, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := oauth.OtherKey(t)
 	wrongAud := base
 	wrongAud.Audience = jwt.Audience{"https://elsewhere.example", "pressroom"}
 	clientOnlyAud := base
@@ -225,9 +168,7 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 	noJTIRow.ID = "6f1c2a47-0000-4000-8000-000000000000"
 	otherSite := base
 	otherSite.SiteID = s.Other.ID.String()
-	pubPKIX, _ := x509.MarshalPKIXPublicKey(&real.PublicKey)
-	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubPKIX})
-	pubPKCS1 := pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&real.PublicKey)})
+	pubPEM, pubPKCS1 := oauth.PublicPEMs(&real.PublicKey)
 
 	cases := []struct{ name, authorization string }{
 		{"no Authorization header", ""},
@@ -245,7 +186,7 @@ func TestBearerVerificationRejectsBadTokens(t *testing.T) {
 		{"real key, wrong issuer", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, wrongIss)},
 		{"real key, jti with no token record", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, noJTIRow)},
 		{"real key, site_id of another site", "Bearer " + oauth.SignJWS(t, jose.RS256, real, kid, otherSite)},
-		{"alg none", "Bearer " + secUnsigned(t, kid, base)},
+		{"alg none", "Bearer " + oauth.Unsigned(t, kid, base)},
 		{"HS256 keyed with the public key (PKIX PEM)", "Bearer " + oauth.SignJWS(t, jose.HS256, pubPEM, kid, base)},
 		{"HS256 keyed with the public key (PKCS1 PEM)", "Bearer " + oauth.SignJWS(t, jose.HS256, pubPKCS1, kid, base)},
 		{"oversized token", "Bearer " + strings.Repeat("a", 9000)},
@@ -498,7 +439,7 @@ func TestTokenEndpointBasicAuthIsFormURLEncoded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("oauth2 client with Basic: %v", err)
 	}
-	if c := secJWTPart(t, tok.AccessToken, 1); c["client_id"] != id {
+	if c := oauth.JWTPart(t, tok.AccessToken, 1); c["client_id"] != id {
 		t.Errorf("token issued to %v, want %q", c["client_id"], id)
 	}
 }
@@ -620,37 +561,12 @@ func TestPasswordThrottlePerAddress(t *testing.T) {
 func TestPasswordThrottleHoldsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	const parallel = 16
+	const n = 16
 	limit := s.Config.OAuth.LoginMaxFailures
-	statuses := make(chan int, parallel)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"password"},
-				"username": {"editor@demo.test"}, "password": {"guess " + strconv.Itoa(i)}}.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			r, err := s.http.Do(req)
-			if err != nil {
-				statuses <- 0
-				return
-			}
-			_, _ = io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			statuses <- r.StatusCode
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(statuses)
-	checked := map[int]int{}
-	for st := range statuses {
-		checked[st]++
-	}
-	if checked[400]+checked[429] != parallel {
+	checked := statuses(t, parallel(n, func(i int) answer {
+		return s.post("/oauth/token", login("editor@demo.test", "guess "+strconv.Itoa(i)))
+	}))
+	if checked[400]+checked[429] != n {
 		t.Fatalf("statuses %v, want only 400 and 429", checked)
 	}
 	if checked[400] > limit {
@@ -659,7 +575,7 @@ func TestPasswordThrottleHoldsUnderConcurrency(t *testing.T) {
 			"(throttle.Fail): check-then-act, so every request in flight before the %dth failure is recorded gets a guess. "+
 			"The attempt should be counted (or a slot reserved) atomically before the password is checked, e.g. one "+
 			"INSERT ... ON CONFLICT DO UPDATE ... RETURNING failures, locked_until, refusing when the count is already at the limit.",
-			checked[400], parallel, limit, checked, limit)
+			checked[400], n, limit, checked, limit)
 	}
 	// Afterwards the username is locked, whatever the race let through.
 	r, m := secAttempt(t, s, "editor@demo.test", password)
@@ -810,8 +726,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	// The server caches its keys for up to a minute. A token naming a key it
 	// does not know makes it reload them (at most once per 5 s), which is
 	// how it learns of the retirement at once instead of a minute later.
-	other, _ := rsa.GenerateKey(rand.Reader, 2048)
-	nudge := oauth.SignJWS(t, jose.RS256, other, "unknown-kid-forces-a-reload", secClaimsOf(t, s, old.AccessToken))
+	nudge := oauth.SignJWS(t, jose.RS256, oauth.OtherKey(t), "unknown-kid-forces-a-reload", secClaimsOf(t, s, old.AccessToken))
 	secAssertInvalidToken(t, "unknown kid", s.get(t, "/users/me", nudge))
 
 	refresh := func(rt string) oauth.TokenResponse {

@@ -77,7 +77,7 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 		case dir == Publication && (d.Event == Create || d.Event == Update):
 			// What the draft will point to: its drafted references.
 			for _, f := range k.Fields {
-				if !f.Draftable {
+				if !f.Draftable() {
 					continue
 				}
 				if s, ok := d.Drafted[f.Column].(string); ok && s != "" {
@@ -100,7 +100,7 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 	for typ, ids := range liveOf {
 		k := kinds[typ]
 		for _, f := range k.Fields {
-			if !f.Draftable {
+			if !f.Draftable() {
 				continue
 			}
 			var refs []uuid.UUID
@@ -169,7 +169,14 @@ func (e *Engine) RevertDraft(ctx context.Context, tx bun.Tx, siteID, draftID uui
 // deleted altogether, updates and deletes are dropped. Any draft of the
 // closure in an in-flight revision makes it ErrInFlight.
 func (e *Engine) Revert(ctx context.Context, tx bun.Tx, siteID, draftID uuid.UUID) error {
-	start, err := Drafts(ctx, tx, siteID, []uuid.UUID{draftID}, true)
+	return e.revertDrafts(ctx, tx, siteID, []uuid.UUID{draftID})
+}
+
+// revertDrafts is Revert of several drafts at once (one closure for all:
+// the statements follow its depth, not the number of drafts); ErrNotFound
+// when none of them exists.
+func (e *Engine) revertDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, draftIDs []uuid.UUID) error {
+	start, err := Drafts(ctx, tx, siteID, draftIDs, true)
 	if err != nil {
 		return err
 	}

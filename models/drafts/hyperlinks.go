@@ -9,20 +9,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // Hyperlink is a link from a content block's body to a page or an asset.
 type Hyperlink struct {
 	bun.BaseModel `bun:"table:hyperlinks,alias:h"`
 
-	ID         uuid.UUID  `bun:"id,pk,type:uuid"`
-	SiteID     uuid.UUID  `bun:"site_id,type:uuid,notnull"`
+	models.SiteRow
 	LinkableID uuid.UUID  `bun:"linkable_id,type:uuid,notnull"`
 	DraftID    *uuid.UUID `bun:"draft_id,type:uuid"`
 	LinkedType string     `bun:"linked_type,notnull"`
 	LinkedID   uuid.UUID  `bun:"linked_id,type:uuid,notnull"`
 	Href       string     `bun:"href,notnull"`
-	CreatedAt  time.Time  `bun:"created_at,notnull"`
 }
 
 // hrefs finds href attributes in an HTML body (bounded: a body is text
@@ -92,7 +92,7 @@ func (e *Engine) indexLinks(ctx context.Context, tx bun.IDB, k *Kind, siteID uui
 	}
 	now := time.Now().UTC()
 	for i := range links {
-		links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].DraftID, links[i].CreatedAt = uuid.New(), siteID, d.ItemID, &d.ID, now
+		links[i].SiteRow, links[i].LinkableID, links[i].DraftID = models.SiteRow{ID: uuid.New(), SiteID: siteID, CreatedAt: now}, d.ItemID, &d.ID
 	}
 	_, err = tx.NewInsert().Model(&links).Exec(ctx)
 	return err

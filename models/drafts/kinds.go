@@ -8,7 +8,10 @@
 // described by the Kinds table below.
 package drafts
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // FieldType is how a column's value is checked and stored.
 type FieldType int
@@ -25,18 +28,38 @@ const (
 // Field is one editable column.
 type Field struct {
 	Column string
-	// Name is the JSON:API attribute, or the relationship for references.
+	// Name is the JSON:API attribute, or the relationship for references:
+	// the column with dashes for underscores, without "_id" for references.
 	Name string
 	Type FieldType
 	// RefType is the JSON:API type a reference points to.
 	RefType string
-	// Draftable says the referenced type has drafts (its create must be
-	// published first).
-	Draftable bool
+}
+
+// columns are the fields of the given columns, all of type typ.
+func columns(typ FieldType, cols ...string) []Field {
+	out := make([]Field, len(cols))
+	for i, c := range cols {
+		out[i] = Field{Column: c, Name: strings.ReplaceAll(c, "_", "-"), Type: typ}
+	}
+	return out
+}
+
+// ref is the field of the reference column (typ Ref or NullRef) to
+// refType, as a list to concatenate like columns.
+func ref(typ FieldType, column, refType string) []Field {
+	return []Field{{Column: column, Name: strings.ReplaceAll(strings.TrimSuffix(column, "_id"), "_", "-"), Type: typ, RefType: refType}}
 }
 
 // IsRef tells whether the field is a relationship.
 func (f Field) IsRef() bool { return f.Type == Ref || f.Type == NullRef }
+
+// Draftable tells whether the field references a type that has drafts (a
+// drafted create of it must be published first).
+func (f Field) Draftable() bool {
+	_, ok := kinds[f.RefType]
+	return ok
+}
 
 // SQLType is the column's type for jsonb_to_recordset.
 func (f Field) SQLType() string {
@@ -93,38 +116,24 @@ func (k *Kind) Columns() []string {
 // The three draftable kinds.
 var (
 	Pages = &Kind{Type: "pages", Table: "pages",
-		Fields: []Field{
-			{Column: "page_type", Name: "page-type", Type: String},
-			{Column: "slug", Name: "slug", Type: String},
-			{Column: "title", Name: "title", Type: String},
-			{Column: "description", Name: "description", Type: NullString},
-			{Column: "keywords", Name: "keywords", Type: NullString},
-			{Column: "search_engine_indexable", Name: "search-engine-indexable", Type: Bool},
-			{Column: "search_engine_followable", Name: "search-engine-followable", Type: Bool},
-			{Column: "canonical_url", Name: "canonical-url", Type: NullString},
-			{Column: "parent_id", Name: "parent", Type: NullRef, RefType: "pages", Draftable: true},
-			{Column: "layout_id", Name: "layout", Type: NullRef, RefType: "layouts"},
-		},
+		Fields: slices.Concat(
+			columns(String, "page_type", "slug", "title"),
+			columns(NullString, "description", "keywords"),
+			columns(Bool, "search_engine_indexable", "search_engine_followable"),
+			columns(NullString, "canonical_url"),
+			ref(NullRef, "parent_id", "pages"), ref(NullRef, "layout_id", "layouts")),
 		Children: []Child{{Type: "pages", Column: "parent_id"}, {Type: "contents", Column: "page_id"}},
 		Derived:  []string{"path"},
 	}
 	Contents = &Kind{Type: "contents", Table: "contents",
-		Fields: []Field{
-			{Column: "title", Name: "title", Type: String},
-			{Column: "position", Name: "position", Type: Int},
-			{Column: "page_id", Name: "page", Type: Ref, RefType: "pages", Draftable: true},
-		},
+		Fields:   slices.Concat(columns(String, "title"), columns(Int, "position"), ref(Ref, "page_id", "pages")),
 		Children: []Child{{Type: "content-blocks", Column: "content_id"}},
 	}
 	ContentBlocks = &Kind{Type: "content-blocks", Table: "content_blocks",
-		Fields: []Field{
-			{Column: "var_name", Name: "var-name", Type: String},
-			{Column: "data_type", Name: "data-type", Type: String},
-			{Column: "body", Name: "body", Type: String},
-			{Column: "position", Name: "position", Type: Int},
-			{Column: "content_id", Name: "content", Type: Ref, RefType: "contents", Draftable: true},
-			{Column: "asset_id", Name: "asset", Type: NullRef, RefType: "assets"},
-		},
+		Fields: slices.Concat(
+			columns(String, "var_name", "data_type", "body"),
+			columns(Int, "position"),
+			ref(Ref, "content_id", "contents"), ref(NullRef, "asset_id", "assets")),
 	}
 	kinds = map[string]*Kind{Pages.Type: Pages, Contents.Type: Contents, ContentBlocks.Type: ContentBlocks}
 )

@@ -128,7 +128,7 @@ func cycleGroups(ds []*Draft) map[uuid.UUID]int {
 		switch d.Event {
 		case Create, Update:
 			for _, f := range kinds[d.ItemType].Fields {
-				if !f.Draftable {
+				if !f.Draftable() {
 					continue
 				}
 				if s, _ := d.Drafted[f.Column].(string); s != "" {

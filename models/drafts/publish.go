@@ -20,8 +20,7 @@ import (
 type Revision struct {
 	bun.BaseModel `bun:"table:revisions,alias:r"`
 
-	ID             uuid.UUID   `bun:"id,pk,type:uuid"`
-	SiteID         uuid.UUID   `bun:"site_id,type:uuid,notnull"`
+	models.SiteRecord
 	UserID         *uuid.UUID  `bun:"user_id,type:uuid"`
 	Comments       string      `bun:"comments,notnull"`
 	Status         string      `bun:"status,notnull"`
@@ -31,8 +30,6 @@ type Revision struct {
 	IdempotencyKey *string     `bun:"idempotency_key"`
 	PublishAt      *time.Time  `bun:"publish_at"`
 	RevertsID      *uuid.UUID  `bun:"reverts_id,type:uuid"`
-	CreatedAt      time.Time   `bun:"created_at,notnull"`
-	UpdatedAt      time.Time   `bun:"updated_at,notnull"`
 }
 
 // Revision statuses.
@@ -51,8 +48,7 @@ const (
 type Version struct {
 	bun.BaseModel `bun:"table:versions,alias:v"`
 
-	ID            uuid.UUID       `bun:"id,pk,type:uuid"`
-	SiteID        uuid.UUID       `bun:"site_id,type:uuid,notnull"`
+	models.SiteRow
 	RevisionID    uuid.UUID       `bun:"revision_id,type:uuid,notnull"`
 	ItemType      string          `bun:"item_type,notnull"`
 	ItemID        uuid.UUID       `bun:"item_id,type:uuid,notnull"`
@@ -60,7 +56,6 @@ type Version struct {
 	ObjectChanges map[string]any  `bun:"object_changes,type:jsonb,notnull"`
 	Snapshot      json.RawMessage `bun:"snapshot,type:jsonb"`
 	UserID        *uuid.UUID      `bun:"user_id,type:uuid"`
-	CreatedAt     time.Time       `bun:"created_at,notnull"`
 }
 
 // PublishError is a publish that cannot succeed however often it is tried
@@ -171,8 +166,8 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		if d.Event != Create {
 			snap = snapshots[d.ItemID]
 		}
-		versions[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
-			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+		versions[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
+			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID}
 	}
 	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
 		return nil, err

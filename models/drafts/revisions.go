@@ -15,15 +15,12 @@ import (
 // The revisions store: reads of revisions and versions, and the
 // transitions of a scheduled revision (docs/drafts.md).
 
-// FindRevision loads a revision of the site (models.NotFound otherwise).
-func FindRevision(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Revision, error) {
-	rev := new(Revision)
-	err := db.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("revision")
-	}
-	return rev, err
-}
+// The finders of a site's revisions and versions by id (models.NotFound
+// otherwise).
+var (
+	FindRevision = models.Finder[Revision]("revision")
+	FindVersion  = models.Finder[Version]("version")
+)
 
 // RevisionByKey finds the revision a user posted with an Idempotency-Key
 // (nil when there is none).
@@ -61,16 +58,6 @@ func VersionsOf(ctx context.Context, db bun.IDB, revisionID uuid.UUID, limit int
 	var vs []*Version
 	err := db.NewSelect().Model(&vs).Where("revision_id = ?", revisionID).Order("created_at", "id").Limit(limit).Scan(ctx)
 	return vs, err
-}
-
-// FindVersion loads a version of the site (models.NotFound otherwise).
-func FindVersion(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Version, error) {
-	v := new(Version)
-	err := db.NewSelect().Model(v).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
-	if models.IsNoRows(err) {
-		return nil, models.NotFound("version")
-	}
-	return v, err
 }
 
 // notScheduled is the 409 of a change to a revision that is no longer

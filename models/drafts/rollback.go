@@ -199,8 +199,8 @@ WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORD
 		case Create:
 			oc = changes(r.kind, Row{}, r.after)
 		}
-		vs[i] = Version{ID: uuid.New(), SiteID: rev.SiteID, RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
-			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
+			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID}
 	}
 	rev.RevertsID, rev.DraftIDs = &target.ID, []uuid.UUID{}
 	return recordPublished(ctx, tx, rev, vs, true)
@@ -309,6 +309,12 @@ func allIDs(byKind map[string][]uuid.UUID) []uuid.UUID {
 		out = append(out, ids...)
 	}
 	return out
+}
+
+// versionRow is the row of rev's i-th version: a microsecond after the one
+// before, so that created_at keeps the order they took effect in.
+func versionRow(rev *Revision, now time.Time, i int) models.SiteRow {
+	return models.SiteRow{ID: uuid.New(), SiteID: rev.SiteID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
 }
 
 // recordPublished makes rev published with its versions, in tx: the one

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -207,7 +206,7 @@ func (w *engineWorld) closure(name string, dir drafts.Direction) string {
 func (w *engineWorld) publish(names ...string) []string {
 	w.t.Helper()
 	ctx := context.Background()
-	rev := &drafts.Revision{ID: uuid.New(), SiteID: w.site, UserID: &w.user, Status: drafts.Publishing, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(w.site), UserID: &w.user, Status: drafts.Publishing}
 	for _, n := range names {
 		rev.DraftIDs = append(rev.DraftIDs, w.draft(n).ID)
 	}
