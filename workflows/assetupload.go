@@ -116,12 +116,8 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 // again. A pending local activity shows in the UI as the pending workflow
 // task; its result or last failure shows as a marker.
 func ingestSingleStep(ctx workflow.Context, u Upload) error {
-	local := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
-	})
-	claim := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: ClaimWait + 30*time.Second, RetryPolicy: retryForever,
-	})
+	local := localForever(ctx, 30*time.Second)
+	claim := localForever(ctx, ClaimWait+30*time.Second)
 	ingest := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		// Inspect waits up to a minute for the file; then the image work.
 		StartToCloseTimeout: 12 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,

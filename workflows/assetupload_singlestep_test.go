@@ -5,9 +5,11 @@ import (
 	"slices"
 
 	"errors"
+	"testing"
+	"time"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"testing"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
@@ -110,6 +112,32 @@ func TestAssetUploadSingleStepRetriesTransientFailures(t *testing.T) {
 	}
 	e.AssertExpectations(t)
 	e.AssertNotCalled(t, "Fail", mock.Anything, mock.Anything, mock.Anything)
+}
+
+// An outage longer than one attempt's timeout (30 s) is waited out: the
+// local steps retry for as long as it takes, as the activity does. Without
+// an explicit retry window the SDK gave them up after 30 s and the workflow
+// failed with the upload recorded but its temporary object left behind.
+func TestAssetUploadSingleStepOutlivesALongOutage(t *testing.T) {
+	e, a := envSingleStep(t)
+	down := errors.New("storage unreachable")
+	start := e.Now()
+	// Seven failures back off 1+2+4+8+16+30+30 s: over a minute and a half.
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(false, errors.New("database down")).Times(7)
+	e.OnActivity(a.Claim, mock.Anything, upload).Return(true, nil).Once()
+	e.OnActivity(a.Ingest, mock.Anything, upload).Return(processed, nil).Once()
+	e.OnActivity(a.Record, mock.Anything, upload, processed).Return(errors.New("database down")).Times(7)
+	e.OnActivity(a.Record, mock.Anything, upload, processed).Return(nil).Once()
+	e.OnActivity(a.DeleteTemporary, mock.Anything, upload).Return(down).Times(7)
+	e.OnActivity(a.DeleteTemporary, mock.Anything, upload).Return(nil).Once()
+	e.ExecuteWorkflow(workflows.AssetUpload, upload)
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatalf("an outage of %s was not waited out: %v", e.Now().Sub(start), err)
+	}
+	e.AssertExpectations(t)
+	if waited := e.Now().Sub(start); waited < 3*90*time.Second {
+		t.Fatalf("the run took %s of workflow time; the three outages alone back off 4.5 min", waited)
+	}
 }
 
 func TestAssetUploadSingleStepRetriesFailUntilRecorded(t *testing.T) {

@@ -78,9 +78,7 @@ const maxTurnWait = 5 * time.Minute
 //
 // It returns the delivery's final status.
 func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (string, error) {
-	local := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
-	})
+	local := localForever(ctx, 30*time.Second)
 	turns := workflow.GetSignalChannel(ctx, WebhookTurnSignal)
 	// A signal of the delivery ahead is the fast path; the timer only
 	// covers a signal that was lost. It starts long enough that a backlog

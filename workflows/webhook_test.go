@@ -53,6 +53,24 @@ func TestWebhookDeliverySucceeds(t *testing.T) {
 	e.AssertExpectations(t)
 }
 
+// The local steps (whose turn, record the end) wait out a database outage
+// longer than one attempt's timeout instead of failing the delivery's run.
+func TestWebhookDeliveryOutlivesADatabaseOutage(t *testing.T) {
+	e, a := webhookEnv(t)
+	down := errors.New("database down")
+	// Seven failures back off 1+2+4+8+16+30+30 s each.
+	e.OnActivity(a.WebhookTurn, mock.Anything, delivery.DeliveryID).Return(workflows.WebhookTurn{}, down).Times(7)
+	e.OnActivity(a.WebhookTurn, mock.Anything, delivery.DeliveryID).Return(workflows.WebhookTurn{Go: true}, nil).Once()
+	e.OnActivity(a.DeliverWebhook, mock.Anything, delivery).Return(nil).Once()
+	e.OnActivity(a.FinishWebhookDelivery, mock.Anything, delivery.DeliveryID, "").Return("", down).Times(7)
+	e.OnActivity(a.FinishWebhookDelivery, mock.Anything, delivery.DeliveryID, "").Return("", nil).Once()
+	e.ExecuteWorkflow(workflows.WebhookDelivery, delivery)
+	if st := deliveryStatus(t, e); st != "succeeded" {
+		t.Fatalf("status %q", st)
+	}
+	e.AssertExpectations(t)
+}
+
 // Failed attempts are retried with exponential backoff from RetryBase,
 // doubling: 5 s, 10 s, 20 s.
 func TestWebhookDeliveryRetriesWithBackoff(t *testing.T) {

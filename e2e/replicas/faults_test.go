@@ -59,6 +59,7 @@ func (f *fixture) settleAndCheck(t *testing.T, l *replicas.Load, within time.Dur
 	// Revisions answered 202 finish first; then the drafts they left are
 	// published too.
 	if _, err := replicas.Settle(ctx, f.DB, f.Storage, f.Config.Storage, within); err != nil {
+		f.explainUnsettled(t)
 		t.Fatal(err)
 	}
 	if bad := l.CheckWrites(ctx, false); len(bad) > 0 {
