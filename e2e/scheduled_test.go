@@ -38,6 +38,17 @@ func moveBody(id string, at any) map[string]any {
 	return map[string]any{"data": map[string]any{"type": "revisions", "id": id, "attributes": map[string]any{"publish-at": at}}}
 }
 
+// fireSoon moves a scheduled revision's publish-at to 2 s from now (200
+// required): tests that edit while a revision is scheduled schedule it far
+// ahead, edit, then let it fire, so a slow machine cannot fire it early.
+func (e *editor) fireSoon(revID string) {
+	e.t.Helper()
+	at := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	if d := e.do(http.MethodPatch, "/revisions/"+revID, moveBody(revID, at)); d.Status != 200 {
+		e.t.Fatalf("PATCH publish-at of revision %s to 2 s ahead = %d %s", revID, d.Status, d.Raw)
+	}
+}
+
 // mustSchedule is schedule answering 201 with status scheduled and the
 // time echoed.
 func (e *editor) mustSchedule(at time.Time, draftIDs ...string) resource {
@@ -358,7 +369,10 @@ func TestScheduledRevisionFails(t *testing.T) {
 	// the closure, held too.
 	n, dn := e.page("New", "new", "")
 	moved := e.update("pages", l, nil, map[string]any{"parent": ref("pages", n)})
-	rev := e.mustSchedule(time.Now().Add(3*time.Second), moved)
+	// Scheduled an hour ahead and moved to 2 s ahead once the edits are
+	// done: a fire before them (a loaded machine can take seconds over the
+	// requests) would publish the closure and leave nothing to test.
+	rev := e.mustSchedule(time.Now().Add(time.Hour), moved)
 	if d := e.do(http.MethodPost, "/revisions", revisionBody(dn)); d.Status != 409 {
 		t.Fatalf("the held closure: POST /revisions naming it = %d %s, want 409", d.Status, d.Raw)
 	}
@@ -368,6 +382,7 @@ func TestScheduledRevisionFails(t *testing.T) {
 	if st := e.do(http.MethodGet, "/drafts/"+moved, nil).Status; st != 404 {
 		t.Fatalf("the draft moved back is still there: %d", st)
 	}
+	e.fireSoon(rev.ID)
 	got, _ := e.awaitStatus(rev.ID, "scheduled", 60*time.Second)
 	if got.Attributes["status"] != "failed" || got.Attributes["error-message"] == nil {
 		t.Fatalf("revision whose draft went away = %+v", got.Attributes)
@@ -383,10 +398,13 @@ func TestScheduledRevisionClosureShrinks(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	parent, dParent := e.page("Parent", "parent", "")
 	child, dChild := e.page("Child", "child", parent)
-	rev := e.mustSchedule(time.Now().Add(2*time.Second), dChild)
+	rev := e.mustSchedule(time.Now().Add(time.Hour), dChild) // moved to 2 s ahead after the edit (see above)
 	// The child moves to the top: its parent's create is no longer needed.
-	e.do(http.MethodPatch, "/pages/"+child, map[string]any{"data": map[string]any{"type": "pages", "id": child,
-		"relationships": map[string]any{"parent": ref("pages", "")}}})
+	if d := e.do(http.MethodPatch, "/pages/"+child, map[string]any{"data": map[string]any{"type": "pages", "id": child,
+		"relationships": map[string]any{"parent": ref("pages", "")}}}); d.Status != 200 {
+		t.Fatalf("PATCH the held child to the top = %d %s", d.Status, d.Raw)
+	}
+	e.fireSoon(rev.ID)
 	got, _ := e.awaitStatus(rev.ID, "scheduled", 60*time.Second)
 	if got.Attributes["status"] != "published" || got.Attributes["versions-count"] != float64(1) {
 		t.Fatalf("revision = %+v, want published with 1 version", got.Attributes)
