@@ -36,10 +36,10 @@ type revisionsHandler struct {
 
 type revisionAttributes struct {
 	Comments      string  `json:"comments"`
-	Status        string  `json:"status"`
-	VersionsCount int     `json:"versions-count"`
-	ErrorMessage  *string `json:"error-message"`
-	PublishAt     *string `json:"publish-at"`
+	Status        string  `json:"status"`         // scheduled, publishing, published, failed or cancelled
+	VersionsCount int     `json:"versions-count"` // versions it wrote (a publish's closure included); 0 until published
+	ErrorMessage  *string `json:"error-message"`  // why publishing failed; null unless failed
+	PublishAt     *string `json:"publish-at"`     // when a scheduled revision publishes; null for one published at once
 	CreatedAt     string  `json:"created-at"`
 }
 
