@@ -16,10 +16,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
@@ -136,17 +134,7 @@ func (w *Webhooks) dispatchBatch(ctx context.Context, all bool) (int, error) {
 func (w *Webhooks) start(ctx context.Context, d *models.WebhookDelivery) error {
 	in := workflows.WebhookDeliveryInput{DeliveryID: d.ID.String(), WebhookID: d.WebhookID.String(), SiteID: d.SiteID.String(),
 		RetryBase: w.Config.RetryBase, GiveUpAfter: w.Config.GiveUpAfter}
-	_, err := w.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.WebhookDeliveryID(in.DeliveryID), TaskQueue: w.Config.TaskQueue,
-		// A delivery retried by hand runs again under its id.
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SiteIDAttribute.ValueSet(in.SiteID), workflows.WebhookIDAttribute.ValueSet(in.WebhookID)),
-	}, workflows.WebhookDelivery, in)
-	if err != nil {
-		return fmt.Errorf("start delivery %s: %w", in.DeliveryID, err)
-	}
-	return nil
+	return workflows.StartWebhookDelivery(ctx, w.Temporal, w.Config.TaskQueue, in)
 }
 
 // WebhookTurn tells whether the delivery may be attempted now: it is

@@ -18,7 +18,7 @@ type layoutAttributes struct {
 	Description *string `json:"description"`
 	Unique      bool    `json:"unique"`
 	Content     string  `json:"content"`
-	PagesCount  int     `json:"pages-count"`
+	PagesCount  int     `json:"pages-count"` // live pages that use the layout
 	timestamps
 }
 
@@ -29,7 +29,7 @@ type layoutRequest struct {
 	Description *string `json:"description"`
 	Unique      *bool   `json:"unique"`
 	Content     *string `json:"content"`
-	PagesCount  any     `json:"pages-count"`
+	PagesCount  any     `json:"pages-count"` // read-only: known here so validate answers 422 read_only, not 400 unknown
 	readOnlyTimestamps
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
@@ -37,10 +36,10 @@ type revisionsHandler struct {
 
 type revisionAttributes struct {
 	Comments      string  `json:"comments"`
-	Status        string  `json:"status"`
-	VersionsCount int     `json:"versions-count"`
-	ErrorMessage  *string `json:"error-message"`
-	PublishAt     *string `json:"publish-at"`
+	Status        string  `json:"status"`         // scheduled, publishing, published, failed or cancelled
+	VersionsCount int     `json:"versions-count"` // versions it wrote (a publish's closure included); 0 until published
+	ErrorMessage  *string `json:"error-message"`  // why publishing failed; null unless failed
+	PublishAt     *string `json:"publish-at"`     // when a scheduled revision publishes; null for one published at once
 	CreatedAt     string  `json:"created-at"`
 }
 
@@ -177,11 +176,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 
 	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: comments, Status: drafts.Publishing,
 		DraftIDs: ids}
-	attrs := []temporal.SearchAttributeUpdate{
-		workflows.SiteIDAttribute.ValueSet(pr.SiteID.String()), workflows.RevisionIDAttribute.ValueSet(rev.ID.String())}
 	if !publishAt.IsZero() {
 		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
-		attrs = append(attrs, workflows.PublishAtAttribute.ValueSet(publishAt))
 	}
 	if key != "" {
 		rev.IdempotencyKey = &key
@@ -199,10 +195,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", drafts.CommitLockKey(rev.ID)); err != nil {
 			return fmt.Errorf("lock the new revision: %w", err)
 		}
-		if _, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.PublishRevisionID(rev.ID.String()), TaskQueue: h.cfg.PublishTaskQueue,
-			TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		}, workflows.PublishRevision, rev.ID.String()); err != nil {
+		if err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, pr.SiteID.String(), rev.ID.String(), publishAt); err != nil {
 			return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
 		}
 		if h.cfg.BeforeRevisionCommit != nil {

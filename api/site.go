@@ -16,7 +16,7 @@ import (
 
 type siteAttributes struct {
 	Title         string `json:"title"`
-	SubdomainSlug string `json:"subdomain-slug"`
+	SubdomainSlug string `json:"subdomain-slug"` // a DNS label (slugPattern), unique among sites
 	timestamps
 }
 

@@ -14,10 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
@@ -262,14 +260,7 @@ func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UU
 func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload, etag string) error {
 	in := workflows.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: models.AssetID(up.ID).String(),
 		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize, ETag: etag}
-	_, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.AssetUploadID(in.UploadID), TaskQueue: h.cfg.TaskQueue,
-		// A new attempt reuses the id, which Temporal allows only after the
-		// previous run failed: two ingestions of one upload never overlap.
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SiteIDAttribute.ValueSet(in.SiteID), workflows.UploadIDAttribute.ValueSet(in.UploadID)),
-	}, workflows.AssetUpload, in)
+	err := workflows.StartAssetUpload(ctx, h.temporal, h.cfg.TaskQueue, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return jsonapi.Conflict("already_processing", "This upload is already being processed.")

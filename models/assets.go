@@ -69,11 +69,11 @@ type ImageProperties struct {
 
 // ImageVariant is one resized rendition of an image.
 type ImageVariant struct {
-	StorageKey  string `json:"key"`
-	Width       int    `json:"width"`
-	Height      int    `json:"height"`
+	StorageKey  string `json:"key"`    // in the assets bucket
+	Width       int    `json:"width"`  // pixels
+	Height      int    `json:"height"` // pixels
 	ContentType string `json:"content-type"`
-	Size        int64  `json:"size"`
+	Size        int64  `json:"size"` // bytes
 }
 
 // AssetImage is the image file of an asset: the original and its variants.
@@ -81,16 +81,21 @@ type AssetImage struct {
 	bun.BaseModel `bun:"table:asset_images"`
 
 	SiteRecord
-	AssetID         uuid.UUID               `bun:"asset_id,type:uuid,notnull"`
-	StorageKey      string                  `bun:"storage_key,notnull"`
-	FileName        string                  `bun:"file_name,notnull"`
-	ContentType     string                  `bun:"content_type,notnull"`
-	FileSize        int64                   `bun:"file_size,notnull"`
-	Width           int                     `bun:"width,notnull"`
-	Height          int                     `bun:"height,notnull"`
-	ImageProperties ImageProperties         `bun:"image_properties,type:jsonb,notnull"`
-	Fingerprint     string                  `bun:"fingerprint,notnull"`
-	Variants        map[string]ImageVariant `bun:"variants,type:jsonb,notnull"`
+	AssetID     uuid.UUID `bun:"asset_id,type:uuid,notnull"` // an asset has one image at most (a unique column)
+	StorageKey  string    `bun:"storage_key,notnull"`        // the original's, in the assets bucket: <site>/<asset>/original.<ext>
+	FileName    string    `bun:"file_name,notnull"`          // the uploaded file's base name
+	ContentType string    `bun:"content_type,notnull"`
+	FileSize    int64     `bun:"file_size,notnull"` // bytes of the original
+	// Width and Height are in pixels as the image is shown: an EXIF
+	// orientation of 5 to 8 (a quarter turn) swaps the stored ones.
+	Width           int             `bun:"width,notnull"`
+	Height          int             `bun:"height,notnull"`
+	ImageProperties ImageProperties `bun:"image_properties,type:jsonb,notnull"`
+	Fingerprint     string          `bun:"fingerprint,notnull"` // hex SHA-256 of the original's bytes
+	// Variants are keyed by name: thumb, small, medium and large (long
+	// edge 256, 640, 1280, 2048 pixels, never upscaled) in the original's
+	// format, and each again in WebP as <name>-webp.
+	Variants map[string]ImageVariant `bun:"variants,type:jsonb,notnull"`
 }
 
 // AssetID is the id of the asset an upload makes, derived from the upload's

@@ -28,12 +28,12 @@ type Layout struct {
 	SiteRecord
 	ThemeID     uuid.UUID `bun:"theme_id,type:uuid,notnull"`
 	Title       string    `bun:"title,notnull"`
-	FileName    string    `bun:"file_name,notnull"`
+	FileName    string    `bun:"file_name,notnull"` // <name>.liquid, unique in its theme regardless of case
 	Description *string   `bun:"description"`
 	// Unique marks a layout meant for a single page ("unique" is an SQL
 	// keyword, hence the column name).
 	Unique  bool   `bun:"is_unique,notnull"`
-	Content string `bun:"content,notnull"`
+	Content string `bun:"content,notnull"` // the Liquid source, 1 byte to 1 MiB
 	Version int    `bun:"version,notnull"`
 }
 
@@ -43,8 +43,8 @@ type ThemeAsset struct {
 
 	SiteRecord
 	ThemeID uuid.UUID `bun:"theme_id,type:uuid,notnull"`
-	AssetID uuid.UUID `bun:"asset_id,type:uuid,notnull"`
-	Path    string    `bun:"path,notnull"`
+	AssetID uuid.UUID `bun:"asset_id,type:uuid,notnull"` // the same asset may be placed in several themes
+	Path    string    `bun:"path,notnull"`               // in the assets folder, unique in the theme regardless of case
 	Version int       `bun:"version,notnull"`
 }
 

@@ -44,18 +44,21 @@ type WebhookDelivery struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:delivery"`
 
 	SiteRow
-	WebhookID      uuid.UUID  `bun:"webhook_id,type:uuid,notnull"`
-	EventID        uuid.UUID  `bun:"event_id,type:uuid,notnull"`
-	Seq            int64      `bun:"seq,notnull"`
-	Event          string     `bun:"event,notnull"`
-	Status         string     `bun:"status,notnull"`
-	Attempts       int        `bun:"attempts,notnull"`
+	WebhookID uuid.UUID `bun:"webhook_id,type:uuid,notnull"`
+	EventID   uuid.UUID `bun:"event_id,type:uuid,notnull"` // one delivery per event and webhook
+	Seq       int64     `bun:"seq,notnull"`                // the event's: a webhook's deliveries go out in seq order
+	Event     string    `bun:"event,notnull"`              // the event's type, copied for lists and filters
+	Status    string    `bun:"status,notnull"`             // DeliveryPending, DeliverySucceeded or DeliveryFailed
+	Attempts  int       `bun:"attempts,notnull"`           // requests sent; a retry by hand keeps counting
+	// The last attempt's answer: its HTTP status (nil when none came: a
+	// timeout, a refused connection), what went wrong (nil after a
+	// success) and the start of its body (webhooks.StoredResponse bytes).
 	LastStatusCode *int       `bun:"last_status_code"`
 	LastError      *string    `bun:"last_error"`
 	LastResponse   *string    `bun:"last_response"`
-	NextAttemptAt  *time.Time `bun:"next_attempt_at"`
-	StartedAt      *time.Time `bun:"started_at"`
-	DeliveredAt    *time.Time `bun:"delivered_at"`
+	NextAttemptAt  *time.Time `bun:"next_attempt_at"` // when the next retry is due, while one is
+	StartedAt      *time.Time `bun:"started_at"`      // when its workflow was started; nil until then (the sweep's work)
+	DeliveredAt    *time.Time `bun:"delivered_at"`    // when a 2xx answer came
 }
 
 // SecretBox seals webhook secrets at rest (AES-256-GCM under a key derived

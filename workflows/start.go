@@ -1,0 +1,57 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Starting the workflows, for their callers (the API, the worker's
+// dispatcher), never for workflow code: each workflow's id, id reuse policy
+// and search attributes sit here beside the workflows that rely on them
+// (PublishRevision reads its publish time from PublishAtAttribute). The
+// errors are Temporal's, wrapped; callers decide what they answer.
+
+// StartPublishRevision starts the publication of a revision of siteID on
+// taskQueue. A zero publishAt publishes at once; any other time schedules
+// it (PublishRevision waits on a timer until then).
+func StartPublishRevision(ctx context.Context, c client.Client, taskQueue, siteID, revisionID string, publishAt time.Time) error {
+	attrs := []temporal.SearchAttributeUpdate{RevisionIDAttribute.ValueSet(revisionID)}
+	if !publishAt.IsZero() {
+		attrs = append(attrs, PublishAtAttribute.ValueSet(publishAt))
+	}
+	opts := client.StartWorkflowOptions{ID: PublishRevisionID(revisionID), TaskQueue: taskQueue}
+	return start(ctx, c, opts, PublishRevision, revisionID, siteID, attrs...)
+}
+
+// StartAssetUpload starts the ingestion of an upload on taskQueue. A new
+// attempt reuses the id, which Temporal allows only after the previous run
+// failed: two ingestions of one upload never overlap.
+func StartAssetUpload(ctx context.Context, c client.Client, taskQueue string, in Upload) error {
+	opts := client.StartWorkflowOptions{ID: AssetUploadID(in.UploadID), TaskQueue: taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}
+	return start(ctx, c, opts, AssetUpload, in, in.SiteID, UploadIDAttribute.ValueSet(in.UploadID))
+}
+
+// StartWebhookDelivery starts a delivery's workflow on taskQueue; one of
+// that id that is running is left as it is. A delivery retried by hand runs
+// again under its id.
+func StartWebhookDelivery(ctx context.Context, c client.Client, taskQueue string, in WebhookDeliveryInput) error {
+	opts := client.StartWorkflowOptions{ID: WebhookDeliveryID(in.DeliveryID), TaskQueue: taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
+	return start(ctx, c, opts, WebhookDelivery, in, in.SiteID, WebhookIDAttribute.ValueSet(in.WebhookID))
+}
+
+// start starts workflow with its one argument under opts, tagged with the
+// search attribute every workflow carries (its site) and attrs.
+func start(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, workflow, arg any, siteID string, attrs ...temporal.SearchAttributeUpdate) error {
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(append(attrs, SiteIDAttribute.ValueSet(siteID))...)
+	if _, err := c.ExecuteWorkflow(ctx, opts, workflow, arg); err != nil {
+		return fmt.Errorf("start workflow %s: %w", opts.ID, err)
+	}
+	return nil
+}
