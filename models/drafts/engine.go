@@ -222,7 +222,7 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 // on k and withDraft, so it is prepared once per connection and planned
 // once (generic plan): parsing and planning was most of a read's Postgres
 // time. The walk is correlated to each row rather than a recursive query
-// over the batch's uuid[] (DraftedPaths' shape): each step is one lookup
+// over the batch's uuid[]: each step is one lookup
 // by primary key and one by the drafts' (item_type, item_id) key, whatever
 // the planner guesses of the array's length.
 func readQuery(k *Kind, withDraft bool) string {
@@ -535,7 +535,7 @@ func lockQuery(k *Kind) string {
 	path := "NULL::text"
 	walk := ""
 	if k == Pages {
-		// As DraftedPaths, from the locked row and draft.
+		// As readQuery and DraftedPaths, from the locked row and draft.
 		walk = `, ` + draftedPathWalk("r", "\n    FROM r LEFT JOIN d ON true", "$2")
 		path = "(SELECT " + draftedPathOf + ")"
 	}
@@ -739,48 +739,38 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 }
 
 // DraftedPaths returns the paths pages would have under drafted parents
-// and slugs, for a batch of pages in one recursive query (not a walk per
-// page and ancestor). A page whose drafted parents loop (validation refuses
+// and slugs, for a batch of pages in one statement (not a walk per page and
+// ancestor). It is the reads' walk (draftedPathWalk, correlated to each
+// row, as readQuery runs it), so lists, single reads and writes derive one
+// path the same way. A page whose drafted parents loop (validation refuses
 // that, but older data could hold it) is left out: it keeps its stored path.
 func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
-	out := map[uuid.UUID]string{}
+	out := make(map[uuid.UUID]string, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// Each step looks one page up by primary key (and its draft by the
-	// unique (item_type, item_id) index): the walk touches only the pages
-	// on the way up, never the whole site. Lists with include=draft run it
-	// (LoadMany derives the paths of batched reads itself, readQuery). Its
-	// 3 ms as a prepared statement in bench/http was a generic plan made on
-	// near-empty tables during the seeding (models/prepared.go), not its
-	// shape.
-	var rows []struct {
-		ID   uuid.UUID `bun:"id"`
-		Path string    `bun:"path"`
-	}
-	err := db.NewRaw(`
-WITH RECURSIVE up (start, cur, path, depth) AS (
-    SELECT p.id,
-           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
-           CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END,
-           1
-    FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE p.site_id = ?0 AND p.id IN (?1)
-  UNION ALL
-    SELECT up.start,
-           CASE WHEN d.id IS NULL THEN p.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
-           CASE WHEN coalesce(d.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', p.slug) END || up.path,
-           up.depth + 1
-    FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?0
-    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-    WHERE up.depth < 64
-)
-SELECT start AS id, coalesce(nullif(path, ''), '/') AS path FROM up WHERE cur IS NULL`, siteID, bun.In(ids)).Scan(ctx, &rows)
+	// Plain text, not prepared: lists with include=draft and writes run it
+	// with batches of any length, and a generic plan made on near-empty
+	// tables (models/prepared.go) cost 3 ms here.
+	rows, err := db.QueryContext(ctx, `SELECT p.id, (WITH RECURSIVE `+draftedPathWalk("p", "", "?0")+` SELECT `+draftedPathOf+`)
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+WHERE p.site_id = ?0 AND p.id IN (?1)`, siteID, bun.In(ids))
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
-	for _, r := range rows {
-		out[r.ID] = r.Path
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var path *string // nil: the drafted parents loop
+		if err := rows.Scan(&id, &path); err != nil {
+			return nil, fmt.Errorf("drafted page paths: %w", err)
+		}
+		if path != nil {
+			out[id] = *path
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}
 	return out, nil
 }
