@@ -43,6 +43,15 @@ func Open(ctx context.Context, url string, opts ...Option) (*bun.DB, error) {
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	// No JIT compilation: every statement here is a short one, and
+	// Postgres JIT-compiles any statement whose estimated cost passes
+	// jit_above_cost. A recursive query's estimate is a blind guess (ten
+	// times its first step per level), so the subtree statements of a
+	// DELETE (models/drafts/delete.go), which touch a few dozen buffers for
+	// a leaf, were estimated at 200,000 and spent about 300 ms compiling
+	// 140 functions before running for 1 ms. A startup parameter: no
+	// statement of its own.
+	cfg.RuntimeParams["jit"] = "off"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(DefaultMaxConns)
 	sqldb.SetMaxIdleConns(DefaultMaxConns)

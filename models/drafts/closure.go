@@ -127,13 +127,17 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 		for _, c := range kinds[typ].Children {
 			ck := kinds[c.Type]
 			// Children by the stored column, and by the drafted one (a
-			// record a draft moves under the item).
+			// record a draft moves under the item). Found as an array of
+			// draft ids, each by an index lookup: written as an OR of the
+			// two conditions it was a scan of every draft (about 2,000
+			// buffers and 85 ms per DELETE reverting a created child in
+			// bench/http).
 			var ds []*Draft
 			q := db.NewSelect().Model(&ds).Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
-				WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-					return q.Where("d.item_id IN (SELECT id FROM ? WHERE ? IN (?))", bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids)).
-						WhereOr("(d.drafted ->> ?)::uuid IN (?)", c.Column, bun.In(ids))
-				})
+				Where(`d.id = ANY (ARRAY(
+    SELECT (SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.item_id = c.id) FROM ?1 c WHERE c.?2 IN (?3)
+  UNION
+    SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.drafted_parent IN (?3)))`, c.Type, bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids))
 			if lock {
 				q = q.Order("d.id").For("UPDATE")
 			}

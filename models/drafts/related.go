@@ -54,7 +54,7 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
     COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
   FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
   WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
-    WHERE site_id = ?0 AND item_type = 'content-blocks' AND (drafted ->> 'content_id')::uuid IN (?1))))`
+    WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1))))`
 	}
 	rows, err := rankPages(ctx, db, q, siteID, contents, offset, limit)
 	if err != nil {
