@@ -83,9 +83,13 @@ type Child struct {
 
 // Kind describes a draftable resource type.
 type Kind struct {
-	Type     string
-	Table    string
-	Fields   []Field
+	Type   string
+	Table  string
+	Fields []Field
+	// Children are the kinds whose rows point at this one. A child's
+	// drafted parent key is also the drafts table's generated column
+	// drafted_parent (migration 20261124070000): a new child relation
+	// must be added to that column's CASE too.
 	Children []Child
 	// Derived columns are computed, not edited (pages' path).
 	Derived []string
