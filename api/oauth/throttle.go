@@ -196,52 +196,58 @@ func (t *throttle) Attempt(ctx context.Context, user, ip string, maxWait time.Du
 // reserve takes r's places in one transaction, under advisory locks on its
 // keys (so two attempts cannot both take the last place). ok is false when
 // some key has no free place.
+//
+// The transaction is four round trips (begin, locks, check-and-take,
+// commit), two of them under the locks. It is the one step of a sign-in
+// that attempts of one user (and of one address) take one at a time: a
+// place freed is only used again once the next attempt's reserve has run,
+// so every round trip here, each waiting for a CPU behind argon2id's
+// goroutines, slows the turnover of places for all attempts queued behind
+// it (at ten round trips, it was what slowed the turnover).
 func (t *throttle) reserve(ctx context.Context, r *reservation) (wait time.Duration, ok bool, err error) {
+	if len(r.keys) != 2 {
+		return 0, false, fmt.Errorf("reserve sign-in attempt: %d throttle keys, want 2", len(r.keys))
+	}
 	err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		locks := make([]int64, len(r.keys))
-		for i, k := range r.keys {
-			locks[i] = lockID(k.key)
+		a, b := lockID(r.keys[0].key), lockID(r.keys[1].key)
+		if b < a {
+			a, b = b, a // one order everywhere: no deadlock between attempts
 		}
-		slices.Sort(locks) // one order everywhere: no deadlock between attempts
-		for _, l := range locks {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", l); err != nil {
-				return fmt.Errorf("lock sign-in throttle: %w", err)
-			}
+		// A target list is evaluated left to right: a, then b.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?), pg_advisory_xact_lock(?)", a, b); err != nil {
+			return fmt.Errorf("lock sign-in throttle: %w", err)
 		}
-		ok = true
-		for _, k := range r.keys {
-			var until *time.Time
-			var failures, pending int
-			// One statement, one snapshot: a finished attempt is either
-			// still in progress or already a failure here, never neither.
-			if err := tx.NewRaw(`
-SELECT
-  (SELECT locked_until FROM oauth_login_failures WHERE key = ?0 AND locked_until > now()),
-  COALESCE((SELECT failures FROM oauth_login_failures WHERE key = ?0 AND locked_until IS NULL
-            AND window_start >= now() - make_interval(secs => ?1)), 0),
-  (SELECT count(*) FROM oauth_login_attempts WHERE key = ?0 AND expires_at > now())`,
-				k.key, t.s.Window.Seconds()).Scan(ctx, &until, &failures, &pending); err != nil {
-				return fmt.Errorf("read sign-in throttle: %w", err)
-			}
-			if until != nil {
-				wait = max(time.Until(*until), time.Second)
-				return nil
-			}
-			if failures+pending >= k.limit {
-				ok = false
-			}
+		// A statement of its own, after the locks: under READ COMMITTED its
+		// snapshot is taken once the locks are held, so it sees every
+		// place taken by an attempt that held them before. In one
+		// snapshot, a finished attempt is either still in progress or
+		// already a failure here, never neither. The places are taken
+		// (and the key's expired places cleared) only if every key has
+		// one free and none is locked.
+		var until *time.Time
+		if err := tx.NewRaw(`
+WITH k (key, lim) AS (VALUES (?0::text, ?1::int), (?2::text, ?3::int)),
+s AS (
+  SELECT k.key,
+    (SELECT f.locked_until FROM oauth_login_failures f WHERE f.key = k.key AND f.locked_until > now()) AS until,
+    COALESCE((SELECT f.failures FROM oauth_login_failures f WHERE f.key = k.key AND f.locked_until IS NULL
+              AND f.window_start >= now() - make_interval(secs => ?4)), 0)
+      + (SELECT count(*) FROM oauth_login_attempts a WHERE a.key = k.key AND a.expires_at > now()) >= k.lim AS full
+  FROM k),
+v AS (SELECT NOT EXISTS (SELECT FROM s WHERE s.until IS NOT NULL OR s.full) AS ok),
+expired AS (
+  DELETE FROM oauth_login_attempts a USING k, v WHERE v.ok AND a.key = k.key AND a.expires_at <= now()),
+taken AS (
+  INSERT INTO oauth_login_attempts (id, key, expires_at)
+  SELECT ?5::uuid, k.key, now() + make_interval(secs => ?6) FROM k, v WHERE v.ok)
+SELECT (SELECT max(s.until) FROM s), v.ok FROM v`,
+			r.keys[0].key, r.keys[0].limit, r.keys[1].key, r.keys[1].limit, t.s.Window.Seconds(), r.id, attemptTTL.Seconds()).
+			Scan(ctx, &until, &ok); err != nil {
+			return fmt.Errorf("reserve sign-in attempt: %w", err)
 		}
-		if !ok {
-			return nil
-		}
-		for _, k := range r.keys {
-			if _, err := tx.NewRaw(`DELETE FROM oauth_login_attempts WHERE key = ? AND expires_at <= now()`, k.key).Exec(ctx); err != nil {
-				return fmt.Errorf("expire sign-in attempts: %w", err)
-			}
-			if _, err := tx.NewRaw(`INSERT INTO oauth_login_attempts (id, key, expires_at) VALUES (?, ?, now() + make_interval(secs => ?))`,
-				r.id, k.key, attemptTTL.Seconds()).Exec(ctx); err != nil {
-				return fmt.Errorf("reserve sign-in attempt: %w", err)
-			}
+		if until != nil {
+			ok = false
+			wait = max(time.Until(*until), time.Second)
 		}
 		return nil
 	})
@@ -273,15 +279,16 @@ func (t *throttle) Fail(ctx context.Context, r *reservation) error {
 
 // Succeed gives r's places back and clears the user's failures; the
 // address's stay (a success must not reset a spray of guesses from it).
+// One statement (atomic on its own), one round trip: the place is in use
+// until it ends.
 func (t *throttle) Succeed(ctx context.Context, r *reservation) error {
 	defer t.ended()
-	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := release(ctx, tx, r); err != nil {
-			return err
-		}
-		_, err := tx.NewDelete().Table("oauth_login_failures").Where("key = ?", r.keys[0].key).Exec(ctx)
-		return err
-	})
+	if _, err := t.db.NewRaw(`
+WITH released AS (DELETE FROM oauth_login_attempts WHERE id = ?)
+DELETE FROM oauth_login_failures WHERE key = ?`, r.id, r.keys[0].key).Exec(ctx); err != nil {
+		return fmt.Errorf("end sign-in attempt: %w", err)
+	}
+	return nil
 }
 
 // Cancel gives r's places back without counting anything: the password was
