@@ -367,7 +367,16 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 				heartbeat()
 				continue
 			}
-			if outs[i], err = encodeVariant(mem, v, format, heartbeat); err != nil {
+			// Encoded once for every variant it stands for: with the
+			// highest effort among them, so that a small image's "small"
+			// and "thumb" keep their smaller WebP bytes.
+			shared := v
+			for _, w := range Variants {
+				if w.Size >= long(mem) {
+					shared.WebPEffort = max(shared.WebPEffort, w.WebPEffort)
+				}
+			}
+			if outs[i], err = encodeVariant(mem, shared, format, heartbeat); err != nil {
 				return Result{}, err
 			}
 			unscaled = outs[i]
