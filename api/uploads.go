@@ -269,7 +269,7 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SiteIDAttribute.ValueSet(in.SiteID), workflows.UploadIDAttribute.ValueSet(in.UploadID)),
-	}, workflows.AssetUpload, in)
+	}, workflows.IngestUpload, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return jsonapi.Conflict("already_processing", "This upload is already being processed.")
