@@ -376,7 +376,19 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 					shared.WebPEffort = max(shared.WebPEffort, w.WebPEffort)
 				}
 			}
-			if outs[i], err = encodeVariant(mem, shared, format, heartbeat); err != nil {
+			// A JPEG served at its own size needs no re-encode when the
+			// file is already what one would give (jpegcopy.go): upright,
+			// no colour profile to apply, baseline 4:2:0 at q80 or lower.
+			// It is stored stripped of metadata, with the same pixels.
+			var reuse []byte
+			if format == "jpeg" && res.Orientation == 1 && toSRGB == 0 && long(mem) == max(res.Width, res.Height) {
+				if data, err := os.ReadFile(path); err == nil {
+					if stripped, ok := strippedJPEG(data); ok {
+						reuse = stripped
+					}
+				}
+			}
+			if outs[i], err = encodeVariant(mem, shared, format, reuse, heartbeat); err != nil {
 				return Result{}, err
 			}
 			unscaled = outs[i]
@@ -398,7 +410,7 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
 		}
 		derived = append(derived, im)
-		if outs[i], err = encodeVariant(im, v, format, heartbeat); err != nil {
+		if outs[i], err = encodeVariant(im, v, format, nil, heartbeat); err != nil {
 			return Result{}, err
 		}
 	}
@@ -418,12 +430,18 @@ func largestFirst() []int {
 	return order
 }
 
-// encodeVariant encodes im as WebP and in the original format.
-func encodeVariant(im *C.VipsImage, v VariantSpec, format string, heartbeat func()) ([]Output, error) {
+// encodeVariant encodes im as WebP and in the original format, or, when
+// reuse is not nil, takes reuse (the original file's bytes, stripped) as
+// the original-format output.
+func encodeVariant(im *C.VipsImage, v VariantSpec, format string, reuse []byte, heartbeat func()) ([]Output, error) {
 	outs := make([]Output, 0, 2)
 	for _, f := range []string{"webp", format} {
-		out, err := encode(im, f, v.WebPEffort)
-		if err != nil {
+		var out Output
+		var err error
+		if f == format && reuse != nil {
+			out = Output{Format: f, ContentType: contentTypes[f], Data: reuse,
+				Width: int(C.vips_image_get_width(im)), Height: int(C.vips_image_get_height(im))}
+		} else if out, err = encode(im, f, v.WebPEffort); err != nil {
 			return nil, fmt.Errorf("images: encoding %s as %s: %w", v.Name, f, err)
 		}
 		out.Name = v.Name
