@@ -105,6 +105,49 @@ func TestProcessStoresTheCheckedBytes(t *testing.T) {
 	}
 }
 
+// The original and every variant are stored (several puts at once), each
+// with the size, content type and caching Process records; a put that fails
+// fails the attempt, to be retried, and is not a rejection.
+func TestProcessStoresEveryObject(t *testing.T) {
+	a, u, file, st, mc := processFixture(t)
+	v, err := activityEnv(a).ExecuteActivity(a.Process, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p workflows.Processed
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Variants) != 2*len(images.Variants) {
+		t.Fatalf("%d variants recorded, want %d", len(p.Variants), 2*len(images.Variants))
+	}
+	stat := func(key string) minio.ObjectInfo {
+		t.Helper()
+		info, err := mc.StatObject(context.Background(), st.AssetsBucket, key, minio.StatObjectOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return info
+	}
+	if info := stat(p.OriginalKey); info.Size != int64(len(file)) || info.ContentType != "image/png" {
+		t.Errorf("original: %d bytes, %s", info.Size, info.ContentType)
+	}
+	for name, vr := range p.Variants {
+		info := stat(vr.StorageKey)
+		if info.Size != vr.Size || info.ContentType != vr.ContentType || info.Metadata.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+			t.Errorf("%s: stored %d bytes, %s, Cache-Control %q; recorded %d bytes, %s", name, info.Size, info.ContentType,
+				info.Metadata.Get("Cache-Control"), vr.Size, vr.ContentType)
+		}
+	}
+
+	a.Buckets.AssetsBucket = "pressroom-no-such-bucket"
+	_, err = activityEnv(a).ExecuteActivity(a.Process, u)
+	var app *temporal.ApplicationError
+	if err == nil || !strings.Contains(err.Error(), "store ") || (asApp(err, &app) && app.Type() == workflows.RejectedType) {
+		t.Errorf("Process with a missing bucket = %v, want a retryable storage error", err)
+	}
+}
+
 // A file replaced after the notice (another version than the one noticed)
 // is refused: neither inspected nor processed.
 func TestReplacedFileIsRefused(t *testing.T) {

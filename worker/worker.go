@@ -137,7 +137,8 @@ func Register(r sdkworker.Registry, d Deps) {
 // RegisterWorkflows adds every workflow to r. The replay test registers
 // its replayer with it, so it replays exactly what workers run.
 func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
-	r.RegisterWorkflow(workflows.AssetUpload)
+	r.RegisterWorkflow(workflows.IngestUpload)
+	r.RegisterWorkflow(workflows.AssetUpload) // runs started before IngestUpload
 	r.RegisterWorkflow(workflows.SweepUploads)
 	r.RegisterWorkflow(workflows.PublishRevision)
 	r.RegisterWorkflow(workflows.WebhookDelivery)

@@ -46,7 +46,8 @@ type Processed struct {
 	Variants      map[string]models.ImageVariant
 }
 
-// AssetUpload ingests one uploaded file: inspect it, process it into the
+// AssetUpload ingests one uploaded file (runs started before IngestUpload
+// took its place; new ones start IngestUpload): inspect it, process it into the
 // assets bucket, record the asset and finish the upload, then delete the
 // temporary object. A rejection marks the upload "error" with its message,
 // removes partial objects, and fails the workflow (so the same upload may be
@@ -104,6 +105,17 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 		return err
 	}
 	return workflow.ExecuteActivity(short, deleteTemporaryActivity, u).Get(ctx, nil)
+}
+
+// IngestUpload is the workflow new uploads start (workflow id
+// AssetUploadID, input Upload): the single-step path of AssetUpload, as a
+// workflow type of its own. Having no runs recorded before it, it needs no
+// workflow.GetVersion, whose marker and TemporalChangeVersion search
+// attribute upsert (a visibility write on the Temporal server) every
+// AssetUpload run records: 14 history events instead of 16. AssetUpload
+// stays registered for the runs started before.
+func IngestUpload(ctx workflow.Context, u Upload) error {
+	return ingestSingleStep(ctx, u)
 }
 
 // ingestSingleStep is the current path: one activity task (Ingest: inspect

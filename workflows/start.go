@@ -28,13 +28,13 @@ func StartPublishRevision(ctx context.Context, c client.Client, taskQueue, siteI
 	return start(ctx, c, opts, PublishRevision, revisionID, siteID, attrs...)
 }
 
-// StartAssetUpload starts the ingestion of an upload on taskQueue. A new
+// StartAssetUpload starts the ingestion of an upload (IngestUpload) on taskQueue. A new
 // attempt reuses the id, which Temporal allows only after the previous run
 // failed: two ingestions of one upload never overlap.
 func StartAssetUpload(ctx context.Context, c client.Client, taskQueue string, in Upload) error {
 	opts := client.StartWorkflowOptions{ID: AssetUploadID(in.UploadID), TaskQueue: taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}
-	return start(ctx, c, opts, AssetUpload, in, in.SiteID, UploadIDAttribute.ValueSet(in.UploadID))
+	return start(ctx, c, opts, IngestUpload, in, in.SiteID, UploadIDAttribute.ValueSet(in.UploadID))
 }
 
 // StartWebhookDelivery starts a delivery's workflow on taskQueue; one of

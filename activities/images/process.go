@@ -95,8 +95,32 @@ static int pr_thumbnail_file(const char *path, VipsImage **out, int size, int to
 		NULL);
 }
 
-// Smaller variants, from the in-memory largest one (already upright).
+// Smaller variants, from an in-memory larger one (already upright).
+//
+// 8-bit images without alpha, in sRGB or greyscale (photographs, nearly
+// every upload) are reduced with vips_resize and a cubic (Catmull-Rom)
+// kernel, at the scale vips_thumbnail_image would use, so the same size.
+// libvips 8.14's reducers are scalar C per tap: lanczos3 has 6 taps per
+// unit of reduction against cubic's 4, and the 1600 -> 1280 reduction of a
+// 2 MP photo costs 33 ms with lanczos3 against 23 ms with cubic. The two
+// differ by 42-50 dB PSNR (SSIM >= 0.995) on photographs, far below what
+// the encoders then lose (WebP q75: about 37 dB): docs/images.md. Anything
+// else (alpha, which must be premultiplied around the reduction; 16-bit;
+// other colour spaces) goes through vips_thumbnail_image, which handles it.
 static int pr_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
+	int w = vips_image_get_width(in), h = vips_image_get_height(in);
+	VipsInterpretation i = vips_image_get_interpretation(in);
+	if (vips_image_get_format(in) == VIPS_FORMAT_UCHAR &&
+		!vips_image_hasalpha(in) &&
+		(i == VIPS_INTERPRETATION_sRGB || i == VIPS_INTERPRETATION_B_W) &&
+		VIPS_MAX(w, h) > size) {
+		// vips_thumbnail_image's shrink: the long edge over the target,
+		// the same factor on both axes.
+		double shrink = (double) VIPS_MAX(w, h) / size;
+		return vips_resize(in, out, 1.0 / shrink,
+			"kernel", VIPS_KERNEL_CUBIC,
+			NULL);
+	}
 	return vips_thumbnail_image(in, out, size,
 		"height", size,
 		"size", VIPS_SIZE_DOWN,
@@ -107,17 +131,17 @@ static int pr_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
 enum { PR_WEBP, PR_JPEG, PR_PNG, PR_GIF };
 
 // Encoder settings for web pages (docs/images.md, "Encoder settings"):
-// WebP q75 at effort 2 (libvips' default effort 4 spends about 1.7× the CPU
-// for 6% fewer bytes); JPEG q80 with optimised Huffman tables (a quarter
-// fewer bytes for a few per cent more CPU), baseline (not progressive).
+// WebP q75, at the effort the variant's VariantSpec gives (0 for the large
+// ones, 2 for the small ones); JPEG q80 with optimised Huffman tables (a
+// quarter fewer bytes for a few per cent more CPU), baseline (not
+// progressive).
 #define PR_WEBP_Q 75
-#define PR_WEBP_EFFORT 2
 #define PR_JPEG_Q 80
 
-static int pr_save(VipsImage *in, int format, void **buf, size_t *len) {
+static int pr_save(VipsImage *in, int format, int webp_effort, void **buf, size_t *len) {
 	switch (format) {
 	case PR_WEBP:
-		return vips_webpsave_buffer(in, buf, len, "Q", PR_WEBP_Q, "effort", PR_WEBP_EFFORT, "strip", TRUE, NULL);
+		return vips_webpsave_buffer(in, buf, len, "Q", PR_WEBP_Q, "effort", webp_effort, "strip", TRUE, NULL);
 	case PR_JPEG:
 		return vips_jpegsave_buffer(in, buf, len, "Q", PR_JPEG_Q, "optimize_coding", TRUE, "strip", TRUE, NULL);
 	case PR_PNG:
@@ -165,15 +189,30 @@ import (
 // One image alone takes longer in wall time than it would with 2 threads.
 const Concurrency = 1
 
-// VariantSpec names a variant and the size of its long edge in pixels.
+// VariantSpec names a variant and the size of its long edge in pixels, and
+// the libwebp effort (method, 0-6) its WebP output is encoded with.
 type VariantSpec struct {
-	Name string
-	Size int
+	Name       string
+	Size       int
+	WebPEffort int
 }
 
 // Variants are the sizes every image is rendered at (long edge, never
 // upscaled).
-var Variants = []VariantSpec{{"thumb", 256}, {"small", 640}, {"medium", 1280}, {"large", 2048}}
+//
+// WebP effort 0 for medium and large, 2 for small and thumb: at effort 2
+// libwebp's encoder was half of an upload's CPU, nearly all of it in the
+// two large variants (for a 1600×1200 photo 77 and 46 ms; at effort 0, 40
+// and 23 ms). At the same quality setting effort 0 gives the same SSIM for
+// 14-17 % more bytes on photographs (docs/images.md, "Encoder settings").
+// The small variants cost a few milliseconds at effort 2, and thumbnails
+// are what listings serve by the dozen, so they keep the smaller bytes.
+var Variants = []VariantSpec{
+	{Name: "thumb", Size: 256, WebPEffort: 2},
+	{Name: "small", Size: 640, WebPEffort: 2},
+	{Name: "medium", Size: 1280, WebPEffort: 0},
+	{Name: "large", Size: 2048, WebPEffort: 0},
+}
 
 // Output is one encoded variant.
 type Output struct {
@@ -231,7 +270,7 @@ var contentTypes = map[string]string{"webp": "image/webp", "jpeg": "image/jpeg",
 
 // Process decodes the JPEG, PNG or GIF at path once, auto-orients it and
 // encodes every variant as WebP and in the original format (JPEG q80 with
-// optimised Huffman tables, PNG compression 6, GIF; WebP q75 effort 2;
+// optimised Huffman tables, PNG compression 6, GIF; WebP q75 at each variant's effort;
 // metadata stripped), in Variants order, webp
 // first. Variants are never upscaled: one larger than the image is emitted
 // at the image's size, sharing (not copying) the Data of the first such
@@ -328,7 +367,28 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 				heartbeat()
 				continue
 			}
-			if outs[i], err = encodeVariant(mem, v.Name, format, heartbeat); err != nil {
+			// Encoded once for every variant it stands for: with the
+			// highest effort among them, so that a small image's "small"
+			// and "thumb" keep their smaller WebP bytes.
+			shared := v
+			for _, w := range Variants {
+				if w.Size >= long(mem) {
+					shared.WebPEffort = max(shared.WebPEffort, w.WebPEffort)
+				}
+			}
+			// A JPEG served at its own size needs no re-encode when the
+			// file is already what one would give (jpegcopy.go): upright,
+			// no colour profile to apply, baseline 4:2:0 at q80 or lower.
+			// It is stored stripped of metadata, with the same pixels.
+			var reuse []byte
+			if format == "jpeg" && res.Orientation == 1 && toSRGB == 0 && long(mem) == max(res.Width, res.Height) {
+				if data, err := os.ReadFile(path); err == nil {
+					if stripped, ok := strippedJPEG(data); ok {
+						reuse = stripped
+					}
+				}
+			}
+			if outs[i], err = encodeVariant(mem, shared, format, reuse, heartbeat); err != nil {
 				return Result{}, err
 			}
 			unscaled = outs[i]
@@ -350,7 +410,7 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
 		}
 		derived = append(derived, im)
-		if outs[i], err = encodeVariant(im, v.Name, format, heartbeat); err != nil {
+		if outs[i], err = encodeVariant(im, v, format, nil, heartbeat); err != nil {
 			return Result{}, err
 		}
 	}
@@ -370,15 +430,21 @@ func largestFirst() []int {
 	return order
 }
 
-// encodeVariant encodes im as WebP and in the original format.
-func encodeVariant(im *C.VipsImage, name, format string, heartbeat func()) ([]Output, error) {
+// encodeVariant encodes im as WebP and in the original format, or, when
+// reuse is not nil, takes reuse (the original file's bytes, stripped) as
+// the original-format output.
+func encodeVariant(im *C.VipsImage, v VariantSpec, format string, reuse []byte, heartbeat func()) ([]Output, error) {
 	outs := make([]Output, 0, 2)
 	for _, f := range []string{"webp", format} {
-		out, err := encode(im, f)
-		if err != nil {
-			return nil, fmt.Errorf("images: encoding %s as %s: %w", name, f, err)
+		var out Output
+		var err error
+		if f == format && reuse != nil {
+			out = Output{Format: f, ContentType: contentTypes[f], Data: reuse,
+				Width: int(C.vips_image_get_width(im)), Height: int(C.vips_image_get_height(im))}
+		} else if out, err = encode(im, f, v.WebPEffort); err != nil {
+			return nil, fmt.Errorf("images: encoding %s as %s: %w", v.Name, f, err)
 		}
-		out.Name = name
+		out.Name = v.Name
 		outs = append(outs, out)
 		heartbeat()
 	}
@@ -422,10 +488,10 @@ func inspect(cpath *C.char, format string, l Limits) (res Result, toSRGB C.int, 
 	return res, toSRGB, nil
 }
 
-func encode(im *C.VipsImage, format string) (Output, error) {
+func encode(im *C.VipsImage, format string, webpEffort int) (Output, error) {
 	var buf unsafe.Pointer
 	var n C.size_t
-	if C.pr_save(im, saveFormats[format], &buf, &n) != 0 {
+	if C.pr_save(im, saveFormats[format], C.int(webpEffort), &buf, &n) != 0 {
 		if buf != nil {
 			C.g_free(C.gpointer(buf))
 		}

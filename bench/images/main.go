@@ -200,15 +200,14 @@ func ours(in string) (images.Result, error) {
 	return images.Process(in, images.Limits{}, nil)
 }
 
-var sizes = []struct {
-	name string
-	size int
-}{{"thumb", 256}, {"small", 640}, {"medium", 1280}, {"large", 2048}}
+// sizes are the pipeline's own variants, so that the baseline makes the
+// same outputs with the same settings (WebP effort per variant included).
+var sizes = images.Variants
 
 func outputNames() []string {
 	var names []string
 	for _, s := range sizes {
-		names = append(names, "out_"+s.name+".webp", "out_"+s.name+".jpg")
+		names = append(names, "out_"+s.Name+".webp", "out_"+s.Name+".jpg")
 	}
 	return names
 }
@@ -222,10 +221,10 @@ func baseline(vt, in, dir string, measure bool) (int64, error) {
 	measure = measure && err == nil
 	for _, s := range sizes {
 		for _, out := range []string{
-			filepath.Join(dir, "out_"+s.name+".webp[Q=75,effort=2,strip]"),
-			filepath.Join(dir, "out_"+s.name+".jpg[Q=80,optimize_coding,strip]"),
+			filepath.Join(dir, fmt.Sprintf("out_%s.webp[Q=75,effort=%d,strip]", s.Name, s.WebPEffort)),
+			filepath.Join(dir, "out_"+s.Name+".jpg[Q=80,optimize_coding,strip]"),
 		} {
-			args := []string{vt, in, fmt.Sprintf("--size=%dx%d>", s.size, s.size), "-o", out}
+			args := []string{vt, in, fmt.Sprintf("--size=%dx%d>", s.Size, s.Size), "-o", out}
 			rssFile := filepath.Join(dir, "rss.txt")
 			if measure {
 				args = append([]string{timeCmd, "-f", "%M", "-o", rssFile}, args...)
