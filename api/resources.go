@@ -78,12 +78,14 @@ func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
 // here).
 func writeDocument(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
 	doc.JSONAPI = jsonapi.V11
-	body, err := doc.Encode(included)
-	if err != nil {
+	// Encoded into a pooled buffer and copied into the response's own
+	// (pooled) body buffer: no per-request copy of the document.
+	if err := doc.EncodeTo(included, c.Response().SetBody); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
-	return c.Status(status).Send(body)
+	c.Status(status)
+	return nil
 }
 
 // respondRaw writes a JSON:API document that is not primary data of a
