@@ -175,7 +175,12 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	if drafted {
 		row = v.Drafted()
 	}
-	id := row.ID().String()
+	// to_jsonb writes a uuid in its canonical form, what ID().String()
+	// gives, without parsing and formatting it again.
+	id, ok := row["id"].(string)
+	if !ok || len(id) != 36 {
+		id = row.ID().String()
+	}
 	self := h.path(id)
 	attrs := make(map[string]any, len(h.kind.Fields)+len(timestampAttributes)+1)
 	rels := make(map[string]*jsonapi.Relationship, 4+len(h.related))
