@@ -71,12 +71,79 @@ func formatTime(v any) any {
 	if !ok {
 		return nil
 	}
+	if out, ok := utcMillis(s); ok {
+		return out
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return s
 	}
 	return timestamp(t)
 }
+
+// utcMillis is timestamp(time.Parse(time.RFC3339Nano, s)) for the form
+// to_jsonb writes in a UTC session, "2006-01-02T15:04:05[.ffffff]+00:00",
+// without parsing: the date and time as they are, the fraction truncated
+// to milliseconds as Format does. Each rendered page has four timestamps,
+// and parsing and formatting them was a tenth of its rendering. Any other
+// form (another offset, odd digits) is false: formatTime parses it.
+func utcMillis(s string) (string, bool) {
+	const head = len("2006-01-02T15:04:05")
+	if len(s) < head+len("+00:00") || s[len(s)-6:] != "+00:00" || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return "", false
+	}
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if s[i] < '0' || s[i] > '9' {
+			return "", false
+		}
+	}
+	frac := s[head : len(s)-6]
+	if frac != "" {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return "", false
+		}
+		frac = frac[1:]
+		for i := range len(frac) {
+			if frac[i] < '0' || frac[i] > '9' {
+				return "", false
+			}
+		}
+	}
+	// What time.Parse would refuse (February 30th, hour 24...) is left to
+	// it: only dates and times in their ranges take the fast path.
+	year, mo, d, hh, mm, ss := two(s)*100+two(s[2:]), two(s[5:]), two(s[8:]), two(s[11:]), two(s[14:]), two(s[17:])
+	if mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, year) || hh > 23 || mm > 59 || ss > 59 {
+		return "", false
+	}
+	var b [len("2006-01-02T15:04:05.000Z")]byte
+	copy(b[:], s[:head])
+	b[head] = '.'
+	for i := range 3 {
+		b[head+1+i] = '0'
+		if i < len(frac) {
+			b[head+1+i] = frac[i]
+		}
+	}
+	b[len(b)-1] = 'Z'
+	return string(b[:]), true
+}
+
+// daysIn is the number of days of month mo of year.
+func daysIn(mo, year int) int {
+	switch mo {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// two is the number the two digits at s's start write.
+func two(s string) int { return int(s[0]-'0')*10 + int(s[1]-'0') }
 
 func (h contentHandler) path(id string) string { return "/" + h.kind.Type + "/" + id }
 
@@ -108,16 +175,22 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	if drafted {
 		row = v.Drafted()
 	}
-	id := row.ID().String()
-	attrs := map[string]any{}
-	rels := map[string]*jsonapi.Relationship{}
+	// to_jsonb writes a uuid in its canonical form, what ID().String()
+	// gives, without parsing and formatting it again.
+	id, ok := row["id"].(string)
+	if !ok || len(id) != 36 {
+		id = row.ID().String()
+	}
+	self := h.path(id)
+	attrs := make(map[string]any, len(h.kind.Fields)+len(timestampAttributes)+1)
+	rels := make(map[string]*jsonapi.Relationship, 4+len(h.related))
 	for _, f := range h.kind.Fields {
 		if f.IsRef() {
 			var ref *string
 			if s, ok := row[f.Column].(string); ok && s != "" {
 				ref = &s
 			}
-			rels[f.Name] = h.links.relationship(h.path(id), f.Name, jsonapi.ToOne(f.RefType, ref))
+			rels[f.Name] = h.links.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
 			continue
 		}
 		attrs[f.Name] = row[f.Column]
@@ -129,20 +202,25 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 			attrs["path"] = p
 		}
 	}
-	for _, ts := range []string{"published_at", "trashed_at", "created_at", "updated_at"} {
-		attrs[strings.ReplaceAll(ts, "_", "-")] = formatTime(row[ts])
+	for _, ts := range timestampAttributes {
+		attrs[ts.name] = formatTime(row[ts.column])
 	}
 	var draftID *string
 	if v.Draft != nil {
 		s := v.Draft.ID.String()
 		draftID = &s
 	}
-	rels["draft"] = h.links.relationship(h.path(id), "draft", jsonapi.ToOne("drafts", draftID))
+	rels["draft"] = h.links.relationship(self, "draft", jsonapi.ToOne("drafts", draftID))
 	for _, r := range h.related {
-		rels[r.name] = h.links.relationship(h.path(id), r.name, nil) // linkage only when included
+		rels[r.name] = h.links.relationship(self, r.name, nil) // linkage only when included
 	}
 	f, _ := v.Row["version"].(float64)
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(h.path(id))}, int(f))
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(self)}, int(f))
+}
+
+// timestampAttributes are the timestamps every content resource has.
+var timestampAttributes = [...]struct{ column, name string }{
+	{"published_at", "published-at"}, {"trashed_at", "trashed-at"}, {"created_at", "created-at"}, {"updated_at", "updated-at"},
 }
 
 func (h contentHandler) spec(collection bool) QuerySpec {

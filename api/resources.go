@@ -61,10 +61,18 @@ func (l links) self(path string) *jsonapi.Links { return &jsonapi.Links{Self: l.
 
 // relationship builds a relationship object with its self and related links.
 func (l links) relationship(resourcePath, name string, data []byte) *jsonapi.Relationship {
-	return &jsonapi.Relationship{
-		Links: &jsonapi.Links{Self: l.base + resourcePath + "/relationships/" + name, Related: l.base + resourcePath + "/" + name},
-		Data:  data,
-	}
+	// One allocation for the relationship and its links, and one for both
+	// URLs (the related one is the tail of the joined text): every rendered
+	// resource builds several of these.
+	both := l.base + resourcePath + "/relationships/" + name + l.base + resourcePath + "/" + name
+	self := len(l.base) + len(resourcePath) + len("/relationships/") + len(name)
+	rel := new(struct {
+		rel   jsonapi.Relationship
+		links jsonapi.Links
+	})
+	rel.links = jsonapi.Links{Self: both[:self], Related: both[self:]}
+	rel.rel = jsonapi.Relationship{Links: &rel.links, Data: data}
+	return &rel.rel
 }
 
 // respond writes a JSON:API document.
@@ -78,12 +86,14 @@ func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
 // here).
 func writeDocument(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
 	doc.JSONAPI = jsonapi.V11
-	body, err := doc.Encode(included)
-	if err != nil {
+	// Encoded into a pooled buffer and copied into the response's own
+	// (pooled) body buffer: no per-request copy of the document.
+	if err := doc.EncodeTo(included, c.Response().SetBody); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
-	return c.Status(status).Send(body)
+	c.Status(status)
+	return nil
 }
 
 // respondRaw writes a JSON:API document that is not primary data of a

@@ -32,9 +32,14 @@ func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
 		// The method too: Fiber serves HEAD through GET routes, and a HEAD
 		// run's response must not answer a GET.
 		key := c.Method() + " " + siteOf(c).String() + " " + c.OriginalURL()
-		res, err, ran := s.group.Do(key, func() (*sharedResponse, error) {
+		res, err, ran := s.group.DoShared(key, func(shared bool) (*sharedResponse, error) {
 			if err := h(c); err != nil {
 				return nil, err
+			}
+			if !shared {
+				// Nobody else waits: the response written is the only one,
+				// no copy of it (most reads of a large site).
+				return nil, nil
 			}
 			r := c.Response()
 			return &sharedResponse{

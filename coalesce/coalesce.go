@@ -34,6 +34,10 @@ type call[V any] struct {
 	done  chan struct{} // closed when val and err are set
 	val   V
 	err   error
+	// joined counts the callers waiting for this call's result besides the
+	// one running it. They join only before it starts (under Group.mu), so
+	// the count is final when fn runs.
+	joined int
 }
 
 // ErrPanicked is what callers sharing a call get when it panicked; the
@@ -44,6 +48,13 @@ var ErrPanicked = errors.New("coalesce: the shared computation panicked")
 // is true for it); the others get the same value and error. fn runs on the
 // caller's goroutine, so it may use that caller's request.
 func (g *Group[V]) Do(k string, fn func() (V, error)) (v V, err error, ran bool) {
+	return g.DoShared(k, func(bool) (V, error) { return fn() })
+}
+
+// DoShared is Do, telling fn whether any other caller waits for its result:
+// when none does, fn's value goes to its own caller only, so it need not
+// be a copy that outlives the caller's request.
+func (g *Group[V]) DoShared(k string, fn func(shared bool) (V, error)) (v V, err error, ran bool) {
 	g.mu.Lock()
 	if g.keys == nil {
 		g.keys = map[string]*key[V]{}
@@ -56,6 +67,7 @@ func (g *Group[V]) Do(k string, fn func() (V, error)) (v V, err error, ran bool)
 	if ks.next != nil {
 		// A call is queued and not started: join it.
 		c := ks.next
+		c.joined++
 		g.mu.Unlock()
 		<-c.done
 		return c.val, c.err, false
@@ -75,7 +87,7 @@ func (g *Group[V]) Do(k string, fn func() (V, error)) (v V, err error, ran bool)
 }
 
 // run runs fn for c, then starts the call queued behind it, if any.
-func (g *Group[V]) run(k string, ks *key[V], c *call[V], fn func() (V, error)) {
+func (g *Group[V]) run(k string, ks *key[V], c *call[V], fn func(shared bool) (V, error)) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -93,6 +105,8 @@ func (g *Group[V]) run(k string, ks *key[V], c *call[V], fn func() (V, error)) {
 		}
 		g.mu.Unlock()
 	}()
-	c.val, c.err = fn()
+	// c has started: no caller joins it any more (nor writes joined), and
+	// its start, closed under g.mu, ordered the last join before this read.
+	c.val, c.err = fn(c.joined > 0)
 	finished = true
 }

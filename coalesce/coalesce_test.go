@@ -169,3 +169,33 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// DoShared tells fn whether callers wait for its result: not for a caller
+// alone, and for the call late callers queued into.
+func TestDoSharedTellsWhetherOthersWait(t *testing.T) {
+	var g Group[bool]
+	if shared, _, _ := g.DoShared("k", func(shared bool) (bool, error) { return shared, nil }); shared {
+		t.Error("a caller alone was told others wait")
+	}
+	release := make(chan struct{})
+	var starts atomic.Int32
+	go g.DoShared("k", func(shared bool) (bool, error) { starts.Add(1); <-release; return shared, nil })
+	waitFor(t, func() bool { return starts.Load() == 1 })
+	var wg sync.WaitGroup
+	results := make([]bool, 5)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, _ = g.DoShared("k", func(shared bool) (bool, error) { return shared, nil })
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // all five queued: one leads, four join
+	close(release)
+	wg.Wait()
+	for i, shared := range results {
+		if !shared {
+			t.Errorf("caller %d: the queued call was not told four callers wait for it", i)
+		}
+	}
+}

@@ -23,9 +23,32 @@ import (
 // With included set, the included member is written even when empty, as
 // JSON:API asks when the request named include.
 func (d Document) Encode(included bool) ([]byte, error) {
+	var out []byte
+	err := d.EncodeTo(included, func(b []byte) { out = slices.Clone(b) })
+	return out, err
+}
+
+// EncodeTo is Encode into a pooled buffer, which it hands to write (when
+// encoding succeeds) and reuses once write returns: write copies what it
+// needs (a response's body buffer does), so a read allocates no document.
+func (d Document) EncodeTo(included bool, write func([]byte)) error {
 	buf := bufPool.Get().(*[]byte)
-	b := (*buf)[:0]
-	defer func() { *buf = b; bufPool.Put(buf) }()
+	b, err := d.appendTo((*buf)[:0], included)
+	if err == nil {
+		write(b)
+	}
+	if cap(b) <= maxPooledBuffer {
+		*buf = b[:0]
+		bufPool.Put(buf)
+	}
+	return err
+}
+
+// maxPooledBuffer keeps the buffer of a huge document (a long list) out of
+// the pool, where it would hold its memory for the next small one.
+const maxPooledBuffer = 256 << 10
+
+func (d Document) appendTo(b []byte, included bool) ([]byte, error) {
 	var err error
 	b = append(b, `{"data":`...)
 	if b, err = appendData(b, d.Data); err != nil {
@@ -47,11 +70,10 @@ func (d Document) Encode(included bool) ([]byte, error) {
 		b = appendString(b, d.JSONAPI.Version)
 		b = append(b, '}')
 	}
-	b = append(b, '}')
-	return slices.Clone(b), nil
+	return append(b, '}'), nil
 }
 
-// bufPool holds the buffers Encode writes into (it returns a copy).
+// bufPool holds the buffers EncodeTo writes into.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 func appendData(b []byte, data any) ([]byte, error) {

@@ -64,6 +64,7 @@ type options struct {
 	duration time.Duration
 	keep     bool
 	cpuprof  string
+	memprof  string
 	only     string
 }
 
@@ -87,6 +88,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
 	flag.StringVar(&o.only, "only", "", "run only the shapes of these modes (comma-separated, e.g. patch,get); healthz, the baseline, always runs")
 	flag.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of this process (API and worker) per shape to <file>.<mode>-<conns>")
+	flag.StringVar(&o.memprof, "memprofile", "", "write the allocation profile of this process after each shape to <file>.<mode>-<conns> (cumulative: compare two with go tool pprof -diff_base)")
 	flag.Parse()
 	log.SetFlags(0)
 	if o.pages < 100 || o.pages > 100000 || o.duration <= 0 || o.duration > 5*time.Minute {
@@ -140,7 +142,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	fmt.Printf("load average before the loads: %s\n\n", benchenv.LoadAvg())
-	fmt.Printf("%-28s %6s %10s %8s %10s %8s %8s %12s %12s\n", "shape", "conns", "req/s", "p50 ms", "p99 ms", "vs healthz", "non-2xx", "pg µs/req", "proc µs/req")
+	fmt.Printf("%-28s %6s %10s %8s %10s %8s %8s %12s %12s %12s %10s %6s\n", "shape", "conns", "req/s", "p50 ms", "p99 ms", "vs healthz", "non-2xx", "pg µs/req", "proc µs/req", "allocs/req", "KB/req", "GCs")
 	var base float64
 	for _, s := range shapes {
 		if !o.runs(s) {
@@ -171,6 +173,10 @@ func run(ctx context.Context, o options) error {
 			}
 			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 		}
+		// Allocations per request: load-independent, like the CPU times
+		// (the worker in this process is idle during a read shape).
+		var mem0, mem1 runtime.MemStats
+		runtime.ReadMemStats(&mem0)
 		cpu0 := benchenv.ProcessCPU()
 		r, err := runWrk(ctx, env.Config.PublicURL, script, idsFile, c.Token, s, o.duration)
 		stopProfile()
@@ -178,6 +184,12 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("%s at %d: %w", s.name, s.conns, err)
 		}
 		cpu := benchenv.ProcessCPU() - cpu0
+		runtime.ReadMemStats(&mem1)
+		if o.memprof != "" {
+			if err := writeAllocs(fmt.Sprintf("%s.%s-%d", o.memprof, s.mode, s.conns)); err != nil {
+				return err
+			}
+		}
 		pg1, err := benchenv.PostgresCPU(ctx, env.DB)
 		if err != nil {
 			return err
@@ -194,11 +206,26 @@ func run(ctx context.Context, o options) error {
 		if base > 0 {
 			ratio = fmt.Sprintf("%.3f", r.rate/base)
 		}
-		fmt.Printf("%-28s %6d %10.0f %8.1f %10.1f %8s %8d %12.0f %12.0f\n", s.name, s.conns, r.rate, r.p50.Seconds()*1000, r.p99.Seconds()*1000, ratio, r.bad,
-			float64(pgCPU.Microseconds())/reqs, float64(cpu.Microseconds())/reqs)
+		fmt.Printf("%-28s %6d %10.0f %8.1f %10.1f %8s %8d %12.0f %12.0f %12.0f %10.1f %6d\n", s.name, s.conns, r.rate, r.p50.Seconds()*1000, r.p99.Seconds()*1000, ratio, r.bad,
+			float64(pgCPU.Microseconds())/reqs, float64(cpu.Microseconds())/reqs,
+			float64(mem1.Mallocs-mem0.Mallocs)/reqs, float64(mem1.TotalAlloc-mem0.TotalAlloc)/1024/reqs, mem1.NumGC-mem0.NumGC)
 	}
 	fmt.Printf("\nload average after the loads: %s\n", benchenv.LoadAvg())
 	return nil
+}
+
+// writeAllocs writes the process's allocation profile (cumulative since it
+// started) to file.
+func writeAllocs(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 type result struct {

@@ -2,6 +2,7 @@ package drafts
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,13 +189,14 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var row, draft []byte
+		// Valid until the next row: both are decoded (copied) before it.
+		var row, draft sql.RawBytes
 		var path *string
 		if err := rows.Scan(&row, &draft, &path); err != nil {
 			return nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
 		v := &View{Kind: k, DraftedPath: path}
-		if err := json.Unmarshal(row, &v.Row); err != nil {
+		if v.Row, err = decodeRow(row); err != nil {
 			return nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
 		if !withDraft && !v.Row.Live() {
