@@ -60,9 +60,15 @@ func TestHashLimiterServesWaitersInArrivalOrder(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		for l.waiting.Load() != int64(i+1) { // queued before the next one arrives
+		for l.waiting.Load() != int64(i+1) { // counted as waiting before the next one arrives
 			time.Sleep(time.Millisecond)
 		}
+		// The count goes up a few instructions before the waiter joins the
+		// semaphore's queue (Do cannot count after: Acquire blocks). Without
+		// this pause a descheduled waiter could be overtaken by the next one
+		// (CI saw [0 1 2 4 3 ...]): the queue is FIFO, the test's idea of
+		// arrival was early.
+		time.Sleep(20 * time.Millisecond)
 	}
 	close(hold)
 	wg.Wait()
