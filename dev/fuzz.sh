@@ -12,6 +12,8 @@ TARGETS="
 ./api:FuzzParseQuery
 ./activities/images:FuzzReadHeader
 ./api/oauth:FuzzParseTokenRequest
+./models/drafts:FuzzDecodeRow
+./activities/images:FuzzStrippedJPEG
 "
 set -eu
 fuzztime=${1:-2m}

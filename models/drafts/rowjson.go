@@ -120,20 +120,32 @@ func (d *rowDecoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		d.space()
-		if d.i >= len(d.data) {
+		done, ok := d.separator('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		if done {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more to
+// come) or end, the closing bracket (done); anything else is not JSON.
+func (d *rowDecoder) separator(end byte) (done, ok bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		return false, true
+	case end:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
 
 // array reads [...] at d.i (which holds '[').
@@ -154,18 +166,12 @@ func (d *rowDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.data) {
+		done, ok := d.separator(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		if done {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
 }
