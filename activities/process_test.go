@@ -82,14 +82,7 @@ func TestProcessStoresTheCheckedBytes(t *testing.T) {
 		}
 		return images.Process(path, l, hb)
 	})
-	v, err := activityEnv(a).ExecuteActivity(a.Process, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p workflows.Processed
-	if err := v.Get(&p); err != nil {
-		t.Fatal(err)
-	}
+	p := process(t, a, u)
 	obj, err := mc.GetObject(context.Background(), st.AssetsBucket, p.OriginalKey, minio.GetObjectOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -110,14 +103,7 @@ func TestProcessStoresTheCheckedBytes(t *testing.T) {
 // fails the attempt, to be retried, and is not a rejection.
 func TestProcessStoresEveryObject(t *testing.T) {
 	a, u, file, st, mc := processFixture(t)
-	v, err := activityEnv(a).ExecuteActivity(a.Process, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p workflows.Processed
-	if err := v.Get(&p); err != nil {
-		t.Fatal(err)
-	}
+	p := process(t, a, u)
 	if len(p.Variants) != 2*len(images.Variants) {
 		t.Fatalf("%d variants recorded, want %d", len(p.Variants), 2*len(images.Variants))
 	}
@@ -141,7 +127,7 @@ func TestProcessStoresEveryObject(t *testing.T) {
 	}
 
 	a.Buckets.AssetsBucket = "pressroom-no-such-bucket"
-	_, err = activityEnv(a).ExecuteActivity(a.Process, u)
+	_, err := activityEnv(a).ExecuteActivity(a.Process, u)
 	var app *temporal.ApplicationError
 	if err == nil || !strings.Contains(err.Error(), "store ") || (asApp(err, &app) && app.Type() == workflows.RejectedType) {
 		t.Errorf("Process with a missing bucket = %v, want a retryable storage error", err)
@@ -277,4 +263,18 @@ func TestInspectRetriesAMissingFileThenRejects(t *testing.T) {
 	if !asApp(err, &app) || app.Type() != workflows.RejectedType || !strings.Contains(app.Message(), "never arrived") {
 		t.Fatalf("Inspect after the wait = %v, want the rejection", err)
 	}
+}
+
+// process runs Process on u in a test activity environment; it must succeed.
+func process(t *testing.T, a *Uploads, u workflows.Upload) workflows.Processed {
+	t.Helper()
+	v, err := activityEnv(a).ExecuteActivity(a.Process, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p workflows.Processed
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
