@@ -12,13 +12,13 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
@@ -276,25 +276,14 @@ type objectPut struct {
 }
 
 // putObjects stores puts in the assets bucket, storePuts at a time, and
-// returns the first error (the others are cancelled). The original's body
-// reads the temporary file, so only one put may use it: it is the first.
+// returns the first error (it cancels the puts still running). The
+// original's body reads the temporary file, so only one put may use it: it
+// is the first.
 func (a *Uploads) putObjects(ctx context.Context, puts []objectPut) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	slots := make(chan struct{}, storePuts)
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(storePuts)
 	for _, p := range puts {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
+		g.Go(func() error {
 			body, err := p.body()
 			if err == nil {
 				opts := minio.PutObjectOptions{ContentType: p.contentType}
@@ -304,15 +293,12 @@ func (a *Uploads) putObjects(ctx context.Context, puts []objectPut) error {
 				_, err = a.Storage.PutObject(ctx, a.Buckets.AssetsBucket, p.key, body, p.size, opts)
 			}
 			if err != nil {
-				cancel(fmt.Errorf("store %s: %w", p.what, err))
+				return fmt.Errorf("store %s: %w", p.what, err)
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && ctx.Err() != nil {
-		return err
-	}
-	return nil
+	return g.Wait()
 }
 
 // Ingest is Inspect then Process in one activity task: the single-step
