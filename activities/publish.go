@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -52,14 +52,14 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*workflows.
 	stop()
 	msg := ""
 	var pe *drafts.PublishError
-	var pg *pgconn.PgError
+	rule, broken := models.BrokenRule(err)
 	switch {
 	case errors.As(err, &pe):
 		msg = pe.Message
-	case errors.As(err, &pg) && (pg.Code == "23505" || pg.Code == "23503" || pg.Code == "23514"):
+	case broken:
 		// A constraint the drafts break together (a duplicate, a missing
 		// parent): retrying cannot help.
-		msg = "the revision breaks a rule of the content: " + pg.Message
+		msg = "the revision breaks a rule of the content: " + rule
 	case err != nil:
 		return nil, fmt.Errorf("publish revision: %w", err) // transient: retried
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -19,11 +19,7 @@ func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) err
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		err = db.RunInTx(ctx, nil, fn)
-		var pg *pgconn.PgError
-		if errors.Is(err, drafts.ErrRetry) {
-			continue
-		}
-		if !errors.As(err, &pg) || (pg.Code != "40P01" && pg.Code != "40001") {
+		if !errors.Is(err, drafts.ErrRetry) && !models.IsRetryableConflict(err) {
 			return err
 		}
 	}

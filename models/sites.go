@@ -75,8 +75,7 @@ func UserByEmail(ctx context.Context, db bun.IDB, email string) (*User, error) {
 
 // classify turns a unique violation into ErrConflict and passes the rest through.
 func classify(err error) error {
-	var pgErr interface{ SQLState() string } // *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.SQLState() == "23505" {
+	if IsUniqueViolation(err, "") {
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	}
 	return err

@@ -3,7 +3,6 @@ package drafts
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
@@ -82,8 +80,7 @@ func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	now := time.Now().UTC()
 	args = append(args, models.UUIDParam(userID), now)
 	if err := models.ScanPrepared(ctx, tx, deleteSubtreeQuery, args, &wrote.N, &wrote.Hash, &wrote.Draft, &wrote.Bumped); err != nil {
-		var pg *pgconn.PgError
-		if errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "drafts_item_type_item_id_key" {
+		if models.IsUniqueViolation(err, onePendingDraftPerItem) {
 			return nil, ErrRetry // a draft appeared for an item without one: see LockForWrite
 		}
 		return nil, fmt.Errorf("draft the deletion of %s %s: %w", k.Singular(), id, err)

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/config"
@@ -57,6 +56,11 @@ var (
 	ErrRetry     = models.ErrRetry
 	errNoChanges = errors.New("no changes")
 )
+
+// onePendingDraftPerItem is the unique constraint that keeps an item to one
+// pending draft. Two writers inserting the first draft of one item meet on
+// it; the loser's transaction runs again (ErrRetry).
+const onePendingDraftPerItem = "drafts_item_type_item_id_key"
 
 // MaxClosure bounds how many drafts one publish or revert may pull in, so
 // one request cannot make an unbounded transaction.
@@ -697,8 +701,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	d.Version++
 	// One statement: the row's version and the draft.
 	if err := saveDraft(ctx, tx, k, d); err != nil {
-		var pg *pgconn.PgError
-		if insert && errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "drafts_item_type_item_id_key" {
+		if insert && models.IsUniqueViolation(err, onePendingDraftPerItem) {
 			return nil, ErrRetry // see LockForWrite
 		}
 		return nil, fmt.Errorf("save draft: %w", err)

@@ -3,12 +3,10 @@ package drafts
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
@@ -176,10 +174,9 @@ WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORD
 		return conflicts
 	}
 	if err := e.applyRestores(ctx, tx, rev.SiteID, plan); err != nil {
-		var pg *pgconn.PgError
-		if errors.As(err, &pg) && (pg.Code == "23505" || pg.Code == "23503") {
+		if rule, broken := models.BrokenRule(err); broken {
 			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
-				Detail: "Restoring the records breaks a rule of the content: " + pg.Message}
+				Detail: "Restoring the records breaks a rule of the content: " + rule}
 		}
 		return err
 	}
