@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -37,29 +35,8 @@ type contentHandler struct {
 	// up (content_related.go).
 	related []relatedMany
 	// loads batches the reads of GET /<kind>/:id: concurrent requests for
-	// different records of a site share one query (package coalesce).
-	loads *coalesce.Batcher[uuid.UUID, *drafts.View]
-}
-
-// withLoads gives h its batched reader.
-func (h contentHandler) withLoads() contentHandler {
-	h.loads = &coalesce.Batcher[uuid.UUID, *drafts.View]{Fetch: func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]*drafts.View, error) {
-		site, withDraft, _ := strings.Cut(scope, " ")
-		siteID, err := uuid.Parse(site)
-		if err != nil {
-			return nil, fmt.Errorf("batched load: bad scope %q: %w", scope, err)
-		}
-		return h.engine.LoadMany(ctx, h.db, h.kind, siteID, ids, withDraft == "draft")
-	}}
-	return h
-}
-
-// loadScope names the batch a read joins: one site, live or drafted.
-func loadScope(siteID uuid.UUID, withDraft bool) string {
-	if withDraft {
-		return siteID.String() + " draft"
-	}
-	return siteID.String() + " live"
+	// different records of a site share one query.
+	loads *drafts.Loader
 }
 
 // roAttributes are set by the server; sending one is 422.
@@ -293,7 +270,7 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := siteOf(c)
-	v, err := h.loads.Get(c.UserContext(), loadScope(siteID, q.Include["draft"]), id)
+	v, err := h.loads.Load(c.UserContext(), siteID, id, q.Include["draft"])
 	if err != nil {
 		return err
 	}
@@ -347,7 +324,7 @@ func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHa
 	// The read-only to-many relationships (content_related.go): blocks get
 	// theirs before contents copy the blocks' handler to render them.
 	blocks := kinds["content-blocks"]
-	blocks.related = []relatedMany{hyperlinksOfBlocks(d.DB, r.links)}
+	blocks.related = []relatedMany{hyperlinksOfBlocks(blocks)}
 	kinds["content-blocks"] = blocks
 	contents := kinds["contents"]
 	contents.related = []relatedMany{blocksOfContents(blocks)}
@@ -356,7 +333,7 @@ func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHa
 	// share a run (shared_reads.go).
 	shared := &sharedReads{}
 	for typ, h := range kinds {
-		h = h.withLoads()
+		h.loads = engine.NewLoader(d.DB, h.kind)
 		kinds[typ] = h
 		r.get("/"+typ, shared.wrap(h.list))
 		r.post("/"+typ, h.create)

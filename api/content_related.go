@@ -8,7 +8,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
@@ -71,17 +70,19 @@ func blocksOfContents(blocks contentHandler) relatedMany {
 
 // hyperlinksOfBlocks is content-blocks' hyperlinks (drafts.HyperlinksOfBlocks):
 // the links of the live body, or with drafted those of the drafted body.
-func hyperlinksOfBlocks(db *bun.DB, l links) relatedMany {
+// Like blocksOfContents it takes the content-blocks handler, whose
+// database and links it uses.
+func hyperlinksOfBlocks(blocks contentHandler) relatedMany {
 	return relatedMany{name: "hyperlinks", typ: "hyperlinks", parentDraft: true,
 		load: func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]*relatedPage, error) {
-			rows, byID, err := drafts.HyperlinksOfBlocks(ctx, db, siteID, parents, drafted, offset, limit)
+			rows, byID, err := drafts.HyperlinksOfBlocks(ctx, blocks.db, siteID, parents, drafted, offset, limit)
 			if err != nil {
 				return nil, err
 			}
 			out, _ := pages(rows, parents, offset)
 			for _, r := range rows {
 				if h, ok := byID[r.ID]; ok && r.N > offset {
-					out[r.Parent].resources = append(out[r.Parent].resources, hyperlinkResource(l, h))
+					out[r.Parent].resources = append(out[r.Parent].resources, hyperlinkResource(blocks.links, h))
 				}
 			}
 			return out, nil
@@ -163,7 +164,7 @@ func (h contentHandler) relatedEndpoint(rel relatedMany, linkage bool) fiber.Han
 			return err
 		}
 		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Include["draft"]
-		v, err := h.loads.Get(ctx, loadScope(siteID, drafted), id)
+		v, err := h.loads.Load(ctx, siteID, id, drafted)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,45 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/coalesce"
+)
+
+// Loader reads single records of one kind, batching the reads that arrive
+// together: concurrent requests for different records of one site share
+// one query (package coalesce). GET /<kind>/:id and its relationship
+// endpoints read through it.
+type Loader struct {
+	batch coalesce.Batcher[uuid.UUID, *View]
+}
+
+// NewLoader returns the batched reader of kind k's records through db.
+func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
+	l := &Loader{}
+	l.batch.Fetch = func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]*View, error) {
+		site, view, _ := strings.Cut(scope, " ")
+		siteID, err := uuid.Parse(site)
+		if err != nil {
+			return nil, fmt.Errorf("batched load: bad scope %q: %w", scope, err)
+		}
+		return e.LoadMany(ctx, db, k, siteID, ids, view == "draft")
+	}
+	return l
+}
+
+// Load returns record id of the site, live or with its draft overlaid
+// (withDraft); nil when the site has no such record. A batch holds the
+// reads of one site and one view only.
+func (l *Loader) Load(ctx context.Context, siteID, id uuid.UUID, withDraft bool) (*View, error) {
+	scope := siteID.String() + " live"
+	if withDraft {
+		scope = siteID.String() + " draft"
+	}
+	return l.batch.Get(ctx, scope, id)
+}
