@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,15 +13,7 @@ import (
 // activities; activities import the workflows' inputs, not the other way
 // round (see workflows/activities.go).
 func TestAPIDoesNotDependOnActivitiesOrCgo(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}} {{len .CgoFiles}}", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) < 10 {
-		t.Fatalf("go list listed too few packages:\n%s", out)
-	}
-	for _, line := range lines {
+	for _, line := range listDeps(t, "{{.ImportPath}} {{.Standard}} {{len .CgoFiles}}") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			t.Fatalf("unexpected go list line %q", line)
@@ -33,4 +26,35 @@ func TestAPIDoesNotDependOnActivitiesOrCgo(t *testing.T) {
 			t.Errorf("api depends on %s, which uses cgo", path)
 		}
 	}
+	// With cgo enabled the standard library's net and os/user pick their
+	// C resolvers, so runtime/cgo is listed above. Without cgo nothing may
+	// link it, and the package must still compile: a dependency whose cgo
+	// files drop out would leave its other files' calls undefined.
+	for _, path := range listDeps(t, "{{.ImportPath}}", "CGO_ENABLED=0") {
+		if path == "runtime/cgo" {
+			t.Error("api links runtime/cgo even with CGO_ENABLED=0")
+		}
+	}
+	build := exec.Command("go", "build", ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("api does not build without cgo: %v\n%s", err, out)
+	}
+}
+
+// listDeps is `go list -deps -f format .` in env (added to the test's
+// own), one line per package.
+func listDeps(t *testing.T, format string, env ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f", format, ".")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("go list listed too few packages:\n%s", out)
+	}
+	return lines
 }
