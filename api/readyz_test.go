@@ -112,10 +112,7 @@ func TestNotReadyWhenMinIOStops(t *testing.T) {
 	t.Parallel()
 	d := liveDeps(t)
 	// A MinIO of this test's own, so stopping it disturbs no other test.
-	root, err := dev.RepoRoot(must(os.Getwd()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testsupport.RepoRoot(t)
 	bin, err := dev.MinIOTool.Ensure(context.Background(), root, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package dev
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -114,11 +113,7 @@ func TestElapsed(t *testing.T) {
 
 func TestToolLabelNamesThePinnedVersion(t *testing.T) {
 	t.Parallel()
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := RepoRoot(cwd)
+	root, err := CheckoutRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/storage"
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // TestStack brings up the stack as `make test` does (free ports, a
@@ -25,14 +26,7 @@ func TestStack(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := dev.RepoRoot(cwd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testsupport.RepoRoot(t)
 	// 0755, not t.TempDir(): a private cluster under it runs as the postgres
 	// user when we are root.
 	state, err := os.MkdirTemp("", "pressroom-stacktest-")

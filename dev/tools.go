@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -166,6 +167,16 @@ func lockFile(path string) (func(), error) {
 	}, nil
 }
 
+// CheckoutRoot is RepoRoot of the working directory: the checkout that
+// devstack, the benchmarks and the tests run in.
+func CheckoutRoot() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return RepoRoot(cwd)
+}
+
 // RepoRoot finds the Pressroom checkout by walking up from dir to the
 // go.mod that declares the service module.
 func RepoRoot(dir string) (string, error) {
@@ -177,5 +188,32 @@ func RepoRoot(dir string) (string, error) {
 		if filepath.Dir(d) == d {
 			return "", errors.New("not inside the Pressroom checkout (no go.mod of github.com/pressroom/pressroom above " + dir + ")")
 		}
+	}
+}
+
+// BuildPressroom starts building ./cmd/pressroom of the checkout at root
+// into dir and returns a function that waits for the build and returns the
+// binary's path. A build takes a while (cgo, libvips), so callers start it
+// early and wait only when they need the binary.
+func BuildPressroom(ctx context.Context, root, dir string) (wait func() (string, error)) {
+	bin := filepath.Join(dir, "pressroom")
+	built := make(chan error, 1)
+	go func() {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("go build ./cmd/pressroom: %w\n%s", err, out)
+		}
+		built <- err
+	}()
+	var err error
+	var once sync.Once
+	return func() (string, error) {
+		once.Do(func() { err = <-built })
+		if err != nil {
+			return "", err
+		}
+		return bin, nil
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // The editor's commands (pressroom upload, publish, login) run as the
@@ -68,7 +70,7 @@ func (c *pressroomCLI) run(t *testing.T, stdin string, args ...string) (string, 
 
 func TestCLIUploadAndPublishWithToken(t *testing.T) {
 	t.Parallel()
-	build := buildPressroom(t) // in the background, while the system starts
+	build := testsupport.BuildPressroom(t) // in the background, while the system starts
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
 	c := newPressroomCLI(t, build(), s.URL, "PRESSROOM_TOKEN="+e.token)
@@ -212,7 +214,7 @@ func signInInBrowser(t *testing.T, authURL, email string) string {
 
 func TestCLISignInWithTheCodeFlow(t *testing.T) {
 	t.Parallel()
-	build := buildPressroom(t)
+	build := testsupport.BuildPressroom(t)
 	s := start(t)
 	c := newPressroomCLI(t, build(), s.URL)
 

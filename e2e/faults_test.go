@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,7 +41,7 @@ func TestWorkerKilledMidProcessing(t *testing.T) {
 	}
 	t.Parallel()
 	began := time.Now()
-	build := buildPressroom(t) // in the background, while the system starts
+	build := testsupport.BuildPressroom(t) // in the background, while the system starts
 	s := startWithoutWorker(t)
 	token := s.token(t, "editor@demo.test")
 	// 24 megapixels: decoding and encoding eight variants takes seconds on
@@ -307,7 +306,7 @@ func startPrivateMinIO(t *testing.T) *privateMinIO {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root := repoRoot(t)
+	root := testsupport.RepoRoot(t)
 	bin, err := dev.MinIOTool.Ensure(ctx, root, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -376,45 +375,6 @@ func (m *privateMinIO) restart(t *testing.T) {
 		t.Fatalf("start private MinIO on port %d (log %s): %v", m.opts.Port, m.log.Name(), err)
 	}
 	m.proc = p
-}
-
-// buildPressroom starts building the pressroom binary into a temporary
-// directory; the function it returns waits for the build and returns the
-// binary's path.
-func buildPressroom(t *testing.T) func() string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pressroom")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pressroom")
-	cmd.Dir = repoRoot(t)
-	var out []byte
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		out, err = cmd.CombinedOutput()
-	}()
-	t.Cleanup(func() { <-done }) // before the temporary directory goes
-	return func() string {
-		t.Helper()
-		<-done
-		if err != nil {
-			t.Fatalf("go build ./cmd/pressroom: %v\n%s", err, out)
-		}
-		return bin
-	}
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := dev.RepoRoot(cwd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 // startWorkerProcess runs `pressroom worker` on this system's task queue,

@@ -638,7 +638,7 @@ func TestWorkerKilledMidPublish(t *testing.T) {
 	t.Parallel()
 	const n = 1200
 	ctx := context.Background()
-	build := buildPressroom(t)
+	build := testsupport.BuildPressroom(t)
 	s := startWithoutWorker(t, func(c *config.Config) { c.PublishWait = time.Second })
 	e := s.editor(t, "editor@demo.test")
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/dev"
+	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -271,8 +272,8 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := buildPressroom(t)
-	bin, err := dev.TemporalTool.Ensure(ctx, repoRoot(t), io.Discard)
+	build := testsupport.BuildPressroom(t)
+	bin, err := dev.TemporalTool.Ensure(ctx, testsupport.RepoRoot(t), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

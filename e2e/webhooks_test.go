@@ -26,6 +26,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -554,7 +555,7 @@ func TestWebhookWorkerKilledBetweenCommitAndDelivery(t *testing.T) {
 		t.Skip("fault test: kills a worker process")
 	}
 	t.Parallel()
-	build := buildPressroom(t)
+	build := testsupport.BuildPressroom(t)
 	s := startWithoutWorker(t)
 	e := s.editor(t, "editor@demo.test")
 	rcv := newReceiver(t, nil)

@@ -82,11 +82,7 @@ func start() (*Services, error) {
 			Storage:         storageConfig(os.Getenv(dev.EnvTestS3Endpoint), os.Getenv(dev.EnvTestS3AccessKey), os.Getenv(dev.EnvTestS3SecretKey)),
 		}, nil
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	root, err := dev.RepoRoot(cwd)
+	root, err := dev.CheckoutRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,20 +55,7 @@ func TestBadClientFloodKeepsMemoryBounded(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := dev.RepoRoot(cwd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "pressroom")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/pressroom")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testsupport.BuildPressroom(t)()
 
 	db := testsupport.NewDatabase(t)
 	cfg := testsupport.Config(t, db, testsupport.Defaults().Storage)

@@ -54,6 +54,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/e2e/replicas"
 )
 
@@ -117,17 +118,12 @@ func run(ctx context.Context, o options) (string, error) {
 	}
 	defer env.Close()
 	env.SiteUploadLimit = 6
-	bin := make(chan error, 1)
-	var binPath string
-	go func() {
-		var err error
-		binPath, err = replicas.Build(ctx, env.Root, env.Dir)
-		bin <- err
-	}()
+	build := dev.BuildPressroom(ctx, env.Root, env.Dir) // while the services start
 	if err := env.Up(ctx); err != nil {
 		return "", err
 	}
-	if err := <-bin; err != nil {
+	binPath, err := build()
+	if err != nil {
 		return "", err
 	}
 	if _, err := env.User(ctx); err != nil { // the site and the bench user

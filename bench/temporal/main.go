@@ -165,11 +165,7 @@ func names() []string {
 }
 
 func mustRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		log.Fatal(err)
-	}
-	root, err := dev.RepoRoot(wd)
+	root, err := dev.CheckoutRoot()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -55,6 +55,7 @@ import (
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
 )
@@ -91,7 +92,7 @@ func run(ctx context.Context, n, concurrency, width, height, quality int, wait t
 	defer env.Close()
 	env.SiteUploadLimit = concurrency
 	// The binary builds while the services start.
-	build := benchenv.BuildPressroom(ctx, env.Root, env.Dir)
+	build := dev.BuildPressroom(ctx, env.Root, env.Dir)
 	if err := env.Up(ctx); err != nil {
 		return err
 	}

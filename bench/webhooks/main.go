@@ -43,6 +43,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/webhooks"
 )
@@ -119,7 +120,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.Close()
-	wait := benchenv.BuildPressroom(ctx, env.Root, env.Dir)
+	wait := dev.BuildPressroom(ctx, env.Root, env.Dir)
 	if err := env.Up(ctx); err != nil {
 		return err
 	}

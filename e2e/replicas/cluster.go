@@ -20,7 +20,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,22 +35,9 @@ import (
 	"github.com/pressroom/pressroom/testsupport"
 )
 
-// Build builds ./cmd/pressroom of the repository at root into dir and
-// returns the binary's path. Built once per test binary or soak run, it is
-// what every replica runs.
-func Build(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "pressroom")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/pressroom: %w\n%s", err, out)
-	}
-	return bin, nil
-}
-
 // Options say what to run.
 type Options struct {
-	Bin     string        // the pressroom binary (Build)
+	Bin     string        // the pressroom binary (dev.BuildPressroom)
 	Config  config.Config // database, buckets, Temporal, task queues
 	APIs    int
 	Workers int

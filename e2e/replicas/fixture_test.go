@@ -44,18 +44,13 @@ func TestMain(m *testing.M) {
 func binary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		cwd, _ := os.Getwd()
-		root, err := dev.RepoRoot(cwd)
-		if err != nil {
-			binErr = err
-			return
-		}
+		root := testsupport.RepoRoot(t)
 		if binDir, binErr = os.MkdirTemp("", "pressroom-replicas-bin-"); binErr != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		binPath, binErr = replicas.Build(ctx, root, binDir)
+		binPath, binErr = dev.BuildPressroom(ctx, root, binDir)()
 	})
 	if binErr != nil {
 		t.Fatal(binErr)

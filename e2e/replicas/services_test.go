@@ -88,7 +88,7 @@ func startPrivateTemporal(t *testing.T) *privateTemporal {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := dev.TemporalTool.Ensure(ctx, repoRoot(t), io.Discard)
+	bin, err := dev.TemporalTool.Ensure(ctx, testsupport.RepoRoot(t), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func startPrivateMinIO(t *testing.T) *privateMinIO {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := dev.MinIOTool.Ensure(ctx, repoRoot(t), io.Discard)
+	bin, err := dev.MinIOTool.Ensure(ctx, testsupport.RepoRoot(t), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +204,4 @@ func (m *privateMinIO) stop(t *testing.T) {
 		}
 		m.proc = nil
 	}
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	cwd, _ := os.Getwd()
-	root, err := dev.RepoRoot(cwd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }

@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -73,11 +72,7 @@ type Env struct {
 // temporary directory named after prefix; with keep, Close leaves it and
 // its path is printed.
 func New(prefix string, keep bool) (*Env, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	root, err := dev.RepoRoot(cwd)
+	root, err := dev.CheckoutRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -288,29 +283,6 @@ func (e *Env) User(ctx context.Context) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// BuildPressroom builds ./cmd/pressroom of the repository at root into
-// dir, in the background; the function it returns waits for the build and
-// returns the binary's path.
-func BuildPressroom(ctx context.Context, root, dir string) (wait func() (string, error)) {
-	bin := filepath.Join(dir, "pressroom")
-	built := make(chan error, 1)
-	go func() {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("go build ./cmd/pressroom: %w\n%s", err, out)
-		}
-		built <- err
-	}()
-	return func() (string, error) {
-		if err := <-built; err != nil {
-			return "", err
-		}
-		return bin, nil
-	}
 }
 
 // StartWorker runs `pressroom worker` (bin) on the run's database, buckets

@@ -39,11 +39,7 @@ func main() {
 	if len(os.Args) < 2 {
 		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools | devstack deps"))
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		fail(err)
-	}
-	root, err := dev.RepoRoot(cwd)
+	root, err := dev.CheckoutRoot()
 	if err != nil {
 		fail(err)
 	}
@@ -174,11 +170,9 @@ func up(ctx context.Context, root string) error {
 		return err
 	}
 
-	bin := filepath.Join(state, "bin", "pressroom")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressroom")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build pressroom: %w", err)
+	bin, err := dev.BuildPressroom(ctx, root, filepath.Join(state, "bin"))()
+	if err != nil {
+		return err
 	}
 	// Webhooks may reach receivers on this machine in development.
 	env := append(stack.Env(), "PRESSROOM_HTTP_ADDR=127.0.0.1:8080", "PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080", "PRESSROOM_WEBHOOK_ALLOW_PRIVATE=true")
