@@ -64,6 +64,7 @@ func TestWebhookPruneSchedule(t *testing.T) {
 	if err := s.Temporal.GetWorkflow(wait, run, "").Get(wait, &got); err != nil {
 		t.Fatalf("prune run %s: %v", run, err)
 	}
+	s.recordHistory(t, run, "prune-webhook-history.history.json")
 	if got != (workflows.PrunedWebhookHistory{Deliveries: 3, Events: 1}) {
 		t.Errorf("prune run %s deleted %+v, want 3 deliveries and 1 event", run, got)
 	}
