@@ -8,6 +8,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -280,7 +281,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			RetryBase:    r.duration("PRESSROOM_WEBHOOK_RETRY_BASE"),
 			GiveUpAfter:  r.duration("PRESSROOM_WEBHOOK_GIVE_UP"),
 			SweepEvery:   r.duration("PRESSROOM_WEBHOOK_SWEEP_EVERY"),
-			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention),
+			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention, "720h"),
 		},
 	}
 	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {
@@ -372,20 +373,19 @@ func (r *reader) int(name string, lo, hi int64) int64 {
 }
 
 func (r *reader) duration(name string) time.Duration {
-	v := r.str(name)
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		r.fail(name, v, "a positive duration such as 10s")
-	}
-	return d
+	return r.durationIn(name, 1, math.MaxInt64, "a positive duration such as 10s")
 }
 
 // durationBetween reads a duration from lo to hi inclusive.
-func (r *reader) durationBetween(name string, lo, hi time.Duration) time.Duration {
+func (r *reader) durationBetween(name string, lo, hi time.Duration, example string) time.Duration {
+	return r.durationIn(name, lo, hi, fmt.Sprintf("a duration from %s to %s, such as %s", hours(lo), hours(hi), example))
+}
+
+func (r *reader) durationIn(name string, lo, hi time.Duration, want string) time.Duration {
 	v := r.str(name)
 	d, err := time.ParseDuration(v)
 	if err != nil || d < lo || d > hi {
-		r.fail(name, v, fmt.Sprintf("a duration from %s to %s, such as 720h", hours(lo), hours(hi)))
+		r.fail(name, v, want)
 	}
 	return d
 }
