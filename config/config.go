@@ -8,6 +8,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -108,6 +109,9 @@ type Webhooks struct {
 	// SweepEvery is how often the schedule starts deliveries a crash left
 	// unstarted.
 	SweepEvery time.Duration
+	// Retention is how long finished deliveries and their events are kept,
+	// counted from the event; the hourly prune deletes older ones.
+	Retention time.Duration
 }
 
 // OAuth holds token lifetimes and sign-in throttling.
@@ -147,6 +151,15 @@ type Storage struct {
 	UploadsBucket  string
 	AssetsBucket   string
 }
+
+// The bounds of PRESSROOM_WEBHOOK_RETENTION. Less than a day would delete
+// deliveries before anyone had a chance to look at a failure (and retry
+// it); ten years is far more than anyone keeps and keeps the cut-off time
+// (now minus the retention) well inside time.Time's range.
+const (
+	MinWebhookRetention = 24 * time.Hour
+	MaxWebhookRetention = 10 * 365 * 24 * time.Hour
+)
 
 // Getenv is the signature of os.Getenv; tests pass a map lookup instead.
 type Getenv func(string) string
@@ -203,6 +216,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
+	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
 	{"PRESSROOM_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port], or * for any) whose pages may call the API (CORS); empty means none"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -267,6 +281,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			RetryBase:    r.duration("PRESSROOM_WEBHOOK_RETRY_BASE"),
 			GiveUpAfter:  r.duration("PRESSROOM_WEBHOOK_GIVE_UP"),
 			SweepEvery:   r.duration("PRESSROOM_WEBHOOK_SWEEP_EVERY"),
+			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention, "720h"),
 		},
 	}
 	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {
@@ -358,13 +373,26 @@ func (r *reader) int(name string, lo, hi int64) int64 {
 }
 
 func (r *reader) duration(name string) time.Duration {
+	return r.durationIn(name, 1, math.MaxInt64, "a positive duration such as 10s")
+}
+
+// durationBetween reads a duration from lo to hi inclusive.
+func (r *reader) durationBetween(name string, lo, hi time.Duration, example string) time.Duration {
+	return r.durationIn(name, lo, hi, fmt.Sprintf("a duration from %s to %s, such as %s", hours(lo), hours(hi), example))
+}
+
+func (r *reader) durationIn(name string, lo, hi time.Duration, want string) time.Duration {
 	v := r.str(name)
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		r.fail(name, v, "a positive duration such as 10s")
+	if err != nil || d < lo || d > hi {
+		r.fail(name, v, want)
 	}
 	return d
 }
+
+// hours writes a whole number of hours as an operator would set it ("24h",
+// not Duration.String's "24h0m0s").
+func hours(d time.Duration) string { return strconv.FormatInt(int64(d/time.Hour), 10) + "h" }
 
 func (r *reader) oneOf(name string, allowed ...string) string {
 	v := strings.ToLower(r.str(name))

@@ -63,6 +63,7 @@ var defaults = Config{
 	Webhooks: Webhooks{
 		SecretKey: "pressroom-dev-webhook-secret-key", TaskQueue: "pressroom-webhooks",
 		RetryBase: 5 * time.Second, GiveUpAfter: 72 * time.Hour, SweepEvery: time.Minute,
+		Retention: 30 * 24 * time.Hour,
 	},
 }
 
@@ -167,6 +168,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_RETRY_BASE":                   "1s",
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
 	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
+	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",
@@ -216,6 +218,10 @@ func TestAcceptedValues(t *testing.T) {
 			func(c Config) bool { return !c.AutoMigrate }, "AutoMigrate false"},
 		{"largest body limit", map[string]string{"PRESSROOM_BODY_LIMIT": "1073741824"},
 			func(c Config) bool { return c.BodyLimit == 1<<30 }, "BodyLimit 1 GiB"},
+		{"shortest webhook retention", map[string]string{"PRESSROOM_WEBHOOK_RETENTION": "24h"},
+			func(c Config) bool { return c.Webhooks.Retention == 24*time.Hour }, "Retention 24h"},
+		{"longest webhook retention", map[string]string{"PRESSROOM_WEBHOOK_RETENTION": "87600h"},
+			func(c Config) bool { return c.Webhooks.Retention == 87600*time.Hour }, "Retention 87600h"},
 		{"CORS origins are trimmed and lower-cased", map[string]string{"PRESSROOM_CORS_ORIGINS": " https://App.example.com , http://localhost:3000,"},
 			func(c Config) bool {
 				return reflect.DeepEqual(c.CORSOrigins, []string{"https://app.example.com", "http://localhost:3000"})
@@ -268,6 +274,11 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_CORS_ORIGINS", "app.example.com", "scheme://host[:port], no path"},
 		{"PRESSROOM_CORS_ORIGINS", "ftp://app.example.com", "scheme://host[:port], no path"},
 		{"PRESSROOM_CORS_ORIGINS", "http://localhost:3000,*", "either * alone"},
+		{"PRESSROOM_WEBHOOK_RETENTION", "30d", "a duration from 24h to 87600h"},
+		{"PRESSROOM_WEBHOOK_RETENTION", "0", "a duration from 24h to 87600h"},
+		{"PRESSROOM_WEBHOOK_RETENTION", "-720h", "a duration from 24h to 87600h"},
+		{"PRESSROOM_WEBHOOK_RETENTION", "23h59m", "a duration from 24h to 87600h"},
+		{"PRESSROOM_WEBHOOK_RETENTION", "87601h", "a duration from 24h to 87600h"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

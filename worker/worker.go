@@ -143,12 +143,14 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.PublishRevision)
 	r.RegisterWorkflow(workflows.WebhookDelivery)
 	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
+	r.RegisterWorkflow(workflows.PruneWebhookHistory)
 }
 
 // RegisterWebhooks adds the webhook workflows and activities to r.
 func RegisterWebhooks(r sdkworker.Registry, a *activities.Webhooks) {
 	r.RegisterWorkflow(workflows.WebhookDelivery)
 	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
+	r.RegisterWorkflow(workflows.PruneWebhookHistory)
 	r.RegisterActivity(a)
 }
 
@@ -179,32 +181,51 @@ func publisher(d Deps) *activities.Publisher {
 	return &activities.Publisher{DB: d.DB, Engine: drafts.NewEngine(d.Config.Storage)}
 }
 
-// EnsureSchedules creates the periodic sweep of unconfirmed uploads unless
-// it exists. Every worker calls it at start; the first one wins.
+// EnsureSchedules creates the periodic sweeps (unconfirmed uploads, webhook
+// deliveries) and the webhook retention prune, each unless it exists.
+// Every worker calls it at start; the first one wins.
 func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) error {
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:   workflows.SweepScheduleID,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
-		Action: &client.ScheduleWorkflowAction{
-			ID: "sweep-uploads", Workflow: workflows.SweepUploads, TaskQueue: cfg.TaskQueue,
-			WorkflowRunTimeout: 30 * time.Minute,
-		},
-	})
-	if err := ignoreExisting(err); err != nil {
-		return fmt.Errorf("create sweep schedule: %w", err)
+	hooks := cfg.Webhooks.TaskQueue
+	schedules := []struct {
+		what string
+		opts client.ScheduleOptions
+	}{
+		{"sweep", client.ScheduleOptions{
+			ID:   workflows.SweepScheduleID,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "sweep-uploads", Workflow: workflows.SweepUploads, TaskQueue: cfg.TaskQueue,
+				WorkflowRunTimeout: 30 * time.Minute,
+			},
+		}},
+		// The webhook schedules: one of each per webhook task queue, so
+		// deployments (and tests) sharing a namespace each sweep and prune
+		// their own deliveries.
+		{"webhook sweep", client.ScheduleOptions{
+			ID:   workflows.WebhookSweepScheduleID + "-" + hooks,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.Webhooks.SweepEvery}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "sweep-webhook-deliveries-" + hooks, Workflow: workflows.SweepWebhookDeliveries,
+				TaskQueue: hooks, WorkflowRunTimeout: 10 * time.Minute,
+			},
+		}},
+		// The retention is not in the schedule: the activity reads it from
+		// its worker's configuration at every run, so changing it needs no
+		// schedule update.
+		{"webhook prune", client.ScheduleOptions{
+			ID:   workflows.WebhookPruneScheduleID + "-" + hooks,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.WebhookPruneEvery}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "prune-webhook-history-" + hooks, Workflow: workflows.PruneWebhookHistory,
+				TaskQueue: hooks, WorkflowRunTimeout: time.Hour,
+			},
+		}},
 	}
-	// The webhook sweep: one per webhook task queue, so deployments (and
-	// tests) sharing a namespace each sweep their own deliveries.
-	_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:   workflows.WebhookSweepScheduleID + "-" + cfg.Webhooks.TaskQueue,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.Webhooks.SweepEvery}}},
-		Action: &client.ScheduleWorkflowAction{
-			ID: "sweep-webhook-deliveries-" + cfg.Webhooks.TaskQueue, Workflow: workflows.SweepWebhookDeliveries,
-			TaskQueue: cfg.Webhooks.TaskQueue, WorkflowRunTimeout: 10 * time.Minute,
-		},
-	})
-	if err := ignoreExisting(err); err != nil {
-		return fmt.Errorf("create webhook sweep schedule: %w", err)
+	for _, s := range schedules {
+		_, err := c.ScheduleClient().Create(ctx, s.opts)
+		if err := ignoreExisting(err); err != nil {
+			return fmt.Errorf("create %s schedule: %w", s.what, err)
+		}
 	}
 	return nil
 }

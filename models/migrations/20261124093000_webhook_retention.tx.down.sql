@@ -1,0 +1,2 @@
+DROP INDEX webhook_events_created_idx;
+DROP INDEX webhook_deliveries_finished_idx;
