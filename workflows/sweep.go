@@ -11,10 +11,18 @@ const SweepScheduleID = "pressroom-sweep-uploads"
 
 // SweepUploads removes signatures never confirmed, and their objects.
 func SweepUploads(ctx workflow.Context) (int, error) {
+	return runScheduled[int](ctx, sweepUnconfirmedActivity, 5*time.Minute)
+}
+
+// runScheduled runs the one activity of a scheduled upkeep workflow (the
+// sweeps, the webhook prune) and returns its result. The activity
+// heartbeats; it is retried a few times (retrySweep), and whatever a
+// failed run leaves, the schedule's next run does.
+func runScheduled[T any](ctx workflow.Context, activity string, timeout time.Duration) (T, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: time.Minute, RetryPolicy: retrySweep,
+		StartToCloseTimeout: timeout, HeartbeatTimeout: time.Minute, RetryPolicy: retrySweep,
 	})
-	var n int
-	err := workflow.ExecuteActivity(ctx, sweepUnconfirmedActivity).Get(ctx, &n)
-	return n, err
+	var out T
+	err := workflow.ExecuteActivity(ctx, activity).Get(ctx, &out)
+	return out, err
 }

@@ -167,10 +167,5 @@ func failureMessage(err error) string {
 // dispatcher never got to it) or its workflow is gone. Starting twice is
 // harmless: the workflow id is the delivery's.
 func SweepWebhookDeliveries(ctx workflow.Context) (int, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: time.Minute, RetryPolicy: retrySweep,
-	})
-	var n int
-	err := workflow.ExecuteActivity(ctx, sweepWebhookActivity).Get(ctx, &n)
-	return n, err
+	return runScheduled[int](ctx, sweepWebhookActivity, 5*time.Minute)
 }

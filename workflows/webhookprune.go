@@ -33,12 +33,7 @@ type PrunedWebhookHistory struct {
 // heartbeats between them; a retry, or the next run, goes on where it
 // stopped.
 func PruneWebhookHistory(ctx workflow.Context) (PrunedWebhookHistory, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// A first run over a large backlog deletes for a while; each
-		// batch commits, so a timeout loses nothing done.
-		StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: time.Minute, RetryPolicy: retrySweep,
-	})
-	var out PrunedWebhookHistory
-	err := workflow.ExecuteActivity(ctx, pruneWebhookActivity).Get(ctx, &out)
-	return out, err
+	// A first run over a large backlog deletes for a while; each batch
+	// commits, so a timeout loses nothing done.
+	return runScheduled[PrunedWebhookHistory](ctx, pruneWebhookActivity, 30*time.Minute)
 }
