@@ -304,13 +304,7 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 	rev := e.mustSchedule(at, d)
 	wfID := workflows.PublishRevisionID(rev.ID)
 	// Kill and restart once the timer is pending.
-	deadline := time.Now().Add(30 * time.Second)
-	for !s.timerStarted(t, wfID) {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduled workflow did not reach its timer")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.awaitTimer(t, wfID)
 
 	w1.Kill()
 	<-w1.Exited()
@@ -344,20 +338,34 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 	}
 }
 
-// timerStarted reports whether the workflow's history has started a timer.
-func (s *system) timerStarted(t *testing.T, wfID string) bool {
+// awaitTimer waits until the workflow has started its timer.
+func (s *system) awaitTimer(t *testing.T, wfID string) {
 	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.lastTimer(t, wfID).IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled workflow did not reach its timer")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lastTimer reads when the workflow's last started timer fires (zero: it
+// started none).
+func (s *system) lastTimer(t *testing.T, wfID string) time.Time {
+	t.Helper()
+	var fires time.Time
 	it := s.Temporal.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.GetEventType() == enumspb.EVENT_TYPE_TIMER_STARTED {
-			return true
+		if a := ev.GetTimerStartedEventAttributes(); a != nil {
+			fires = ev.GetEventTime().AsTime().Add(a.GetStartToFireTimeout().AsDuration())
 		}
 	}
-	return false
+	return fires
 }
 
 // A scheduled revision that cannot publish when it fires is failed, with
@@ -426,18 +434,9 @@ func TestScheduledRevisionClosureShrinks(t *testing.T) {
 // again in the database, the workflow's search attribute and its timer.
 func TestScheduledRevisionMoveHoldsNoLock(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	e := s.editor(t, "editor@demo.test")
-	_, d := e.page("Waiting", "waiting", "")
-	rev := e.mustSchedule(time.Now().Add(time.Hour), d)
+	s, e, rev := scheduledAnHourAhead(t, "waiting")
 	wfID := workflows.PublishRevisionID(rev.ID)
-	deadline := time.Now().Add(30 * time.Second)
-	for !s.timerStarted(t, wfID) {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduled workflow did not reach its timer")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.awaitTimer(t, wfID)
 	s.stopWkr()
 
 	type answer struct {
@@ -510,10 +509,7 @@ func TestScheduledRevisionMoveHoldsNoLock(t *testing.T) {
 // publish-at, the workflow's PressroomPublishAt and its pending timer.
 func TestScheduledRevisionConcurrentMoves(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	e := s.editor(t, "editor@demo.test")
-	_, d := e.page("Contested", "contested", "")
-	rev := e.mustSchedule(time.Now().Add(time.Hour), d)
+	s, e, rev := scheduledAnHourAhead(t, "contested")
 	const n = 8
 	base := time.Now().Add(2 * time.Hour).Truncate(time.Second)
 	status := make([]int, n)
@@ -555,6 +551,16 @@ func TestScheduledRevisionConcurrentMoves(t *testing.T) {
 	}
 }
 
+// scheduledAnHourAhead starts a system whose editor has a new page
+// scheduled an hour ahead.
+func scheduledAnHourAhead(t *testing.T, slug string) (*system, *editor, resource) {
+	t.Helper()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	_, d := e.page(slug, slug, "")
+	return s, e, e.mustSchedule(time.Now().Add(time.Hour), d)
+}
+
 // checkScheduleAgrees checks that a scheduled revision's publish-at (GET),
 // its workflow's PressroomPublishAt and the workflow's last timer name the
 // same time, and returns it. Every PATCH has been answered: an
@@ -574,7 +580,7 @@ func (s *system) checkScheduleAgrees(t *testing.T, e *editor, revID string) time
 	// move; a task still running (a loaded worker) is waited for.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		sa, timer := s.scheduleOf(t, wfID)
+		sa, timer := s.publishAtOf(t, wfID), s.lastTimer(t, wfID)
 		// The timer's duration is measured from the workflow task's start,
 		// its event written when the task completes: a few seconds of slack.
 		// (The API shows milliseconds.)
@@ -588,25 +594,15 @@ func (s *system) checkScheduleAgrees(t *testing.T, e *editor, revID string) time
 	}
 }
 
-// scheduleOf reads a scheduled workflow's PressroomPublishAt and when its
-// last started timer fires.
-func (s *system) scheduleOf(t *testing.T, wfID string) (sa, timer time.Time) {
+// publishAtOf reads a scheduled workflow's PressroomPublishAt.
+func (s *system) publishAtOf(t *testing.T, wfID string) time.Time {
 	t.Helper()
+	var at time.Time
 	p := s.describe(t, wfID).GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()["PressroomPublishAt"]
 	if p != nil {
-		if err := converter.GetDefaultDataConverter().FromPayload(p, &sa); err != nil {
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &at); err != nil {
 			t.Fatalf("PressroomPublishAt of %s: %v", wfID, err)
 		}
 	}
-	it := s.Temporal.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := ev.GetTimerStartedEventAttributes(); a != nil {
-			timer = ev.GetEventTime().AsTime().Add(a.GetStartToFireTimeout().AsDuration())
-		}
-	}
-	return sa, timer
+	return at
 }

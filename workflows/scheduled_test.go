@@ -154,6 +154,16 @@ func movingEnv(t *testing.T, ranAt *time.Time, record func(at time.Time) (bool, 
 	return awaitAndPublish(e, p, ranAt)
 }
 
+// runMovedAfterAnHour runs the workflow scheduled at at, moved to to an
+// hour in, and returns what the move's caller heard.
+func runMovedAfterAnHour(t *testing.T, e *testsuite.TestWorkflowEnvironment, at, to time.Time) *updateCallbacks {
+	t.Helper()
+	moved := &updateCallbacks{}
+	e.RegisterDelayedCallback(func() { e.UpdateWorkflow(workflows.MovePublishAtUpdate, "move", moved.cb(), to) }, time.Hour)
+	scheduleAt(t, e, at)
+	return moved
+}
+
 // The workflow is the one writer of publish_at: a move is acknowledged only
 // once the database has the new time.
 func TestScheduledPublishMoveRecordsTheTime(t *testing.T) {
@@ -189,9 +199,7 @@ func TestScheduledPublishMoveOfCancelledRevision(t *testing.T) {
 	var ranAt time.Time
 	e := movingEnv(t, &ranAt, func(time.Time) (bool, error) { return false, nil })
 	at, to := e.Now().Add(3*time.Hour), e.Now().Add(5*time.Hour)
-	moved := &updateCallbacks{}
-	e.RegisterDelayedCallback(func() { e.UpdateWorkflow(workflows.MovePublishAtUpdate, "move", moved.cb(), to) }, time.Hour)
-	scheduleAt(t, e, at)
+	moved := runMovedAfterAnHour(t, e, at, to)
 	var app *temporal.ApplicationError
 	if !moved.completed || !errors.As(moved.completedErr, &app) || app.Type() != workflows.NotScheduledType {
 		t.Fatalf("move of a cancelled revision: %+v, want %s", moved, workflows.NotScheduledType)
@@ -215,9 +223,7 @@ func TestScheduledPublishMoveRecordFails(t *testing.T) {
 		return true, nil
 	})
 	at, to := e.Now().Add(3*time.Hour), e.Now().Add(5*time.Hour)
-	moved := &updateCallbacks{}
-	e.RegisterDelayedCallback(func() { e.UpdateWorkflow(workflows.MovePublishAtUpdate, "move", moved.cb(), to) }, time.Hour)
-	scheduleAt(t, e, at)
+	moved := runMovedAfterAnHour(t, e, at, to)
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
