@@ -101,6 +101,18 @@ func heartbeat(ctx context.Context, every time.Duration, details ...any) (stop f
 	return func() { close(done) }
 }
 
+// RecordPublishAt records a scheduled revision's moved time for its
+// workflow's move-publish-at update (a local activity: the API waits for
+// the answer), and reports false when the revision is no longer scheduled.
+// Safe to run twice: it writes the same time.
+func (p *Publisher) RecordPublishAt(ctx context.Context, revisionID string, at time.Time) (bool, error) {
+	id, err := uuid.Parse(revisionID)
+	if err != nil {
+		return false, reject("bad revision id %q", revisionID)
+	}
+	return drafts.RecordPublishAt(ctx, p.DB, id, at)
+}
+
 // AwaitRevision reports whether the revision committed (waiting for the
 // transaction that creates it to end): a scheduled publish checks it before
 // it starts waiting, so a revision rolled back leaves no timer behind.

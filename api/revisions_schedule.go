@@ -42,8 +42,9 @@ type revisionPatch struct {
 
 // update serves PATCH /revisions/:id: a scheduled revision's publish-at
 // moves. The move is sent to the workflow as a Temporal Update and the
-// answer waits for its acknowledgement; 409 once the revision is
-// publishing, published, failed or cancelled.
+// answer waits for its acknowledgement, which comes once the workflow has
+// recorded the time in the database; 409 once the revision is publishing,
+// published, failed or cancelled.
 func (h revisionsHandler) update(c *fiber.Ctx) error {
 	q, err := parseQuery(c, QuerySpec{Fields: []string{"revisions"}})
 	if err != nil {
@@ -60,21 +61,18 @@ func (h revisionsHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var rev *drafts.Revision
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		// The row lock keeps the publish from starting meanwhile; the
-		// workflow's validator refuses if its timer already fired.
-		if rev, err = drafts.LockScheduled(ctx, tx, siteOf(c), req.id); err != nil {
-			return err
-		}
-		if err := h.updateWorkflow(ctx, rev, workflows.MovePublishAtUpdate, at); err != nil {
-			return err
-		}
-		return drafts.Reschedule(ctx, tx, rev, at)
-	})
+	// A short read answers 404/409 early; the workflow then records the
+	// time itself before it acknowledges (workflows: move-publish-at), so
+	// no transaction or row lock is held while Temporal answers, and
+	// concurrent moves end with the database and the timer on the same one.
+	rev, err := drafts.FindScheduled(c.UserContext(), h.db, siteOf(c), req.id)
 	if err != nil {
 		return err
 	}
+	if err := h.updateWorkflow(c.UserContext(), rev, workflows.MovePublishAtUpdate, at); err != nil {
+		return err
+	}
+	rev.PublishAt = &at
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))})
 }
 

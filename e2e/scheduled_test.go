@@ -12,10 +12,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/dev"
@@ -235,7 +238,7 @@ func TestScheduledRevision(t *testing.T) {
 	}
 	firedWithin(t, vsB, atB, 30*time.Second)
 	s.awaitWorkflow(t, workflows.PublishRevisionID(revB.ID), 30*time.Second)
-	s.recordHistory(t, workflows.PublishRevisionID(revB.ID), "publish-revision-moved.history.json")
+	s.recordHistory(t, workflows.PublishRevisionID(revB.ID), "publish-revision-moved-v2.history.json")
 
 	// Cancel C: 204, cancelled, its draft free again; then 409.
 	if d := e.do(http.MethodDelete, "/revisions/"+revC.ID, nil); d.Status != 204 {
@@ -250,7 +253,7 @@ func TestScheduledRevision(t *testing.T) {
 	if err := s.Temporal.GetWorkflow(ctx, workflows.PublishRevisionID(revC.ID), "").Get(ctx, &res); err != nil || res.Status != workflows.Cancelled {
 		t.Fatalf("cancelled workflow = %+v, %v", res, err)
 	}
-	s.recordHistory(t, workflows.PublishRevisionID(revC.ID), "publish-revision-cancelled.history.json")
+	s.recordHistory(t, workflows.PublishRevisionID(revC.ID), "publish-revision-cancelled-v2.history.json")
 	for _, m := range []string{http.MethodDelete, http.MethodPatch} {
 		if d := e.do(m, "/revisions/"+revC.ID, moveBody(revC.ID, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))); d.Status != 409 {
 			t.Errorf("%s a cancelled revision = %d %s, want 409", m, d.Status, d.Raw)
@@ -302,13 +305,7 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 	rev := e.mustSchedule(at, d)
 	wfID := workflows.PublishRevisionID(rev.ID)
 	// Kill and restart once the timer is pending.
-	deadline := time.Now().Add(30 * time.Second)
-	for !s.timerStarted(t, wfID) {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduled workflow did not reach its timer")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.awaitTimer(t, wfID)
 
 	w1.Kill()
 	<-w1.Exited()
@@ -342,20 +339,34 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 	}
 }
 
-// timerStarted reports whether the workflow's history has started a timer.
-func (s *system) timerStarted(t *testing.T, wfID string) bool {
+// awaitTimer waits until the workflow has started its timer.
+func (s *system) awaitTimer(t *testing.T, wfID string) {
 	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.lastTimer(t, wfID).IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled workflow did not reach its timer")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lastTimer reads when the workflow's last started timer fires (zero: it
+// started none).
+func (s *system) lastTimer(t *testing.T, wfID string) time.Time {
+	t.Helper()
+	var fires time.Time
 	it := s.Temporal.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.GetEventType() == enumspb.EVENT_TYPE_TIMER_STARTED {
-			return true
+		if a := ev.GetTimerStartedEventAttributes(); a != nil {
+			fires = ev.GetEventTime().AsTime().Add(a.GetStartToFireTimeout().AsDuration())
 		}
 	}
-	return false
+	return fires
 }
 
 // A scheduled revision that cannot publish when it fires is failed, with
@@ -414,4 +425,185 @@ func TestScheduledRevisionClosureShrinks(t *testing.T) {
 		t.Errorf("live: child %q, parent %q", e.live("pages", child), e.live("pages", parent))
 	}
 	e.mustPublish(dParent) // released
+}
+
+// TestScheduledRevisionMoveHoldsNoLock: while a PATCH of publish-at waits
+// for Temporal (here: no worker, so the Update is never acknowledged), the
+// API holds no transaction or lock on the revision, so a slow or absent
+// Temporal cannot starve the database pool or hold up the publish. The
+// answer is still 503 with Retry-After; with the worker back, moves agree
+// again in the database, the workflow's search attribute and its timer.
+func TestScheduledRevisionMoveHoldsNoLock(t *testing.T) {
+	t.Parallel()
+	s, e, rev := scheduledAnHourAhead(t, "waiting")
+	wfID := workflows.PublishRevisionID(rev.ID)
+	s.awaitTimer(t, wfID)
+	s.stopWkr()
+
+	type answer struct {
+		status int
+		header http.Header
+		raw    []byte
+		err    error
+	}
+	done := make(chan answer, 1)
+	sent := time.Now()
+	go func() {
+		st, h, raw, err := s.rawCall(context.Background(), &http.Client{Timeout: time.Minute}, e.token, http.MethodPatch,
+			"/revisions/"+rev.ID, moveBody(rev.ID, time.Now().Add(2*time.Hour).UTC().Format(time.RFC3339)))
+		done <- answer{st, h, raw, err}
+	}()
+	// The PATCH waits up to 10 s for the Update; look while it does.
+	ctx := context.Background()
+	checks := 0
+	for time.Since(sent) < 6*time.Second {
+		time.Sleep(500 * time.Millisecond)
+		select {
+		case a := <-done:
+			t.Fatalf("PATCH answered within %s without a worker: %d %s %v", time.Since(sent), a.status, a.raw, a.err)
+		default:
+		}
+		// Another transaction locks the revision at once.
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			var id string
+			return tx.NewRaw("SELECT id FROM revisions WHERE id = ? FOR UPDATE NOWAIT", rev.ID).Scan(ctx, &id)
+		})
+		if err != nil {
+			t.Fatalf("locking the revision while its PATCH waits for Temporal: %v", err)
+		}
+		var held int
+		if err := s.DB.NewRaw(`SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE d.datname = current_database() AND l.relation = 'revisions'::regclass AND l.pid <> pg_backend_pid()`).Scan(ctx, &held); err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 {
+			t.Fatalf("%d locks on revisions held while the PATCH waits for Temporal", held)
+		}
+		checks++
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("PATCH answered during the checks: %d %s %v", a.status, a.raw, a.err)
+	default:
+	}
+	t.Logf("%d checks while the PATCH waited, none found a lock", checks)
+	a := <-done
+	if a.err != nil || a.status != 503 || a.header.Get("Retry-After") == "" {
+		t.Fatalf("PATCH without a worker = %d %s %v (Retry-After %q), want 503", a.status, a.raw, a.err, a.header.Get("Retry-After"))
+	}
+
+	s.startWorker(t)
+	at := time.Now().Add(3 * time.Second)
+	if d := e.do(http.MethodPatch, "/revisions/"+rev.ID, moveBody(rev.ID, at.UTC().Format(time.RFC3339Nano))); d.Status != 200 {
+		t.Fatalf("PATCH with the worker back = %d %s", d.Status, d.Raw)
+	}
+	s.checkScheduleAgrees(t, e, rev.ID)
+	got, vs := e.awaitStatus(rev.ID, "scheduled", 60*time.Second)
+	if got.Attributes["status"] != "published" {
+		t.Fatalf("revision = %+v", got.Attributes)
+	}
+	firedWithin(t, vs, at, 30*time.Second)
+}
+
+// TestScheduledRevisionConcurrentMoves: parallel PATCHes of one revision
+// to different times end with one winner everywhere: the database's
+// publish-at, the workflow's PressroomPublishAt and its pending timer.
+func TestScheduledRevisionConcurrentMoves(t *testing.T) {
+	t.Parallel()
+	s, e, rev := scheduledAnHourAhead(t, "contested")
+	const n = 8
+	base := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	status := make([]int, n)
+	raws := make([][]byte, n)
+	errs := make([]error, n)
+	begin := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-begin
+			at := base.Add(time.Duration(i) * time.Minute).UTC().Format(time.RFC3339)
+			status[i], _, raws[i], errs[i] = s.rawCall(context.Background(), &http.Client{Timeout: time.Minute}, e.token,
+				http.MethodPatch, "/revisions/"+rev.ID, moveBody(rev.ID, at))
+		}()
+	}
+	close(begin)
+	wg.Wait()
+	ok := 0
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Fatalf("PATCH %d: %v", i, errs[i])
+		case status[i] == 200:
+			ok++
+		case status[i] == 503: // Temporal slow on a loaded machine: allowed, and must still agree
+			t.Logf("PATCH %d = 503 %s", i, raws[i])
+		default:
+			t.Errorf("PATCH %d = %d %s, want 200", i, status[i], raws[i])
+		}
+	}
+	if ok == 0 {
+		t.Fatal("no PATCH succeeded")
+	}
+	won := s.checkScheduleAgrees(t, e, rev.ID)
+	if won.Before(base) || won.After(base.Add(n*time.Minute)) || won.Sub(base)%time.Minute != 0 {
+		t.Errorf("publish-at %s is none of the times sent", won)
+	}
+}
+
+// scheduledAnHourAhead starts a system whose editor has a new page
+// scheduled an hour ahead.
+func scheduledAnHourAhead(t *testing.T, slug string) (*system, *editor, resource) {
+	t.Helper()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	_, d := e.page(slug, slug, "")
+	return s, e, e.mustSchedule(time.Now().Add(time.Hour), d)
+}
+
+// checkScheduleAgrees checks that a scheduled revision's publish-at (GET),
+// its workflow's PressroomPublishAt and the workflow's last timer name the
+// same time, and returns it. Every PATCH has been answered: an
+// acknowledged move has its timer in the history.
+func (s *system) checkScheduleAgrees(t *testing.T, e *editor, revID string) time.Time {
+	t.Helper()
+	d := e.do(http.MethodGet, "/revisions/"+revID, nil)
+	if d.Status != 200 || d.resource(t).Attributes["status"] != "scheduled" {
+		t.Fatalf("GET /revisions/%s = %d %s", revID, d.Status, d.Raw)
+	}
+	dbAt, err := time.Parse(time.RFC3339Nano, fmt.Sprint(d.resource(t).Attributes["publish-at"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfID := workflows.PublishRevisionID(revID)
+	// The timer is started in the workflow task that completes the last
+	// move; a task still running (a loaded worker) is waited for.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sa, timer := s.publishAtOf(t, wfID), s.lastTimer(t, wfID)
+		// The timer's duration is measured from the workflow task's start,
+		// its event written when the task completes: a few seconds of slack.
+		// (The API shows milliseconds.)
+		if sa.Truncate(time.Millisecond).Equal(dbAt) && timer.After(dbAt.Add(-time.Second)) && timer.Before(dbAt.Add(10*time.Second)) {
+			return dbAt
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("publish-at %s (database), PressroomPublishAt %s, last timer fires at %s", dbAt, sa, timer)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// publishAtOf reads a scheduled workflow's PressroomPublishAt.
+func (s *system) publishAtOf(t *testing.T, wfID string) time.Time {
+	t.Helper()
+	var at time.Time
+	p := s.describe(t, wfID).GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()["PressroomPublishAt"]
+	if p != nil {
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &at); err != nil {
+			t.Fatalf("PressroomPublishAt of %s: %v", wfID, err)
+		}
+	}
+	return at
 }

@@ -20,6 +20,7 @@ const (
 	sweepUnconfirmedActivity = "SweepUnconfirmed"
 	publishActivity          = "Publish"
 	awaitRevisionActivity    = "AwaitRevision"
+	recordPublishAtActivity  = "RecordPublishAt"
 )
 
 // RejectedType is the application error type of failures retrying cannot

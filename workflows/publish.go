@@ -64,7 +64,7 @@ func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, e
 	if scheduled && !publishAt.IsZero() && workflow.GetVersion(ctx, scheduledVersion, workflow.DefaultVersion, 1) == 1 {
 		// The update handlers first: an Update may arrive with the very
 		// first workflow task, before anything else has run.
-		w, err := newSchedule(ctx, publishAt)
+		w, err := newSchedule(ctx, revisionID, publishAt)
 		if err != nil {
 			return nil, err
 		}
@@ -93,20 +93,65 @@ func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, e
 
 // schedule is a scheduled publish's time and what the updates did to it.
 type schedule struct {
+	revisionID              string
 	at                      time.Time
 	fired, cancelled, moved bool
+	// moving counts the moves under way (recording their time in the
+	// database): a timer that fires meanwhile waits for them, so a move
+	// the database took is never answered after the publish has begun.
+	moving int
+	// one orders the moves, so the database's publish_at ends at the time
+	// of the last one, as the workflow's does.
+	one workflow.Mutex
+}
+
+// recordedMoveVersion marks the change that made the workflow the one
+// writer of a scheduled revision's publish_at: a move records it (local
+// activity RecordPublishAt) before it is acknowledged, so the API holds no
+// transaction while it waits for the Update. Moves in histories recorded
+// before it replay without the activity.
+const recordedMoveVersion = "move-records-publish-at"
+
+// moveRecordOptions bound the recording of a move to less than the API's
+// 10 s wait for the Update: a database that does not answer in time fails
+// the move (503, nothing changed) instead of completing it unheard.
+var moveRecordOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: 3 * time.Second, ScheduleToCloseTimeout: 7 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
+		MaximumInterval: 2 * time.Second, NonRetryableErrorTypes: []string{RejectedType}},
+}
+
+// notScheduled is the refusal of an update that came too late.
+func notScheduled() error {
+	return temporal.NewApplicationError("the revision is no longer scheduled", NotScheduledType)
 }
 
 // newSchedule registers the updates of a scheduled publish.
-func newSchedule(ctx workflow.Context, at time.Time) (*schedule, error) {
-	w := &schedule{at: at}
+func newSchedule(ctx workflow.Context, revisionID string, at time.Time) (*schedule, error) {
+	w := &schedule{revisionID: revisionID, at: at, one: workflow.NewMutex(ctx)}
 	tooLate := func() error {
 		if w.fired || w.cancelled {
-			return temporal.NewApplicationError("the revision is no longer scheduled", NotScheduledType)
+			return notScheduled()
 		}
 		return nil
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, MovePublishAtUpdate, func(ctx workflow.Context, to time.Time) (time.Time, error) {
+		if workflow.GetVersion(ctx, recordedMoveVersion, workflow.DefaultVersion, 1) == 1 {
+			w.moving++
+			defer func() { w.moving-- }()
+			if err := w.one.Lock(ctx); err != nil {
+				return time.Time{}, err
+			}
+			defer w.one.Unlock() // after w.at is set below
+			// The timer may have fired (or a cancel come) since the
+			// validator ran, or while an earlier move held the lock.
+			if err := tooLate(); err != nil {
+				return time.Time{}, err
+			}
+			if err := w.record(ctx, to); err != nil {
+				return time.Time{}, err
+			}
+		}
 		w.at, w.moved = to, true
 		// What the Temporal UI shows (and lists filter by) follows the move.
 		if err := workflow.UpsertTypedSearchAttributes(ctx, PublishAtAttribute.ValueSet(to)); err != nil {
@@ -130,30 +175,58 @@ func newSchedule(ctx workflow.Context, at time.Time) (*schedule, error) {
 	return w, nil
 }
 
+// record writes a move's time into the database (w.one held). A revision
+// the database no longer has scheduled (DELETE committed its cancellation
+// first) refuses the move. A failed write may still have committed, so the
+// time the workflow keeps is written back, retried until it is, before the
+// move is refused: the database never keeps a time the workflow will not
+// fire at.
+func (w *schedule) record(ctx workflow.Context, to time.Time) error {
+	var recorded bool
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, moveRecordOptions),
+		recordPublishAtActivity, w.revisionID, to).Get(ctx, &recorded)
+	if err == nil && !recorded {
+		return notScheduled()
+	}
+	if err != nil {
+		back := workflow.ExecuteLocalActivity(localForever(ctx, 30*time.Second), recordPublishAtActivity, w.revisionID, w.at)
+		if berr := back.Get(ctx, nil); berr != nil {
+			return berr
+		}
+	}
+	return err
+}
+
 // wait waits until the (possibly moved) time, and reports whether to
 // publish (false: cancelled).
 func (w *schedule) wait(ctx workflow.Context) (bool, error) {
 	for !w.fired && !w.cancelled {
 		w.moved = false
-		d := w.at.Sub(workflow.Now(ctx))
-		if d < time.Millisecond {
-			w.fired = true
-			break
+		if d := w.at.Sub(workflow.Now(ctx)); d >= time.Millisecond {
+			tctx, stop := workflow.WithCancel(ctx)
+			timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "publish at " + w.at.UTC().Format(time.RFC3339)})
+			if err := workflow.Await(ctx, func() bool { return timer.IsReady() || w.moved || w.cancelled }); err != nil {
+				stop()
+				return false, err
+			}
+			if w.moved || w.cancelled {
+				stop() // a new timer for the new time, or none
+				continue
+			}
+			if err := timer.Get(ctx, nil); err != nil {
+				return false, err
+			}
 		}
-		tctx, stop := workflow.WithCancel(ctx)
-		timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "publish at " + w.at.UTC().Format(time.RFC3339)})
-		if err := workflow.Await(ctx, func() bool { return timer.IsReady() || w.moved || w.cancelled }); err != nil {
-			stop()
+		// The time has come; a move accepted before it decides first.
+		if err := workflow.Await(ctx, func() bool { return w.moving == 0 }); err != nil {
 			return false, err
 		}
-		if w.moved || w.cancelled {
-			stop() // a new timer for the new time, or none
-			continue
-		}
-		if err := timer.Get(ctx, nil); err != nil {
-			return false, err
-		}
-		w.fired = true
+		w.fired = !w.moved && !w.cancelled
+	}
+	// A move still recording when a cancel came ends (refused) before
+	// the workflow does, so its caller hears 409 rather than nothing.
+	if err := workflow.Await(ctx, func() bool { return w.moving == 0 }); err != nil {
+		return false, err
 	}
 	return !w.cancelled, nil
 }

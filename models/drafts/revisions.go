@@ -71,19 +71,30 @@ func NotScheduled(status string) error {
 		Detail: fmt.Sprintf("The revision is %s; only a scheduled revision can be moved or cancelled.", status)}
 }
 
-// LockScheduled locks a scheduled revision of the site for a change of its
-// time or its cancellation: 404 for none, 409 once it is publishing,
-// published, failed or cancelled. The publish itself locks the same row
-// first (Publish), so a revision found scheduled here cannot fire until
-// the caller's transaction ends.
+// FindScheduled reads a scheduled revision of the site, unlocked: 404 for
+// none, 409 once it is publishing, published, failed or cancelled. A move
+// checks it before it asks the workflow, which alone writes the new time
+// (RecordPublishAt).
+func FindScheduled(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Revision, error) {
+	return findScheduled(ctx, db.NewSelect(), siteID, id)
+}
+
+// LockScheduled locks a scheduled revision of the site for its
+// cancellation, as FindScheduled otherwise. The publish itself locks the
+// same row first (Publish), so a revision found scheduled here cannot fire
+// until the caller's transaction ends.
 func LockScheduled(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID) (*Revision, error) {
+	return findScheduled(ctx, tx.NewSelect().For("UPDATE"), siteID, id)
+}
+
+func findScheduled(ctx context.Context, q *bun.SelectQuery, siteID, id uuid.UUID) (*Revision, error) {
 	rev := new(Revision)
-	err := tx.NewSelect().Model(rev).Where("id = ? AND site_id = ?", id, siteID).For("UPDATE").Scan(ctx)
+	err := q.Model(rev).Where("id = ? AND site_id = ?", id, siteID).Scan(ctx)
 	if models.IsNoRows(err) {
 		return nil, models.NotFound("revision")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock revision: %w", err)
+		return nil, fmt.Errorf("read revision: %w", err)
 	}
 	if rev.Status != Scheduled {
 		return nil, notScheduled(rev)
@@ -91,12 +102,20 @@ func LockScheduled(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID) (*Revis
 	return rev, nil
 }
 
-// Reschedule records a scheduled revision's new time (LockScheduled locked
-// it in tx).
-func Reschedule(ctx context.Context, tx bun.Tx, rev *Revision, at time.Time) error {
-	rev.PublishAt, rev.UpdatedAt = &at, time.Now().UTC()
-	_, err := tx.NewUpdate().Model(rev).Column("publish_at", "updated_at").WherePK().Exec(ctx)
-	return err
+// RecordPublishAt records a scheduled revision's time, and reports false
+// when the revision is no longer scheduled (cancelled, publishing or
+// over). Its one caller is the revision's workflow, which runs its moves
+// one at a time, so publish_at always ends at the time the workflow fires
+// at; writing the same time again changes nothing. One statement, no lock
+// held beyond it.
+func RecordPublishAt(ctx context.Context, db bun.IDB, id uuid.UUID, at time.Time) (bool, error) {
+	res, err := db.NewUpdate().Model((*Revision)(nil)).Set("publish_at = ?", at.UTC()).Set("updated_at = ?", time.Now().UTC()).
+		Where("id = ? AND status = ?", id, Scheduled).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record publish-at: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // Cancel cancels a scheduled revision (LockScheduled locked it in tx) and
