@@ -12,8 +12,9 @@ import (
 	"github.com/pressroom/pressroom/webhooks"
 )
 
-// The revisions store: reads of revisions and versions, and the
-// transitions of a scheduled revision (docs/drafts.md).
+// The revisions store: reads of revisions and versions, the transitions
+// of a scheduled revision, and the one way a revision becomes published
+// (recordPublished, for Publish and RevertRevision) (docs/drafts.md).
 
 // The finders of a site's revisions and versions by id (models.NotFound
 // otherwise).
@@ -160,4 +161,37 @@ func revisionStatus(ctx context.Context, db bun.IDB, id uuid.UUID) (string, erro
 		return "", fmt.Errorf("status of the holding revision: %w", err)
 	}
 	return status, nil
+}
+
+// versionRow is the row of rev's i-th version: a microsecond after the one
+// before, so that created_at keeps the order they took effect in.
+func versionRow(rev *Revision, now time.Time, i int) models.SiteRow {
+	return models.SiteRow{ID: uuid.New(), SiteID: rev.SiteID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+}
+
+// recordPublished makes rev published with its versions, in tx: the one
+// place a revision becomes published (Publish, Revert). insert records a
+// revision that was never stored (a revert); otherwise the stored one is
+// updated.
+func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []Version, insert bool) error {
+	now := time.Now().UTC()
+	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
+	if insert {
+		if rev.CreatedAt.IsZero() {
+			rev.CreatedAt = now
+		}
+		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
+			return fmt.Errorf("insert revision: %w", err)
+		}
+	} else if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
+		return err
+	}
+	if len(versions) > 0 {
+		if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
+			return fmt.Errorf("record versions: %w", err)
+		}
+	}
+	// The webhook event commits with the publication, a revert's too
+	// (docs/webhooks.md).
+	return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionPublished, SubjectType: "revisions", SubjectID: rev.ID})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/webhooks"
 )
 
 // revertsPointer is where a revert's refusals point: the relationship that
@@ -306,37 +305,4 @@ func allIDs(byKind map[string][]uuid.UUID) []uuid.UUID {
 		out = append(out, ids...)
 	}
 	return out
-}
-
-// versionRow is the row of rev's i-th version: a microsecond after the one
-// before, so that created_at keeps the order they took effect in.
-func versionRow(rev *Revision, now time.Time, i int) models.SiteRow {
-	return models.SiteRow{ID: uuid.New(), SiteID: rev.SiteID, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
-}
-
-// recordPublished makes rev published with its versions, in tx: the one
-// place a revision becomes published (Publish, Revert). insert records a
-// revision that was never stored (a revert); otherwise the stored one is
-// updated.
-func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []Version, insert bool) error {
-	now := time.Now().UTC()
-	rev.Status, rev.VersionsCount, rev.UpdatedAt = Published, len(versions), now
-	if insert {
-		if rev.CreatedAt.IsZero() {
-			rev.CreatedAt = now
-		}
-		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
-			return fmt.Errorf("insert revision: %w", err)
-		}
-	} else if _, err := tx.NewUpdate().Model(rev).Column("status", "versions_count", "updated_at").WherePK().Exec(ctx); err != nil {
-		return err
-	}
-	if len(versions) > 0 {
-		if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
-			return fmt.Errorf("record versions: %w", err)
-		}
-	}
-	// The webhook event commits with the publication, a revert's too
-	// (docs/webhooks.md).
-	return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionPublished, SubjectType: "revisions", SubjectID: rev.ID})
 }
