@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
-	"golang.org/x/oauth2"
 )
 
 // answer is one response, read whole; safe to collect from goroutines.
