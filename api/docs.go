@@ -1,16 +1,13 @@
 package api
 
 import (
-	_ "embed"
-
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/third_party/redoc"
 )
 
-// The reference renderer, pinned and embedded (api/reference/README.md says
-// which version and how to update it): /docs works offline.
-//
-//go:embed reference/redoc.standalone.js
-var redocJS []byte
+// The reference renderer is pinned and embedded (package redoc,
+// third_party/redoc/README.md): /docs works offline.
 
 const docsPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -39,6 +36,6 @@ func registerDocRoutes(app *fiber.App, spec *[]byte) {
 	app.Get("/docs/redoc.standalone.js", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
-		return c.Send(redocJS)
+		return c.Send(redoc.JS)
 	})
 }
