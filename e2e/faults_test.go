@@ -14,11 +14,8 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,7 +131,7 @@ func TestMinIOOutageDuringProcessing(t *testing.T) {
 		t.Skip("fault test: stops storage for 20 seconds")
 	}
 	t.Parallel()
-	m := startPrivateMinIO(t)
+	m := testsupport.StartPrivateMinIO(t, "fault-test")
 	s := startOnStorage(t, m.Storage)
 	token := s.token(t, "editor@demo.test")
 	file := photoJPEG(t, 4000, 3000)
@@ -149,7 +146,7 @@ func TestMinIOOutageDuringProcessing(t *testing.T) {
 	}
 	id := d.resource(t).ID
 	wfID := workflows.AssetUploadID(id)
-	m.stop(t)
+	m.Stop(t)
 	stoppedAt := time.Now()
 
 	// During the outage the API still answers and the operator sees the
@@ -171,7 +168,7 @@ func TestMinIOOutageDuringProcessing(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	m.restart(t)
+	m.Start(t)
 	restartedAt := time.Now()
 	if seen == nil {
 		t.Errorf("in %d polls over the 20 s outage, DescribeWorkflowExecution never showed a pending activity with attempt > 1 and a last failure", polls)
@@ -288,93 +285,6 @@ func startOnStorage(t *testing.T, st config.Storage, opts ...option) *system {
 		t.Fatal(err)
 	}
 	return startOn(t, st, mc, opts...)
-}
-
-// privateMinIO is a MinIO server only one test uses, so it may stop it.
-type privateMinIO struct {
-	Storage config.Storage
-	opts    dev.MinIOOptions
-	log     *os.File
-	mu      sync.Mutex
-	proc    *dev.Process
-}
-
-// startPrivateMinIO starts a MinIO on free ports with a temporary data
-// directory and creates the storage buckets on it. It is stopped when the
-// test ends.
-func startPrivateMinIO(t *testing.T) *privateMinIO {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	root := testsupport.RepoRoot(t)
-	bin, err := dev.MinIOTool.Ensure(ctx, root, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	port, err := dev.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	console, err := dev.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(dir, "minio.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &privateMinIO{log: logf, opts: dev.MinIOOptions{
-		Bin: bin, DataDir: filepath.Join(dir, "data"), Port: port, ConsolePort: console,
-		AccessKey: "fault-test", SecretKey: "fault-test-secret-" + strconv.Itoa(port),
-	}}
-	m.restart(t)
-	t.Cleanup(func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.proc != nil {
-			_ = m.proc.Stop(10 * time.Second)
-		}
-		logf.Close()
-	})
-	m.Storage = testsupport.Defaults().Storage
-	m.Storage.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-	m.Storage.PublicEndpoint = m.Storage.Endpoint
-	m.Storage.AccessKey, m.Storage.SecretKey = m.opts.AccessKey, m.opts.SecretKey
-	m.Storage.UploadsBucket, m.Storage.AssetsBucket = "fault-uploads", "fault-assets"
-	mc, err := storage.NewClient(m.Storage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := storage.EnsureBuckets(ctx, mc, m.Storage); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// stop stops the server (SIGTERM, then SIGKILL after 10 s).
-func (m *privateMinIO) stop(t *testing.T) {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.proc.Stop(10 * time.Second); err != nil {
-		t.Log(err)
-	}
-	m.proc = nil
-}
-
-// restart starts the server on the same port and data directory.
-func (m *privateMinIO) restart(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, _, err := dev.StartMinIO(ctx, m.opts, m.log)
-	if err != nil {
-		t.Fatalf("start private MinIO on port %d (log %s): %v", m.opts.Port, m.log.Name(), err)
-	}
-	m.proc = p
 }
 
 // startWorkerProcess runs `pressroom worker` on this system's task queue,

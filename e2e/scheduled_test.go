@@ -8,10 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +18,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/pressroom/pressroom/config"
-	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -273,31 +269,10 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 		t.Skip("fault test: restarts a Temporal dev server")
 	}
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	build := testsupport.BuildPressroom(t)
-	bin, err := dev.TemporalTool.Ensure(ctx, testsupport.RepoRoot(t), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := dev.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	logf, err := os.Create(filepath.Join(dir, "temporal.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	opts := dev.TemporalOptions{Bin: bin, Port: port, DBFile: filepath.Join(dir, "temporal.db")}
-	temporal, addr, err := dev.StartTemporal(ctx, opts, logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = temporal.Stop(10 * time.Second) })
+	temporal := testsupport.StartPrivateTemporal(t)
 
-	s := startWithoutWorker(t, func(c *config.Config) { c.TemporalAddress = addr })
+	s := startWithoutWorker(t, func(c *config.Config) { c.TemporalAddress = temporal.Address })
 	e := s.editor(t, "editor@demo.test")
 	w1 := s.startWorkerProcess(t, build(), t.TempDir(), "worker-1")
 	id, d := e.page("Timed", "timed", "")
@@ -309,14 +284,9 @@ func TestScheduledRevisionSurvivesRestarts(t *testing.T) {
 
 	w1.Kill()
 	<-w1.Exited()
-	if err := temporal.Stop(10 * time.Second); err != nil {
-		t.Log(err)
-	}
+	temporal.Stop(t)
 	t.Log("worker killed, Temporal stopped")
-	temporal, _, err = dev.StartTemporal(ctx, opts, logf)
-	if err != nil {
-		t.Fatalf("restart Temporal: %v", err)
-	}
+	temporal.Start(t)
 	s.startWorkerProcess(t, build(), t.TempDir(), "worker-2")
 	if time.Now().After(at) {
 		t.Logf("restarts took past publish-at (%s late): the timer fires as soon as a worker is back", time.Since(at))

@@ -58,6 +58,9 @@ func (s *server) startAuthorize(t *testing.T, b *http.Client, authURL string) st
 
 var formTokenOnPage = regexp.MustCompile(`<input type="hidden" name="token" value="([A-Za-z0-9_-]+)">`)
 
+// codeOnPage finds the code the out-of-band page shows.
+var codeOnPage = regexp.MustCompile(`<code id="code"[^>]*>([A-Za-z0-9_-]+)</code>`)
+
 // loginForm opens the login form of request id in browser b and returns
 // the form's token.
 func (s *server) loginForm(t *testing.T, b *http.Client, id string) string {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -178,8 +177,6 @@ func TestCodeFlowConfidentialClientWithBasicAuth(t *testing.T) {
 		t.Fatalf("exchange with a wrong secret: %v", err)
 	}
 }
-
-var codeOnPage = regexp.MustCompile(`<code id="code"[^>]*>([A-Za-z0-9_-]+)</code>`)
 
 func TestOutOfBandCodeFlow(t *testing.T) {
 	t.Parallel()

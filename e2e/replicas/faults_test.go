@@ -24,6 +24,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/pressroom/pressroom/e2e/replicas"
+	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -273,15 +274,15 @@ func TestTemporalRestartUnderLoad(t *testing.T) {
 		t.Skip("fault test: restarts a private Temporal dev server")
 	}
 	t.Parallel()
-	tmp := startPrivateTemporal(t)
+	tmp := testsupport.StartPrivateTemporal(t)
 	f := newFixture(t, setup{apis: 2, workers: 2, temporal: tmp.Address, env: []string{"PRESSROOM_SITE_UPLOAD_LIMIT=6"}})
 	stop := f.runLoad(t, 15)
 	began := time.Now()
 	time.Sleep(4 * time.Second)
-	tmp.stop(t)
+	tmp.Stop(t)
 	t.Logf("Temporal stopped at %.1fs", time.Since(began).Seconds())
 	time.Sleep(8 * time.Second)
-	tmp.start(t)
+	tmp.Start(t)
 	t.Logf("Temporal started again at %.1fs", time.Since(began).Seconds())
 	time.Sleep(8 * time.Second)
 	l := stop()
@@ -305,7 +306,7 @@ func TestMinIODownUnderLoad(t *testing.T) {
 		t.Skip("fault test: stops a private MinIO for 30 s")
 	}
 	t.Parallel()
-	m := startPrivateMinIO(t)
+	m := testsupport.StartPrivateMinIO(t, "replicas-test")
 	st := m.Storage
 	f := newFixture(t, setup{apis: 2, workers: 2, storage: &st, storageClient: m.Client, env: []string{"PRESSROOM_SITE_UPLOAD_LIMIT=6"}})
 	ctx := context.Background()
@@ -320,11 +321,11 @@ func TestMinIODownUnderLoad(t *testing.T) {
 	}
 	photo := resourceOf(t, up).ID
 	f.awaitIngest(t, workflows.AssetUploadID(photo))
-	m.stop(t)
+	m.Stop(t)
 	stoppedAt := time.Since(began)
 	t.Logf("MinIO stopped at %.1fs", stoppedAt.Seconds())
 	time.Sleep(30 * time.Second)
-	m.start(t)
+	m.Start(t)
 	t.Logf("MinIO started again at %.1fs", time.Since(began).Seconds())
 	time.Sleep(5 * time.Second)
 	l := stop()
