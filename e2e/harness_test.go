@@ -7,10 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/cli"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
@@ -234,20 +233,11 @@ func (s *system) signature(t *testing.T, token, filename, contentType string) re
 // signature's fields under their S3 (x-amz-*) names. It returns storage's status.
 func (s *system) browserUpload(t *testing.T, sig resource, file []byte) (int, string) {
 	t.Helper()
-	a := sig.Attributes
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for field, attr := range map[string]string{
-		"key": "key", "acl": "acl", "Content-Type": "content-type", "policy": "policy",
-		"x-amz-credential": "x-storage-credential", "x-amz-algorithm": "x-storage-algorithm",
-		"x-amz-date": "x-storage-date", "x-amz-signature": "x-storage-signature",
-	} {
-		_ = w.WriteField(field, fmt.Sprint(a[attr]))
+	req, err := cli.NewStorageRequest(context.Background(), sig.Attributes, bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	fw, _ := w.CreateFormFile("file", "upload")
-	_, _ = fw.Write(file)
-	_ = w.Close()
-	resp, err := s.http.Post(fmt.Sprint(a["endpoint"]), w.FormDataContentType(), &buf)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,6 @@ import (
 	"io"
 	"log"
 	"math"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"os/signal"
@@ -55,6 +54,7 @@ import (
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/cli"
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
@@ -301,20 +301,10 @@ func (c *apiClient) ingest(ctx context.Context, filename, contentType string, fi
 // browserUpload posts file to storage as a browser form does, with the
 // signature's fields under their S3 names.
 func (c *apiClient) browserUpload(ctx context.Context, a map[string]any, file []byte) error {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for field, attr := range map[string]string{
-		"key": "key", "acl": "acl", "Content-Type": "content-type", "policy": "policy",
-		"x-amz-credential": "x-storage-credential", "x-amz-algorithm": "x-storage-algorithm",
-		"x-amz-date": "x-storage-date", "x-amz-signature": "x-storage-signature",
-	} {
-		_ = w.WriteField(field, fmt.Sprint(a[attr]))
+	req, err := cli.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		return err
 	}
-	fw, _ := w.CreateFormFile("file", "upload")
-	_, _ = fw.Write(file)
-	_ = w.Close()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprint(a["endpoint"]), &buf)
-	req.Header.Set("Content-Type", w.FormDataContentType())
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err

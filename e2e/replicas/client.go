@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/pressroom/pressroom/cli"
 )
 
 // Result is an answer read without a *testing.T, so goroutines (load
@@ -86,23 +87,10 @@ func Upload(ctx context.Context, hc *http.Client, base, token, filename, content
 		return sig, err
 	}
 	a := d.Data.Attributes
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for field, attr := range map[string]string{
-		"key": "key", "acl": "acl", "Content-Type": "content-type", "policy": "policy",
-		"x-amz-credential": "x-storage-credential", "x-amz-algorithm": "x-storage-algorithm",
-		"x-amz-date": "x-storage-date", "x-amz-signature": "x-storage-signature",
-	} {
-		_ = w.WriteField(field, fmt.Sprint(a[attr]))
-	}
-	fw, _ := w.CreateFormFile("file", "upload")
-	_, _ = fw.Write(file)
-	_ = w.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprint(a["endpoint"]), &buf)
+	req, err := cli.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		return Result{}, err
 	}
-	req.Header.Set("Content-Type", w.FormDataContentType())
 	if st := do(hc, req); st.Err != nil || st.Status >= 300 {
 		return st, fmt.Errorf("storage upload = %s", st)
 	}
