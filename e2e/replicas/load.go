@@ -203,7 +203,13 @@ func (w *loader) one(ctx context.Context) {
 	case n < m.ReadLive+m.ReadDraft+m.Write+m.Publish+m.Schedule:
 		op = OpPublish
 		var at time.Time
-		if n >= m.ReadLive+m.ReadDraft+m.Write+m.Publish {
+		// Until the API has accepted one scheduled revision, every publish
+		// is scheduled: a short load under a fault sends few publishes,
+		// and the checks need at least one scheduled publish to judge.
+		w.l.mu.Lock()
+		noneScheduled := len(w.l.scheduled) == 0
+		w.l.mu.Unlock()
+		if n >= m.ReadLive+m.ReadDraft+m.Write+m.Publish || noneScheduled {
 			// At least 1 s ahead when the API reads it (else 422).
 			op, at = OpSchedule, time.Now().Add(1500*time.Millisecond+time.Duration(w.rnd.IntN(1500))*time.Millisecond)
 		}
