@@ -36,5 +36,5 @@ func (w *Webhooks) PruneWebhookHistory(ctx context.Context) (workflows.PrunedWeb
 	if (p.Deliveries > 0 || p.Events > 0) && w.Log != nil {
 		w.Log.Info("pruned webhook history", "deliveries", p.Deliveries, "events", p.Events, "before", cutoff)
 	}
-	return workflows.PrunedWebhookHistory(p), err
+	return p, err
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // WebhookPruneScheduleID names the schedule that runs PruneWebhookHistory
@@ -18,12 +20,10 @@ const WebhookPruneEvery = time.Hour
 // pruneWebhookActivity is activities.Webhooks.PruneWebhookHistory.
 const pruneWebhookActivity = "PruneWebhookHistory"
 
-// PrunedWebhookHistory is what PruneWebhookHistory deleted: the Temporal
-// UI shows it as each run's result.
-type PrunedWebhookHistory struct {
-	Deliveries int `json:"deliveries"`
-	Events     int `json:"events"`
-}
+// PrunedWebhookHistory is what PruneWebhookHistory deleted (the store's
+// count, models.PruneWebhookHistory): the Temporal UI shows it as each
+// run's result.
+type PrunedWebhookHistory = models.PrunedWebhookHistory
 
 // PruneWebhookHistory deletes webhook deliveries that ended and events
 // older than the retention (docs/webhooks.md, "Retention"). The activity
