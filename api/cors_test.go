@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/testsupport"
 )
 
@@ -75,4 +77,44 @@ func TestCORS(t *testing.T) {
 			t.Errorf("Access-Control-Allow-Origin = %q with PRESSROOM_CORS_ORIGINS empty", got)
 		}
 	})
+}
+
+// `make dev` lets the usual local front-end dev servers call the API
+// (dev.DevServerEnv); a production configuration allows no origin.
+func TestCORSDevDefaults(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{}
+	for _, kv := range dev.DevServerEnv(func(string) string { return "" }) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("make dev's environment does not parse: %v", err)
+	}
+	app := mustApp(t, api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, origin := range []string{"http://localhost:5173", "http://127.0.0.1:5173", "http://localhost:3000",
+		"http://127.0.0.1:3000", "http://localhost:8000", "http://127.0.0.1:8000", "http://localhost:4200", "http://127.0.0.1:4200"} {
+		r := do(t, app, http.MethodOptions, "/pages", "", map[string]string{
+			"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"})
+		if got := r.header.Get("Access-Control-Allow-Origin"); r.status != http.StatusNoContent || got != origin {
+			t.Errorf("preflight from %s = %d with Access-Control-Allow-Origin %q; want 204 allowing it", origin, r.status, got)
+		}
+	}
+	// A developer's own setting wins over the defaults.
+	if got := dev.DevServerEnv(func(k string) string {
+		if k == "PRESSROOM_CORS_ORIGINS" {
+			return "http://app.test"
+		}
+		return ""
+	}); strings.Contains(strings.Join(got, " "), "PRESSROOM_CORS_ORIGINS") {
+		t.Errorf("DevServerEnv overrides the developer's PRESSROOM_CORS_ORIGINS: %v", got)
+	}
+	prod, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prod.CORSOrigins) != 0 {
+		t.Errorf("production default allows origins %v; want none", prod.CORSOrigins)
+	}
 }

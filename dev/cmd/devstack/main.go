@@ -174,8 +174,7 @@ func up(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
-	// Webhooks may reach receivers on this machine in development.
-	env := append(stack.Env(), "PRESSROOM_HTTP_ADDR=127.0.0.1:8080", "PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080", "PRESSROOM_WEBHOOK_ALLOW_PRIVATE=true")
+	env := append(stack.Env(), dev.DevServerEnv(os.Getenv)...)
 	api, err := dev.StartProcess("api", bin, []string{"serve"}, env, os.Stderr, nil)
 	if err != nil {
 		return err
