@@ -43,4 +43,5 @@ fuzz: ## run every fuzz target for FUZZTIME each
 
 vet:
 	$(GO) vet ./...
+	dev/no-binaries.sh
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
