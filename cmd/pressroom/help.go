@@ -71,7 +71,9 @@ Examples:
 `},
 	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public]", summary: "create an OAuth client", help: `
 Prints the client id and, for a confidential client, its secret (once).
-urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI.
+urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI. Sign-in requests
+must name a registered redirect URI exactly; only a public client registered
+with http://127.0.0.1/... or http://[::1]/... may use any port there (RFC 8252).
 
 Flags:
   -name N           client name
