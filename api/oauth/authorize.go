@@ -134,7 +134,8 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	// op compares the redirect URI after one more unescaping; a URI that
 	// unescapes to another would pass as the registered one but be
-	// redirected to as written.
+	// redirected to as written. Then Pressroom's own matching, stricter than
+	// op's rules for native clients (client.redirectAllowed).
 	if u, err := url.QueryUnescape(req.RedirectURI); err != nil || u != req.RedirectURI || !cl.redirectAllowed(req.RedirectURI) {
 		return p.authorizeProblem(c, "The redirect_uri is not registered for this application.")
 	}
