@@ -68,7 +68,7 @@ func New(d Deps) (*fiber.App, error) {
 	app.Use(negotiate)
 
 	app.Get("/healthz", healthz)
-	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout))
+	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout, d.Log))
 
 	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
 	if err != nil {

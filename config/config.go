@@ -88,6 +88,10 @@ type Config struct {
 	// Empty: no cross-origin access.
 	CORSOrigins []string
 
+	// Dev marks a development or test stack: `serve` and `worker` then
+	// accept the secret keys' built-in defaults (CheckSecretKeys).
+	Dev bool
+
 	OAuth OAuth
 	// Webhooks holds the settings of webhook delivery (docs/webhooks.md).
 	Webhooks Webhooks
@@ -209,9 +213,10 @@ var Variables = []Variable{
 	{"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", "20", "failed OAuth client authentications (token, introspection, revocation) per client address within the login window before they lock for the lockout time"},
 	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
 	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
-	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret)"},
+	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret). `serve` and `worker` refuse the default unless `PRESSROOM_DEV=true`"},
 	{"PRESSROOM_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook URLs reach loopback, private, link-local and metadata addresses; for development and tests only (`make dev` and the tests set it)"},
-	{"PRESSROOM_WEBHOOK_SECRET_KEY", "pressroom-dev-webhook-secret-key", "key webhook signing secrets are sealed under (AES-GCM) in the database; set a long random value in production, the same for API and worker (changing it makes existing secrets unusable: rotate them)"},
+	{"PRESSROOM_WEBHOOK_SECRET_KEY", "pressroom-dev-webhook-secret-key", "key webhook signing secrets are sealed under (AES-GCM) in the database; set a long random value in production, the same for API and worker (changing it makes existing secrets unusable: rotate them). `serve` and `worker` refuse the default unless `PRESSROOM_DEV=true`"},
+	{"PRESSROOM_DEV", "false", "marks a development or test stack, where `serve` and `worker` accept the default `PRESSROOM_CLIENT_SECRET_KEY` and `PRESSROOM_WEBHOOK_SECRET_KEY` (which anyone can read in the source); `make dev`, docker-compose.yml and the tests set it. Never in production"},
 	{"PRESSROOM_WEBHOOK_TASK_QUEUE", "pressroom-webhooks", "Temporal task queue of webhook deliveries and their sweep, with worker slots of their own"},
 	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
@@ -260,6 +265,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
 		DebugAddr:        r.str("PRESSROOM_DEBUG_ADDR"),
+		Dev:              r.bool("PRESSROOM_DEV"),
 		OAuth: OAuth{
 			AccessTokenTTL:              r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
 			RefreshTokenTTL:             r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),
@@ -295,6 +301,38 @@ func FromEnv(getenv Getenv) (Config, error) {
 		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// The variables of the secret keys whose defaults are written in this
+// file, so known to anyone: a client-secret HMAC key or a webhook-secret
+// sealing key everyone has protects nothing.
+const (
+	ClientSecretKeyVar  = "PRESSROOM_CLIENT_SECRET_KEY"
+	WebhookSecretKeyVar = "PRESSROOM_WEBHOOK_SECRET_KEY"
+)
+
+// CheckSecretKeys refuses, unless c.Dev, a configuration in which one of
+// the named secret keys (the ones the calling process uses) is still its
+// built-in default: `serve` and `worker` call it before anything else, so
+// a production deployment that forgot to set them does not start. The
+// error names the variables, never a value.
+func (c Config) CheckSecretKeys(names ...string) error {
+	if c.Dev {
+		return nil
+	}
+	value := map[string]string{ClientSecretKeyVar: c.OAuth.ClientSecretKey, WebhookSecretKeyVar: c.Webhooks.SecretKey}
+	var defaulted []string
+	for _, name := range names {
+		if value[name] == defaultOf(name) {
+			defaulted = append(defaulted, name)
+		}
+	}
+	if len(defaulted) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: still the built-in development default, which anyone can read in Pressroom's source; "+
+		"set each to a long random value (e.g. `openssl rand -base64 32`), the same for every API replica and worker, "+
+		"or set PRESSROOM_DEV=true on a development machine", strings.Join(defaulted, ", "))
 }
 
 // reader collects parse errors so one start-up reports them all.

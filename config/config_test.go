@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_CLIENT_SECRET_KEY":                    "another-key",
 	"PRESSROOM_WEBHOOK_ALLOW_PRIVATE":                "true",
 	"PRESSROOM_WEBHOOK_SECRET_KEY":                   "another-webhook-key",
+	"PRESSROOM_DEV":                                  "true",
 	"PRESSROOM_WEBHOOK_TASK_QUEUE":                   "hooks",
 	"PRESSROOM_WEBHOOK_RETRY_BASE":                   "1s",
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
@@ -441,5 +443,66 @@ func TestTrailingSlashesTrimmed(t *testing.T) {
 		if got := tt.get(c); got != tt.want {
 			t.Errorf("%s=%q gave %q, want %q", tt.name, tt.value, got, tt.want)
 		}
+	}
+}
+
+// The secret keys' defaults are in this file for anyone to read: without
+// PRESSROOM_DEV a configuration still using one is refused, by name, and
+// without echoing a value.
+func TestCheckSecretKeysRefusesTheDefaults(t *testing.T) {
+	t.Parallel()
+	const client, hook = ClientSecretKeyVar, WebhookSecretKeyVar
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		refused []string
+	}{
+		{"both defaults", nil, []string{client, hook}},
+		{"client key default", map[string]string{hook: "a-production-webhook-key"}, []string{client}},
+		{"webhook key default", map[string]string{client: "a-production-client-key"}, []string{hook}},
+		{"set to the default text", map[string]string{client: "pressroom-dev-client-secret-key", hook: "x"}, []string{client}},
+		{"both set", map[string]string{client: "a-production-client-key", hook: "a-production-webhook-key"}, nil},
+		{"development", map[string]string{"PRESSROOM_DEV": "true"}, nil},
+		{"development off", map[string]string{"PRESSROOM_DEV": "false"}, []string{client, hook}},
+	} {
+		cfg, err := FromEnv(envOf(c.env))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = cfg.CheckSecretKeys(ClientSecretKeyVar, WebhookSecretKeyVar)
+		if len(c.refused) == 0 {
+			if err != nil {
+				t.Errorf("%s: refused: %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: accepted, want %v refused", c.name, c.refused)
+			continue
+		}
+		for _, name := range []string{client, hook} {
+			if named := strings.Contains(err.Error(), name); named != slices.Contains(c.refused, name) {
+				t.Errorf("%s: %q names %s: %v, want %v", c.name, err, name, named, !named)
+			}
+		}
+		if !strings.Contains(err.Error(), "PRESSROOM_DEV=true") || strings.Contains(err.Error(), "pressroom-dev-") {
+			t.Errorf("%s: %q should say how to proceed and echo no key", c.name, err)
+		}
+	}
+}
+
+// A process is refused only for the keys it names (the worker never uses
+// the client-secret key).
+func TestCheckSecretKeysOnlyTheNamedKeys(t *testing.T) {
+	t.Parallel()
+	cfg, err := FromEnv(envOf(map[string]string{WebhookSecretKeyVar: "a-production-webhook-key"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckSecretKeys(WebhookSecretKeyVar); err != nil {
+		t.Errorf("webhook key set, client key not asked for: %v", err)
+	}
+	if err := cfg.CheckSecretKeys(ClientSecretKeyVar, WebhookSecretKeyVar); err == nil {
+		t.Error("client key default accepted when asked for")
 	}
 }

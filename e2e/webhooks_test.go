@@ -395,7 +395,9 @@ func TestWebhookURLsMustBePublicUnlessAllowed(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	rcv := newReceiver(t, nil)
 	port := rcv.URL[strings.LastIndex(rcv.URL, ":"):]
-	for _, u := range []string{rcv.URL, "http://localhost" + port, "http://[::1]" + port, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/", "ftp://example.com/"} {
+	for _, u := range []string{rcv.URL, "http://localhost" + port, "http://[::1]" + port, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/", "ftp://example.com/",
+		// IPv6 forms of loopback and ranges that are not globally reachable
+		"http://[::127.0.0.1]" + port, "http://[2002:7f00:1::1]" + port, "http://[2001::1]/", "http://[fec0::1]/", "http://[2001:db8::1]/"} {
 		d := e.do(http.MethodPost, "/webhooks", map[string]any{"data": map[string]any{"type": "webhooks",
 			"attributes": map[string]any{"url": u, "events": []string{"draft.reverted"}}}})
 		if d.Status != 422 || len(d.Errors) != 1 || d.Errors[0].Source.Pointer != "/data/attributes/url" {

@@ -134,11 +134,15 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	// op compares the redirect URI after one more unescaping; a URI that
 	// unescapes to another would pass as the registered one but be
-	// redirected to as written.
-	if u, err := url.QueryUnescape(req.RedirectURI); err != nil || u != req.RedirectURI {
+	// redirected to as written. Then Pressroom's own matching, stricter than
+	// op's rules for native clients (client.redirectAllowed).
+	if u, err := url.QueryUnescape(req.RedirectURI); err != nil || u != req.RedirectURI || !cl.redirectAllowed(req.RedirectURI) {
 		return p.authorizeProblem(c, "The redirect_uri is not registered for this application.")
 	}
 	if _, err := op.ValidateAuthRequestClient(ctx, req, cl, p.op.IDTokenHintVerifier(ctx)); err != nil {
+		return p.authorizeError(c, req, err)
+	}
+	if err := checkPKCEMethod(req); err != nil {
 		return p.authorizeError(c, req, err)
 	}
 	if req.RequestParam != "" {
@@ -154,6 +158,20 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Redirect(loginPath+"?id="+ar.GetID(), http.StatusFound)
+}
+
+// checkPKCEMethod refuses every code challenge method but S256 (RFC 7636
+// §4.2). "plain", which is also what a challenge without a method means
+// (§4.3), puts the verifier itself in the browser's URL, so whoever reads
+// the request can redeem the code: it protects nothing.
+func checkPKCEMethod(req *oidc.AuthRequest) error {
+	if req.CodeChallenge == "" && req.CodeChallengeMethod == "" {
+		return nil
+	}
+	if req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
+		return oidc.ErrInvalidRequest().WithDescription("PKCE must use code_challenge_method=S256 with a code_challenge; plain is not accepted.")
+	}
+	return nil
 }
 
 // authorizeProblem answers a request that cannot be sent back to the client

@@ -120,6 +120,8 @@ func (e *Env) Up(ctx context.Context) error {
 	cfg.Webhooks.TaskQueue = cfg.TaskQueue + "-webhooks"
 	// Benchmark receivers listen on this machine.
 	cfg.Webhooks.AllowPrivate = true
+	// A benchmark stack: its worker process accepts the default secret keys.
+	cfg.Dev = true
 	cfg.AutoMigrate = false
 	if e.SiteUploadLimit > 0 {
 		cfg.SiteUploadLimit = e.SiteUploadLimit
