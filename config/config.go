@@ -134,6 +134,9 @@ type OAuth struct {
 	// ClientMaxFailuresPerAddress failed client authentications from one
 	// address within LoginWindow lock client authentication for LoginLockout.
 	ClientMaxFailuresPerAddress int
+	// AuthorizeMaxPerAddress requests to GET /oauth/authorize from one
+	// address within LoginWindow (each stores a row) lock it for LoginLockout.
+	AuthorizeMaxPerAddress int
 	// HashMemory bounds the bytes that concurrent argon2id checks may hold
 	// at once; a check waits at most HashWait for its share, then 503.
 	HashMemory int64
@@ -211,6 +214,7 @@ var Variables = []Variable{
 	{"PRESSROOM_LOGIN_WINDOW", "15m", "window in which failed attempts are counted"},
 	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
 	{"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", "20", "failed OAuth client authentications (token, introspection, revocation) per client address within the login window before they lock for the lockout time"},
+	{"PRESSROOM_AUTHORIZE_MAX_PER_ADDRESS", "60", "requests to GET /oauth/authorize (each stores a sign-in request) per client address within the login window before it answers 429 for the lockout time"},
 	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
 	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
 	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret). `serve` and `worker` refuse the default unless `PRESSROOM_DEV=true`"},
@@ -276,6 +280,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			LoginWindow:                 r.duration("PRESSROOM_LOGIN_WINDOW"),
 			LoginLockout:                r.duration("PRESSROOM_LOGIN_LOCKOUT"),
 			ClientMaxFailuresPerAddress: int(r.int("PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
+			AuthorizeMaxPerAddress:      int(r.int("PRESSROOM_AUTHORIZE_MAX_PER_ADDRESS", 1, 1000000)),
 			HashMemory:                  r.int("PRESSROOM_HASH_MEMORY", 64<<20, 1<<40),
 			HashWait:                    r.duration("PRESSROOM_HASH_WAIT"),
 			ClientSecretKey:             r.str("PRESSROOM_CLIENT_SECRET_KEY"),

@@ -45,6 +45,9 @@ const (
 	nonceBytes = 32
 	// maxAuthorizeQuery bounds the query string /oauth/authorize parses.
 	maxAuthorizeQuery = 8 << 10
+	// maxStateBytes bounds the state and nonce a request stores: a client
+	// needs a few dozen bytes (a random value, or a key to its session).
+	maxStateBytes = 1024
 )
 
 func (p *Provider) secureCookie() bool { return strings.HasPrefix(p.settings.Issuer, "https://") }
@@ -101,6 +104,9 @@ func validFormToken(nonce, id, token string) bool {
 // authorize is GET /oauth/authorize.
 func (p *Provider) authorize(c *fiber.Ctx) error {
 	ctx := op.ContextWithIssuer(c.UserContext(), p.settings.Issuer)
+	if done, err := p.throttleAuthorize(c); done || err != nil {
+		return err
+	}
 	raw := c.Request().URI().QueryString()
 	if len(raw) > maxAuthorizeQuery {
 		return p.authorizeProblem(c, "The sign-in request is too long.")
@@ -147,6 +153,11 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	if req.RequestParam != "" {
 		return p.authorizeError(c, req, oidc.ErrRequestNotSupported())
+	}
+	if len(req.State) > maxStateBytes || len(req.Nonce) > maxStateBytes {
+		// Checked once the redirect URI is known to be the client's: the
+		// error goes back to it (RFC 6749 §4.1.2.1), else on a page.
+		return p.authorizeError(c, req, oidc.ErrInvalidRequest().WithDescription("state and nonce must be at most %d bytes", maxStateBytes))
 	}
 	nonce, err := p.bindBrowser(c)
 	if err != nil {

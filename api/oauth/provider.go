@@ -86,6 +86,9 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if s.Throttle.ClientMaxPerAddress == 0 {
 		s.Throttle.ClientMaxPerAddress = DefaultThrottle.ClientMaxPerAddress
 	}
+	if s.Throttle.AuthorizeMaxPerAddress == 0 {
+		s.Throttle.AuthorizeMaxPerAddress = DefaultThrottle.AuthorizeMaxPerAddress
+	}
 	if s.HashMemory == 0 {
 		s.HashMemory = DefaultHashMemory
 	}
@@ -127,6 +130,7 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	}
 	p := &Provider{settings: s, store: store, op: provider, log: log, throttle: thr}
 	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience}
+	store.signatures = p.verifier
 	return p, nil
 }
 
