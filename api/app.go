@@ -39,37 +39,7 @@ func New(d Deps) (*fiber.App, error) {
 		d.AssetTypes = models.DefaultAssetTypes()
 	}
 	errs := errorHandler(d.Log)
-	// A Config not built by config.FromEnv (zero timeouts) gets the defaults.
-	headerTimeout, bodyTimeout := cmp.Or(d.Config.HeaderTimeout, 10*time.Second), cmp.Or(d.Config.BodyTimeout, 30*time.Second)
-	app := fiber.New(fiber.Config{
-		AppName:               "pressroom",
-		BodyLimit:             d.Config.BodyLimit,
-		ErrorHandler:          errs,
-		DisableStartupMessage: true,
-		StrictRouting:         true,
-		CaseSensitive:         true,
-		// Headers must arrive within the header timeout; the body has its
-		// own deadline, from the end of the headers (HeaderReceived below).
-		ReadTimeout:  headerTimeout,
-		WriteTimeout: 60 * time.Second,
-		IdleTimeout:  120 * time.Second,
-		// Bounded so a flood of huge headers cannot exhaust memory.
-		ReadBufferSize: 16 << 10,
-		// Bodies are read by the route, after its checks, bounded
-		// (intake.Read): fasthttp reads at most 8 KiB of one before the
-		// handler instead of allocating its whole Content-Length. Multipart
-		// forms are parsed from that bounded body, never before it.
-		StreamRequestBody:            true,
-		DisablePreParseMultipartForm: true,
-		// c.IP() is the client behind trusted proxies only; anyone else's
-		// X-Forwarded-For is ignored, so throttling cannot be dodged by a header.
-		EnableTrustedProxyCheck: len(d.Config.TrustedProxies) > 0,
-		TrustedProxies:          d.Config.TrustedProxies,
-		ProxyHeader:             proxyHeader(d.Config.TrustedProxies),
-	})
-	app.Server().HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-		return fasthttp.RequestConfig{ReadTimeout: bodyTimeout}
-	}
+	app := newServer(d.Config, errs)
 	app.Use(intake.CloseUnread)
 	app.Use(withRequestID)
 	app.Use(accessLog(d.Log, errs))
@@ -130,6 +100,44 @@ func New(d Deps) (*fiber.App, error) {
 		return nil, err
 	}
 	return app, nil
+}
+
+// newServer is the Fiber app (and its fasthttp server) with the limits on
+// what a request may hold: time, header bytes, and a body read only by its
+// route.
+func newServer(cfg config.Config, errs fiber.ErrorHandler) *fiber.App {
+	// A Config not built by config.FromEnv (zero timeouts) gets the defaults.
+	headerTimeout, bodyTimeout := cmp.Or(cfg.HeaderTimeout, 10*time.Second), cmp.Or(cfg.BodyTimeout, 30*time.Second)
+	app := fiber.New(fiber.Config{
+		AppName:               "pressroom",
+		BodyLimit:             cfg.BodyLimit,
+		ErrorHandler:          errs,
+		DisableStartupMessage: true,
+		StrictRouting:         true,
+		CaseSensitive:         true,
+		// Headers must arrive within the header timeout; the body has its
+		// own deadline, from the end of the headers (HeaderReceived below).
+		ReadTimeout:  headerTimeout,
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		// Bounded so a flood of huge headers cannot exhaust memory.
+		ReadBufferSize: 16 << 10,
+		// Bodies are read by the route, after its checks, bounded
+		// (intake.Read): fasthttp reads at most 8 KiB of one before the
+		// handler instead of allocating its whole Content-Length. Multipart
+		// forms are parsed from that bounded body, never before it.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		// c.IP() is the client behind trusted proxies only; anyone else's
+		// X-Forwarded-For is ignored, so throttling cannot be dodged by a header.
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+	})
+	app.Server().HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: bodyTimeout}
+	}
+	return app
 }
 
 // routes is what a resource needs to register its endpoints.
