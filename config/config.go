@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -48,6 +49,15 @@ type Config struct {
 
 	// BodyLimit bounds every request body; larger ones get 413.
 	BodyLimit int
+	// MaxConns bounds the client connections `serve` holds open at once;
+	// MaxConnsPerIP those from one client address (an IPv6 client: its
+	// /64), except trusted proxies'. More are refused at once (api/intake).
+	MaxConns      int
+	MaxConnsPerIP int
+	// HeaderTimeout is how long a request's headers may take to arrive;
+	// BodyTimeout how long its body may take, from the end of its headers.
+	HeaderTimeout time.Duration
+	BodyTimeout   time.Duration
 	// MaxUploadBytes bounds an uploaded asset file.
 	MaxUploadBytes int64
 	// MaxImagePixels refuses larger images before decoding (decompression bombs).
@@ -196,6 +206,10 @@ var Variables = []Variable{
 	{"PRESSROOM_UPLOADS_BUCKET", "uploads", "temporary bucket that browsers upload into"},
 	{"PRESSROOM_ASSETS_BUCKET", "assets", "permanent bucket for processed assets"},
 	{"PRESSROOM_BODY_LIMIT", "1048576", "largest request body in bytes (413 above it)"},
+	{"PRESSROOM_MAX_CONNS", "4096", "most client connections the API holds open at once (more are answered 503 and closed); lowered at start to fit the process's open-file limit"},
+	{"PRESSROOM_MAX_CONNS_PER_IP", "128", "most client connections from one address (IPv6: one /64) at once (more are answered 429 and closed); addresses in PRESSROOM_TRUSTED_PROXIES are exempt"},
+	{"PRESSROOM_HEADER_TIMEOUT", "10s", "how long a request's headers may take to arrive, from the connection's opening (or the request's first byte on a kept-alive one)"},
+	{"PRESSROOM_BODY_TIMEOUT", "30s", "how long a request's body may take to arrive, from the end of its headers (408 past it)"},
 	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
 	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
@@ -226,7 +240,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
-	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
+	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs) and whose connections the per-address connection limit skips"},
 	{"PRESSROOM_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port], or * for any) whose pages may call the API (CORS); empty means none"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
@@ -258,6 +272,10 @@ func FromEnv(getenv Getenv) (Config, error) {
 			AssetsBucket:  r.str("PRESSROOM_ASSETS_BUCKET"),
 		},
 		BodyLimit:        int(r.int("PRESSROOM_BODY_LIMIT", 1, 1<<30)),
+		MaxConns:         int(r.int("PRESSROOM_MAX_CONNS", 1, 1_000_000)),
+		MaxConnsPerIP:    int(r.int("PRESSROOM_MAX_CONNS_PER_IP", 1, 1_000_000)),
+		HeaderTimeout:    r.duration("PRESSROOM_HEADER_TIMEOUT"),
+		BodyTimeout:      r.duration("PRESSROOM_BODY_TIMEOUT"),
 		MaxUploadBytes:   r.int("PRESSROOM_MAX_UPLOAD_BYTES", 1, 5<<30),
 		MaxImagePixels:   r.int("PRESSROOM_MAX_IMAGE_PIXELS", 1, 1<<34),
 		ImageMemory:      r.int("PRESSROOM_IMAGE_MEMORY", 16<<20, 1<<40),
@@ -295,11 +313,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention, "720h"),
 		},
 	}
-	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			c.TrustedProxies = append(c.TrustedProxies, p)
-		}
-	}
+	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")
 	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
 	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {
@@ -393,6 +407,26 @@ func (r *reader) origins(name string) []string {
 	}
 	if len(out) > 1 && slices.Contains(out, "*") {
 		r.fail(name, strings.Join(out, ","), "either * alone or a list of origins")
+	}
+	return out
+}
+
+// proxies reads a comma-separated list of IP addresses and CIDRs. Anything
+// else (a host name) was once ignored without a word by Fiber, and now also
+// decides which connections the per-address limit skips: refused.
+func (r *reader) proxies(name string) []string {
+	var out []string
+	for _, p := range strings.Split(r.getenv(name), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				r.fail(name, p, "IP addresses or CIDRs such as 10.0.0.5 or 10.0.0.0/8")
+				continue
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }

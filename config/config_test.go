@@ -37,6 +37,10 @@ var defaults = Config{
 		AssetsBucket:   "assets",
 	},
 	BodyLimit:        1 << 20,
+	MaxConns:         4096,
+	MaxConnsPerIP:    128,
+	HeaderTimeout:    10 * time.Second,
+	BodyTimeout:      30 * time.Second,
 	MaxUploadBytes:   25 << 20,
 	MaxImagePixels:   50_000_000,
 	ImageMemory:      400 << 20,
@@ -140,6 +144,10 @@ var nonDefault = map[string]string{
 	"PRESSROOM_UPLOADS_BUCKET":                       "other-uploads",
 	"PRESSROOM_ASSETS_BUCKET":                        "other-assets",
 	"PRESSROOM_BODY_LIMIT":                           "2048",
+	"PRESSROOM_MAX_CONNS":                            "100",
+	"PRESSROOM_MAX_CONNS_PER_IP":                     "10",
+	"PRESSROOM_HEADER_TIMEOUT":                       "2s",
+	"PRESSROOM_BODY_TIMEOUT":                         "5s",
 	"PRESSROOM_MAX_UPLOAD_BYTES":                     "1000",
 	"PRESSROOM_SHUTDOWN_TIMEOUT":                     "1m",
 	"PRESSROOM_READINESS_TIMEOUT":                    "500ms",
@@ -230,6 +238,10 @@ func TestAcceptedValues(t *testing.T) {
 			func(c Config) bool {
 				return reflect.DeepEqual(c.CORSOrigins, []string{"https://app.example.com", "http://localhost:3000"})
 			}, "two origins"},
+		{"trusted proxies are addresses and CIDRs, trimmed", map[string]string{"PRESSROOM_TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.1 ,fd00::/8,::1,"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.TrustedProxies, []string{"10.0.0.0/8", "192.168.1.1", "fd00::/8", "::1"})
+			}, "four proxies"},
 		{"any origin", map[string]string{"PRESSROOM_CORS_ORIGINS": "*"},
 			func(c Config) bool { return reflect.DeepEqual(c.CORSOrigins, []string{"*"}) }, "[*]"},
 		{"blank public endpoint means the endpoint", map[string]string{"PRESSROOM_S3_ENDPOINT": "http://minio:9000", "PRESSROOM_S3_PUBLIC_ENDPOINT": "  "},
@@ -283,6 +295,12 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_WEBHOOK_RETENTION", "-720h", "a duration from 24h to 87600h"},
 		{"PRESSROOM_WEBHOOK_RETENTION", "23h59m", "a duration from 24h to 87600h"},
 		{"PRESSROOM_WEBHOOK_RETENTION", "87601h", "a duration from 24h to 87600h"},
+		{"PRESSROOM_MAX_CONNS", "0", "integer from 1 to"},
+		{"PRESSROOM_MAX_CONNS_PER_IP", "0", "integer from 1 to"},
+		{"PRESSROOM_HEADER_TIMEOUT", "0s", "positive duration"},
+		{"PRESSROOM_BODY_TIMEOUT", "never", "positive duration"},
+		{"PRESSROOM_TRUSTED_PROXIES", "proxy.internal", "IP addresses or CIDRs"},
+		{"PRESSROOM_TRUSTED_PROXIES", "10.0.0.0/33", "IP addresses or CIDRs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

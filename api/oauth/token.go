@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
 )
@@ -127,7 +128,14 @@ func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 }
 
 func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error) {
-	form, creds, err := parseTokenRequest(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAuthorization), c.Body())
+	body, err := intake.Read(c, maxTokenRequest)
+	switch {
+	case errors.Is(err, intake.ErrTooLarge):
+		return nil, invalidRequest("the request body is too large")
+	case err != nil:
+		return nil, invalidRequest("the request body could not be read")
+	}
+	form, creds, err := parseTokenRequest(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAuthorization), body)
 	if err != nil {
 		return nil, err
 	}
