@@ -126,6 +126,11 @@ type Webhooks struct {
 	// Retention is how long finished deliveries and their events are kept,
 	// counted from the event; the hourly prune deletes older ones.
 	Retention time.Duration
+	// PendingLimit is the most deliveries a webhook may have pending behind
+	// one that keeps failing: at the next event it is deactivated instead
+	// (models.RecordEvent, through the connection setting
+	// models.WithWebhookPendingLimit).
+	PendingLimit int
 }
 
 // OAuth holds token lifetimes and sign-in throttling.
@@ -240,6 +245,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
+	{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000", "most deliveries a webhook may have pending behind one whose last attempt failed; the next event deactivates it instead (active false, with deactivated-reason) and its pending deliveries fail. Set it the same for API and worker. From 1 to 1000000"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs) and whose connections the per-address connection limit skips"},
 	{"PRESSROOM_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port], or * for any) whose pages may call the API (CORS); empty means none"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -311,6 +317,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			GiveUpAfter:  r.duration("PRESSROOM_WEBHOOK_GIVE_UP"),
 			SweepEvery:   r.duration("PRESSROOM_WEBHOOK_SWEEP_EVERY"),
 			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention, "720h"),
+			PendingLimit: int(r.int("PRESSROOM_WEBHOOK_PENDING_LIMIT", 1, 1000000)),
 		},
 	}
 	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")

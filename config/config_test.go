@@ -69,7 +69,7 @@ var defaults = Config{
 	Webhooks: Webhooks{
 		SecretKey: "pressroom-dev-webhook-secret-key", TaskQueue: "pressroom-webhooks",
 		RetryBase: 5 * time.Second, GiveUpAfter: 72 * time.Hour, SweepEvery: time.Minute,
-		Retention: 30 * 24 * time.Hour,
+		Retention: 30 * 24 * time.Hour, PendingLimit: 1000,
 	},
 }
 
@@ -181,6 +181,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
 	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
 	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
+	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",
@@ -301,6 +302,8 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_BODY_TIMEOUT", "never", "positive duration"},
 		{"PRESSROOM_TRUSTED_PROXIES", "proxy.internal", "IP addresses or CIDRs"},
 		{"PRESSROOM_TRUSTED_PROXIES", "10.0.0.0/33", "IP addresses or CIDRs"},
+		{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "0", "integer from 1 to"},
+		{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000001", "integer from 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

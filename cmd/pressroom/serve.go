@@ -22,7 +22,7 @@ import (
 // for up to the shutdown timeout.
 func serve(ctx context.Context, env *environment) error {
 	cfg := env.cfg
-	db, err := models.Open(ctx, cfg.DatabaseURL)
+	db, err := models.Open(ctx, cfg.DatabaseURL, models.WithWebhookPendingLimit(cfg.Webhooks.PendingLimit))
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,7 @@ func (e *Env) OpenDB(ctx context.Context) (*bun.DB, error) {
 	if e.Config.DatabaseURL == "" {
 		return nil, errors.New("benchenv: OpenDB before Up")
 	}
-	db, err := models.Open(ctx, e.Config.DatabaseURL)
+	db, err := models.Open(ctx, e.Config.DatabaseURL, models.WithWebhookPendingLimit(e.Config.Webhooks.PendingLimit))
 	if err != nil {
 		return nil, err
 	}
