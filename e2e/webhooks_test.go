@@ -826,17 +826,7 @@ func TestWebhookPendingLimitDeactivatesAFailingWebhook(t *testing.T) {
 
 	// The first delivery fails (and is retried); two more queue behind it.
 	e.revertedDraft("first")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ds := e.deliveries(failing)
-		if len(ds) == 1 && strings.Contains(fmt.Sprint(ds[0].Attributes["last-error"]), "the receiver answered 500") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first delivery did not fail: %+v", ds)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	e.awaitFailedAttempt(failing)
 	e.revertedDraft("second")
 	e.revertedDraft("third")
 	if n := len(e.deliveries(failing)); n != 3 {
@@ -874,7 +864,45 @@ func TestWebhookPendingLimitDeactivatesAFailingWebhook(t *testing.T) {
 	if ds[0].Attributes["event"] != "webhook.deactivated" || ds[0].Attributes["status"] != "succeeded" {
 		t.Fatalf("listener's delivery: %+v", ds[0].Attributes)
 	}
-	reqs := up.requests()
+	checkDeactivatedMessage(t, up, secret, failing, reason)
+	// Other sites go on.
+	other.revertedDraft("theirs-after")
+	other.awaitDeliveries(otherHook, 2, time.Minute)
+
+	// Made active again, it no longer says why it was deactivated.
+	p := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
+		"attributes": map[string]any{"active": true}}})
+	if a := p.resource(t).Attributes; p.Status != 200 || a["active"] != true || a["deactivated-reason"] != nil || a["deactivated-at"] != nil {
+		t.Fatalf("PATCH active = %d %s", p.Status, p.Raw)
+	}
+	if d := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
+		"attributes": map[string]any{"deactivated-reason": "mine"}}}); d.Status != 422 {
+		t.Errorf("PATCH deactivated-reason = %d %s", d.Status, d.Raw)
+	}
+}
+
+// awaitFailedAttempt waits until the webhook's one delivery has failed an
+// attempt with a 500 (it is retried).
+func (e *editor) awaitFailedAttempt(webhookID string) {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ds := e.deliveries(webhookID)
+		if len(ds) == 1 && strings.Contains(fmt.Sprint(ds[0].Attributes["last-error"]), "the receiver answered 500") {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the first delivery did not fail: %+v", ds)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkDeactivatedMessage checks the one request rcv got: webhook.deactivated
+// about the webhook id, deactivated for reason, signed with secret.
+func checkDeactivatedMessage(t *testing.T, rcv *receiver, secret, id, reason string) {
+	t.Helper()
+	reqs := rcv.requests()
 	if len(reqs) != 1 {
 		t.Fatalf("listener got %d requests", len(reqs))
 	}
@@ -891,22 +919,8 @@ func TestWebhookPendingLimitDeactivatesAFailingWebhook(t *testing.T) {
 	if err := json.Unmarshal(reqs[0].Body, &msg); err != nil {
 		t.Fatal(err)
 	}
-	if a := msg.Data.Data.Attributes; msg.Type != "webhook.deactivated" || msg.Data.Data.Type != "webhooks" || msg.Data.Data.ID != failing ||
+	if a := msg.Data.Data.Attributes; msg.Type != "webhook.deactivated" || msg.Data.Data.Type != "webhooks" || msg.Data.Data.ID != id ||
 		a["active"] != false || a["deactivated-reason"] != reason {
 		t.Fatalf("webhook.deactivated body: %s", reqs[0].Body)
-	}
-	// Other sites go on.
-	other.revertedDraft("theirs-after")
-	other.awaitDeliveries(otherHook, 2, time.Minute)
-
-	// Made active again, it no longer says why it was deactivated.
-	p := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
-		"attributes": map[string]any{"active": true}}})
-	if a := p.resource(t).Attributes; p.Status != 200 || a["active"] != true || a["deactivated-reason"] != nil || a["deactivated-at"] != nil {
-		t.Fatalf("PATCH active = %d %s", p.Status, p.Raw)
-	}
-	if d := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
-		"attributes": map[string]any{"deactivated-reason": "mine"}}}); d.Status != 422 {
-		t.Errorf("PATCH deactivated-reason = %d %s", d.Status, d.Raw)
 	}
 }

@@ -302,6 +302,30 @@ func (b *bound) deliveries(t *testing.T, hook uuid.UUID) map[string]int {
 	return n
 }
 
+// checkDeactivatedEvent checks that one webhook.deactivated event was
+// recorded, about the failing webhook as deactivated, without its secret.
+func (b *bound) checkDeactivatedEvent(t *testing.T) {
+	t.Helper()
+	var events []struct {
+		SubjectID uuid.UUID       `bun:"subject_id"`
+		Subject   json.RawMessage `bun:"subject"`
+	}
+	if err := b.db.NewRaw("SELECT subject_id, subject FROM webhook_events WHERE type = ?", webhooks.WebhookDeactivated).
+		Scan(context.Background(), &events); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].SubjectID != b.failing {
+		t.Fatalf("webhook.deactivated events %+v, want one about %s", events, b.failing)
+	}
+	var subject map[string]any
+	if err := json.Unmarshal(events[0].Subject, &subject); err != nil || subject["active"] != false || subject["deactivated_reason"] == nil {
+		t.Errorf("event subject %s (%v): not the deactivated webhook", events[0].Subject, err)
+	}
+	if _, ok := subject["secret_sealed"]; ok {
+		t.Errorf("event subject copies the sealed secret: %s", events[0].Subject)
+	}
+}
+
 // A webhook with the limit of deliveries pending behind one that keeps
 // failing is deactivated by the next event, which it does not get: it
 // says why, webhook.deactivated is recorded once (and delivered to the
@@ -338,23 +362,7 @@ func TestRecordEventDeactivatesAFailingWebhookPastThePendingLimit(t *testing.T) 
 		t.Errorf("healthy webhook %+v (%v): deactivated", h, err)
 	}
 	// One webhook.deactivated event about it, delivered to the listener.
-	var events []struct {
-		SubjectID uuid.UUID       `bun:"subject_id"`
-		Subject   json.RawMessage `bun:"subject"`
-	}
-	if err := b.db.NewRaw("SELECT subject_id, subject FROM webhook_events WHERE type = ?", webhooks.WebhookDeactivated).Scan(ctx, &events); err != nil {
-		t.Fatal(err)
-	}
-	if len(events) != 1 || events[0].SubjectID != b.failing {
-		t.Fatalf("webhook.deactivated events %+v, want one about %s", events, b.failing)
-	}
-	var subject map[string]any
-	if err := json.Unmarshal(events[0].Subject, &subject); err != nil || subject["active"] != false || subject["deactivated_reason"] == nil {
-		t.Errorf("event subject %s (%v): not the deactivated webhook", events[0].Subject, err)
-	}
-	if _, ok := subject["secret_sealed"]; ok {
-		t.Errorf("event subject copies the sealed secret: %s", events[0].Subject)
-	}
+	b.checkDeactivatedEvent(t)
 	if n := b.deliveries(t, b.listener); n[webhooks.WebhookDeactivated] != 1 || n[webhooks.DraftReverted] != limit+2 {
 		t.Errorf("listener's deliveries: %v, want the webhook.deactivated one and every draft.reverted", n)
 	}
