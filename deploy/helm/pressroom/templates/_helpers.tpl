@@ -28,8 +28,14 @@ app.kubernetes.io/name: {{ include "pressroom.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The image of a component: its own tag if set (api.imageTag, worker.imageTag: to roll the workers
+out before the API), else image.tag, else the chart's appVersion. Call with (list $ tag).
+*/}}
 {{- define "pressroom.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $root := index . 0 }}
+{{- $tag := index . 1 | default $root.Values.image.tag | default $root.Chart.AppVersion -}}
+{{ $root.Values.image.repository }}:{{ $tag }}
 {{- end }}
 
 {{/* The Secret holding the secret settings: the chart's own or the one named. */}}
@@ -46,7 +52,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.publicURL }}
 {{- .Values.publicURL }}
 {{- else }}
-{{- printf "http://%s-api.%s.svc.cluster.local:%v" (include "pressroom.fullname" .) .Release.Namespace .Values.api.service.port }}
+{{- $host := printf "%s-api.%s.svc.cluster.local" (include "pressroom.fullname" .) .Release.Namespace }}
+{{- if eq (int .Values.api.service.port) 80 }}
+{{- printf "http://%s" $host }}
+{{- else }}
+{{- printf "http://%s:%v" $host .Values.api.service.port }}
+{{- end }}
 {{- end }}
 {{- end }}
 
