@@ -1,7 +1,12 @@
 package dev
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +154,40 @@ func TestConvertSwaggerRefusesCollisions(t *testing.T) {
 	}
 	if _, err := ConvertSwagger([]byte(`{"definitions": {}}`)); err == nil {
 		t.Error("ConvertSwagger accepted a description without definitions")
+	}
+}
+
+// TestKubernetesSchemasCached: schemas already in the cache under the
+// pinned module's key are used as they are, with no download; after a pin
+// bump they are not. Not parallel: t.Setenv.
+func TestKubernetesSchemasCached(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("PRESSROOM_TOOLS_CACHE", cache)
+	root := t.TempDir()
+	modDir := filepath.Join(root, "dev", "tools", "kubernetes-schemas")
+	// A module no proxy serves: reaching `go mod download` fails the test.
+	writeModule(t, modDir, "module pressroom.dev/tools/kubernetes-schemas\n\ngo 1.26\n\nrequire k8s.io/kubernetes v0.0.0-pressroom-fake\n", "")
+	key, err := moduleKey(modDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(cache, "kubernetes-schemas-"+key+"-"+schemaFormat)
+	if err := os.MkdirAll(want, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := KubernetesSchemas(context.Background(), root, io.Discard)
+	if err != nil || got != want {
+		t.Errorf("KubernetesSchemas = %q, %v; want the cached %q", got, err, want)
+	}
+	if loc := SchemaLocation(got); loc != filepath.Join(want, "{{ .ResourceKind }}{{ .KindSuffix }}.json") {
+		t.Errorf("SchemaLocation = %q", loc)
+	}
+	writeModule(t, modDir, "module pressroom.dev/tools/kubernetes-schemas\n\ngo 1.26\n\nrequire k8s.io/kubernetes v0.0.1-pressroom-fake\n", "")
+	var log bytes.Buffer
+	if got, err := KubernetesSchemas(context.Background(), root, &log); err == nil {
+		t.Errorf("after the pin changed, KubernetesSchemas = %q without making schemas", got)
+	}
+	if !strings.Contains(log.String(), "building Kubernetes v0.0.1-pressroom-fake JSON schemas") {
+		t.Errorf("the log does not say which schemas it makes:\n%s", log.String())
 	}
 }
