@@ -23,7 +23,7 @@ test: $(DEVSTACK) ## every test, services started once per run
 build:
 	$(GO) build -o bin/pressroom ./cmd/pressroom
 
-tools: $(DEVSTACK) ## build (or find cached) Temporal CLI and MinIO binaries
+tools: $(DEVSTACK) ## build (or find cached) Temporal CLI, MinIO, Helm and kubeconform binaries, and the chart check's Kubernetes schemas
 	$(DEVSTACK) tools
 
 # dev, test and tools run the same check first; this runs only the check.
@@ -41,7 +41,10 @@ FUZZTIME_TEST ?= 10s
 fuzz: ## run every fuzz target for FUZZTIME each
 	GO=$(GO) dev/fuzz.sh $(FUZZTIME)
 
-vet:
+# The chart check (devstack chart: helm lint, helm template | kubeconform
+# -strict) uses the tools `make tools` builds; it builds them itself if missing.
+vet: $(DEVSTACK)
 	$(GO) vet ./...
 	dev/no-binaries.sh
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(DEVSTACK) chart

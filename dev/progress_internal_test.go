@@ -123,6 +123,15 @@ func TestToolLabelNamesThePinnedVersion(t *testing.T) {
 	if got := MinIOTool.label(filepath.Join(root, "dev", "tools", "minio")); !regexp.MustCompile(`^MinIO v0\.0\.0-\d{14}-[0-9a-f]{12}$`).MatchString(got) {
 		t.Errorf("MinIO label %q", got)
 	}
+	if got := HelmTool.label(filepath.Join(root, "dev", "tools", "helm")); !regexp.MustCompile(`^Helm v3\.\d+\.\d+$`).MatchString(got) {
+		t.Errorf("Helm label %q", got)
+	}
+	if got := KubeconformTool.label(filepath.Join(root, "dev", "tools", "kubeconform")); !regexp.MustCompile(`^kubeconform v\d+\.\d+\.\d+$`).MatchString(got) {
+		t.Errorf("kubeconform label %q", got)
+	}
+	if got := pinnedVersion(filepath.Join(root, "dev", "tools", "kubernetes-schemas", "go.mod"), kubernetesModule); !regexp.MustCompile(`^v1\.\d+\.\d+$`).MatchString(got) {
+		t.Errorf("the pinned Kubernetes release is %q; the chart check renders for it (--kube-version)", got)
+	}
 	dir := t.TempDir()
 	writeModule(t, dir, "module x\n\nrequire (\n\texample.com/a v1.0.0\n\texample.com/a/b v2.1.0 // indirect\n)\n", "")
 	tool := Tool{Name: "b", Package: "example.com/a/b/cmd/b"}

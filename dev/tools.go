@@ -37,6 +37,9 @@ type Tool struct {
 var (
 	TemporalTool = Tool{Name: "temporal", Title: "Temporal CLI", Package: "github.com/temporalio/cli/cmd/temporal", EnvOverride: "PRESSROOM_TEMPORAL_BIN"}
 	MinIOTool    = Tool{Name: "minio", Title: "MinIO", Package: "github.com/minio/minio", EnvOverride: "PRESSROOM_MINIO_BIN"}
+	// Helm and kubeconform check the Kubernetes chart (deploy/helm) in `make vet`.
+	HelmTool        = Tool{Name: "helm", Title: "Helm", Package: "helm.sh/helm/v3/cmd/helm", EnvOverride: "PRESSROOM_HELM_BIN"}
+	KubeconformTool = Tool{Name: "kubeconform", Title: "kubeconform", Package: "github.com/yannh/kubeconform/cmd/kubeconform", EnvOverride: "PRESSROOM_KUBECONFORM_BIN"}
 )
 
 // CacheDir is where built tools are kept between runs and between clones:

@@ -65,7 +65,7 @@ func TestRepoRoot(t *testing.T) {
 
 // Not parallel: t.Setenv.
 func TestToolEnsureUsesEnvOverride(t *testing.T) {
-	for _, tool := range []dev.Tool{dev.TemporalTool, dev.MinIOTool} {
+	for _, tool := range []dev.Tool{dev.TemporalTool, dev.MinIOTool, dev.HelmTool, dev.KubeconformTool} {
 		t.Run(tool.Name, func(t *testing.T) {
 			want := filepath.Join(t.TempDir(), "prebuilt-"+tool.Name)
 			t.Setenv(tool.EnvOverride, want)

@@ -2,7 +2,8 @@
 //
 //	devstack up                 everything: databases, Temporal (+UI), MinIO, seed data, API, worker (make dev)
 //	devstack exec -- CMD ARGS   the services only, on free ports, for the length of CMD (make test)
-//	devstack tools              build (once, cached) the Temporal CLI and MinIO binaries
+//	devstack tools              build (once, cached) the Temporal CLI, MinIO, Helm and kubeconform binaries
+//	devstack chart              lint the Helm chart and validate what it renders (make vet)
 //	devstack deps               install (as root or with sudo, on Debian/Ubuntu) the system packages the stack needs
 //
 // Every command first checks the system packages (libvips, a C compiler, the
@@ -37,7 +38,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools | devstack deps"))
+		fail(errors.New("usage: devstack up | devstack exec -- CMD [ARGS...] | devstack tools | devstack chart | devstack deps"))
 	}
 	root, err := dev.CheckoutRoot()
 	if err != nil {
@@ -59,13 +60,9 @@ func main() {
 	case "up":
 		err = up(ctx, root)
 	case "tools":
-		for _, t := range []dev.Tool{dev.TemporalTool, dev.MinIOTool} {
-			var path string
-			if path, err = t.Ensure(ctx, root, os.Stderr); err != nil {
-				break
-			}
-			fmt.Printf("%s: %s\n", t.Name, path)
-		}
+		err = tools(ctx, root)
+	case "chart":
+		err = dev.CheckChart(ctx, root, os.Stderr)
 	case "exec":
 		args := os.Args[2:]
 		if len(args) > 0 && args[0] == "--" {
@@ -80,11 +77,29 @@ func main() {
 			os.Exit(code)
 		}
 	default:
-		err = fmt.Errorf("unknown command %q (want up, exec, tools or deps)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want up, exec, tools, chart or deps)", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
 	}
+}
+
+// tools builds (or finds cached) every tool and makes the chart check's
+// Kubernetes schemas, so `make vet` and `make test` build nothing.
+func tools(ctx context.Context, root string) error {
+	for _, t := range []dev.Tool{dev.TemporalTool, dev.MinIOTool, dev.HelmTool, dev.KubeconformTool} {
+		path, err := t.Ensure(ctx, root, os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s\n", t.Name, path)
+	}
+	dir, err := dev.KubernetesSchemas(ctx, root, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("kubernetes-schemas: %s\n", dir)
+	return nil
 }
 
 func fail(err error) {
