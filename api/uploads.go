@@ -149,8 +149,9 @@ func (h uploadsHandler) resource(u *models.AssetUpload) *jsonapi.Resource {
 }
 
 // createUpload serves POST /asset-uploads: validates the notice, records it
-// and starts the ingestion workflow; 202 with status "processing". Posting
-// the same key again after an error starts a new attempt.
+// in its site's queue and starts the ingestion workflow; 202 with status
+// "processing" (and meta.queue-position when it waits for its turn).
+// Posting the same key again after an error starts a new attempt.
 func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	data, err := decodeCreate[uploadRequest](c, "asset-uploads")
 	if err != nil {
@@ -199,9 +200,24 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		return jsonapi.Unavailable("The file storage is unreachable; try again shortly.").WithHeader("Retry-After", "5")
 	}
 
+	up, position, err := h.recordNotice(ctx, pr, attrs, sig, obj.ETag)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, h.links.base+"/asset-uploads/"+up.ID.String())
+	return respond(c, fiber.StatusAccepted, jsonapi.Document{Data: withQueuePosition(h.resource(up), position)})
+}
+
+// recordNotice records the notice in its site's queue and starts its
+// ingestion, in one transaction: a new upload, or a new attempt of one that
+// ended in error. It returns the upload and its queue position (0 when it
+// took a processing slot at once).
+func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, attrs uploadRequest, sig *models.UploadSignature, etag string) (*models.AssetUpload, int, error) {
 	var up *models.AssetUpload
-	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := h.limitSite(ctx, tx, pr.SiteID); err != nil {
+	var position int
+	err := runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
+		queue, err := h.admit(ctx, tx, pr.SiteID)
+		if err != nil {
 			return err
 		}
 		existing, err := models.UploadByKey(ctx, tx, pr.SiteID, attrs.Key, true)
@@ -219,6 +235,12 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		}
 		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = attrs.FileName, attrs.Key, sig.ContentType, *attrs.FileSize, attrs.UserAgent
 		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
+		up.QueuedAt, up.DispatchedAt, position = now, nil, queue.Waiting+1
+		if queue.Waiting == 0 && queue.Running < h.cfg.SiteUploadLimit {
+			// Nothing waits and a slot is free: this upload takes it now,
+			// and its run starts the image work without waiting.
+			up.DispatchedAt, position = &now, 0
+		}
 		if err := models.SaveUpload(ctx, tx, up); err != nil {
 			return err
 		}
@@ -226,13 +248,9 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 		// rolled back and the client retries, so no upload is left
 		// "processing" with nothing processing it. The workflow's first step
 		// waits for this commit (activities.Uploads.Claim).
-		return h.startIngestion(ctx, up, obj.ETag)
+		return h.startIngestion(ctx, up, etag)
 	})
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderLocation, h.links.base+"/asset-uploads/"+up.ID.String())
-	return respond(c, fiber.StatusAccepted, jsonapi.Document{Data: h.resource(up)})
+	return up, position, err
 }
 
 // alreadyUploaded is the answer to a notice for a key whose upload is
@@ -241,20 +259,31 @@ func (h uploadsHandler) alreadyUploaded(existing *models.AssetUpload) error {
 	return jsonapi.Conflict("already_uploaded", fmt.Sprintf("An upload for this key is already %s: GET %s.", existing.Status, h.links.base+"/asset-uploads/"+existing.ID.String())).AtPointer("/data/attributes/key")
 }
 
-// limitSite refuses a notice while the site already has
-// cfg.SiteUploadLimit uploads processing, so one site cannot take every
-// worker slot (models.ProcessingUploads counts them under a per-site lock).
-func (h uploadsHandler) limitSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID) error {
-	n, err := models.ProcessingUploads(ctx, tx, siteID)
+// admit counts the site's processing uploads under the site's upload lock
+// (models.LockSiteUploads) and refuses the notice while
+// cfg.SiteUploadBacklog of them wait for their turn: every other valid
+// notice is accepted and waits in the site's queue (docs/assets.md).
+func (h uploadsHandler) admit(ctx context.Context, tx bun.Tx, siteID uuid.UUID) (models.SiteUploads, error) {
+	n, err := models.LockSiteUploads(ctx, tx, siteID)
 	if err != nil {
-		return err
+		return n, err
 	}
-	if n >= h.cfg.SiteUploadLimit {
-		return jsonapi.NewError(fiber.StatusTooManyRequests, "too_many_uploads",
-			fmt.Sprintf("Your site already has %d uploads processing, the most it may have at once; notify this one when one of them is done.", n)).
-			WithHeader("Retry-After", "5")
+	if n.Waiting >= h.cfg.SiteUploadBacklog {
+		return n, jsonapi.NewError(fiber.StatusTooManyRequests, "too_many_uploads",
+			fmt.Sprintf("Your site already has %d uploads waiting to be processed, the most it may have; notify this one when fewer wait.", n.Waiting)).
+			WithHeader("Retry-After", "30")
 	}
-	return nil
+	return n, nil
+}
+
+// withQueuePosition adds meta.queue-position to a waiting upload's
+// resource: its 1-based place among its site's waiting uploads (0: not
+// waiting, no meta).
+func withQueuePosition(r *jsonapi.Resource, position int) *jsonapi.Resource {
+	if position > 0 {
+		r.Meta = map[string]any{"queue-position": position}
+	}
+	return r
 }
 
 func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload, etag string) error {
@@ -291,7 +320,11 @@ func (h uploadsHandler) getUpload(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(up)})
+	position, err := models.QueuePosition(c.UserContext(), h.db, up)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: withQueuePosition(h.resource(up), position)})
 }
 
 // relationship serves GET /asset-uploads/:id/relationships/{asset,asset-file}.

@@ -42,8 +42,12 @@ type Config struct {
 	// PublishTaskQueue is the task queue of publish workflows, polled by
 	// worker slots of their own so image work never delays publishing.
 	PublishTaskQueue string
-	// SiteUploadLimit caps the uploads one site may have processing at once.
+	// SiteUploadLimit is how many of one site's uploads are processed at
+	// once; the site's other uploads wait their turn (docs/assets.md).
 	SiteUploadLimit int
+	// SiteUploadBacklog bounds the uploads one site may have waiting for
+	// their turn; a notice beyond it gets 429.
+	SiteUploadBacklog int
 
 	Storage Storage
 
@@ -221,7 +225,8 @@ var Variables = []Variable{
 	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
 	{"PRESSROOM_IMAGE_MEMORY", "419430400", "bytes of image work one worker holds at once (400 MiB; about 8 bytes per pixel each)"},
 	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion retries a notified file that storage does not show yet"},
-	{"PRESSROOM_SITE_UPLOAD_LIMIT", "2", "uploads one site may have processing at once (more get 429 with Retry-After)"},
+	{"PRESSROOM_SITE_UPLOAD_LIMIT", "2", "uploads of one site processed at once (its other uploads wait their turn, in the order they were noticed); the same on API and workers"},
+	{"PRESSROOM_SITE_UPLOAD_BACKLOG", "1000", "uploads one site may have waiting for their turn; a notice beyond it gets 429 with Retry-After"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},
 	{"PRESSROOM_ACCESS_TOKEN_TTL", "2h", "lifetime of access tokens (expires_in)"},
@@ -269,6 +274,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		TaskQueue:         r.str("PRESSROOM_TASK_QUEUE"),
 		PublishTaskQueue:  r.str("PRESSROOM_PUBLISH_TASK_QUEUE"),
 		SiteUploadLimit:   int(r.int("PRESSROOM_SITE_UPLOAD_LIMIT", 1, 1000)),
+		SiteUploadBacklog: int(r.int("PRESSROOM_SITE_UPLOAD_BACKLOG", 1, 1_000_000)),
 		Storage: Storage{
 			Endpoint:      strings.TrimRight(r.url("PRESSROOM_S3_ENDPOINT"), "/"),
 			AccessKey:     r.str("PRESSROOM_S3_ACCESS_KEY"),

@@ -27,6 +27,7 @@ var defaults = Config{
 	TaskQueue:         "pressroom",
 	PublishTaskQueue:  "pressroom-publish",
 	SiteUploadLimit:   2,
+	SiteUploadBacklog: 1000,
 	Storage: Storage{
 		Endpoint:       "http://127.0.0.1:9000",
 		PublicEndpoint: "http://127.0.0.1:9000",
@@ -184,6 +185,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
+	"PRESSROOM_SITE_UPLOAD_BACKLOG":                  "50",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",
 	"PRESSROOM_REQUEST_TIMEOUT":                      "5s",
 	"PRESSROOM_CORS_ORIGINS":                         "http://localhost:3000",

@@ -45,6 +45,12 @@ type AssetUpload struct {
 	Attempt      int        `bun:"attempt,notnull"`
 	AssetID      *uuid.UUID `bun:"asset_id,type:uuid"`
 	AssetImageID *uuid.UUID `bun:"asset_image_id,type:uuid"`
+	// QueuedAt orders this attempt among its site's uploads waiting for a
+	// processing slot; DispatchedAt is when it took one (nil while it
+	// waits). Both matter only while the upload is processing
+	// (uploadqueue.go).
+	QueuedAt     time.Time  `bun:"queued_at,nullzero,notnull,default:current_timestamp"`
+	DispatchedAt *time.Time `bun:"dispatched_at"`
 }
 
 // Asset is a published file of a site.

@@ -40,25 +40,13 @@ func UploadByKey(ctx context.Context, db bun.IDB, siteID uuid.UUID, key string, 
 	return up, sel.Scan(ctx)
 }
 
-// ProcessingUploads counts the site's uploads being processed, under a
-// per-site lock held to the end of the caller's transaction, so a limit
-// judged on the count holds across API replicas.
-func ProcessingUploads(ctx context.Context, tx bun.Tx, siteID uuid.UUID) (int, error) {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "asset-uploads:"+siteID.String()); err != nil {
-		return 0, fmt.Errorf("lock site uploads: %w", err)
-	}
-	n, err := tx.NewSelect().Model((*AssetUpload)(nil)).Where("site_id = ? AND status = ?", siteID, UploadProcessing).Count(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("count processing uploads: %w", err)
-	}
-	return int(n), nil
-}
-
-// SaveUpload inserts an upload, or writes a new attempt of one over it.
+// SaveUpload inserts an upload, or writes a new attempt of one over it
+// (with its new place in the site's queue, uploadqueue.go).
 func SaveUpload(ctx context.Context, db bun.IDB, up *AssetUpload) error {
 	if _, err := db.NewInsert().Model(up).On("CONFLICT (id) DO UPDATE").
 		Set("file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type, file_size = EXCLUDED.file_size").
 		Set("user_agent = EXCLUDED.user_agent, status = EXCLUDED.status, error_message = NULL, attempt = EXCLUDED.attempt, updated_at = EXCLUDED.updated_at").
+		Set("queued_at = EXCLUDED.queued_at, dispatched_at = EXCLUDED.dispatched_at").
 		Exec(ctx); err != nil {
 		return fmt.Errorf("record upload: %w", err)
 	}

@@ -51,6 +51,8 @@ func WorkerEnv(cfg config.Config, tmp string) []string {
 		"PRESSROOM_ASSETS_BUCKET=" + st.AssetsBucket,
 		"PRESSROOM_MAX_IMAGE_PIXELS=" + strconv.FormatInt(cfg.MaxImagePixels, 10),
 		"PRESSROOM_UPLOAD_WAIT=" + cfg.UploadWait.String(),
+		// The worker gives processing slots by the same number as the API.
+		"PRESSROOM_SITE_UPLOAD_LIMIT=" + strconv.Itoa(cfg.SiteUploadLimit),
 		"PRESSROOM_WEBHOOK_TASK_QUEUE=" + cfg.Webhooks.TaskQueue,
 		"PRESSROOM_WEBHOOK_ALLOW_PRIVATE=" + strconv.FormatBool(cfg.Webhooks.AllowPrivate),
 		"PRESSROOM_WEBHOOK_RETRY_BASE=" + cfg.Webhooks.RetryBase.String(),
