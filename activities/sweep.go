@@ -8,16 +8,25 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
 
-// Sweeper removes what unconfirmed uploads leave behind.
+// Sweeper removes what unconfirmed uploads leave behind, and ends the
+// uploads whose ingestion run is gone (sweepqueue.go).
 type Sweeper struct {
-	DB      *bun.DB
-	Storage *minio.Client
-	Buckets config.Storage
+	DB       *bun.DB
+	Storage  *minio.Client
+	Buckets  config.Storage
+	Temporal client.Client
+	// SiteLimit is PRESSROOM_SITE_UPLOAD_LIMIT: how many of a site's
+	// uploads hold a slot, and so how far the head of its queue goes.
+	SiteLimit int
+	// AbandonedAfter replaces the constant AbandonedAfter when above 0
+	// (tests).
+	AbandonedAfter time.Duration
 }
 
 // SweepBatch bounds one sweep, so a backlog is worked off over several runs

@@ -39,7 +39,10 @@ type Uploads struct {
 	WaitForObject time.Duration
 	// Memory bounds the image work held in memory at once (nil: unbounded).
 	Memory *MemoryBudget
-	Log    *slog.Logger
+	// SiteLimit is how many of one site's uploads are processed at once
+	// (PRESSROOM_SITE_UPLOAD_LIMIT; the API gives slots by the same number).
+	SiteLimit int
+	Log       *slog.Logger
 }
 
 // matching returns read options that only match the noticed version.
@@ -419,37 +422,36 @@ func (a *Uploads) DeleteTemporary(ctx context.Context, u workflows.Upload) error
 	return nil
 }
 
-// Fail marks the upload "error" with a message and removes any objects a
-// partial run stored for it.
-func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) error {
-	prefix := u.SiteID + "/" + u.AssetID + "/"
-	for obj := range a.Storage.ListObjects(ctx, a.Buckets.AssetsBucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+// removePartialObjects removes every object under prefix (an asset's) from
+// bucket: what a run that did not finish may have stored.
+func removePartialObjects(ctx context.Context, mc *minio.Client, bucket, prefix string) error {
+	for obj := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if obj.Err != nil {
 			return fmt.Errorf("list partial objects: %w", obj.Err)
 		}
-		if err := a.Storage.RemoveObject(ctx, a.Buckets.AssetsBucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+		if err := mc.RemoveObject(ctx, bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
 			return fmt.Errorf("remove partial object %s: %w", obj.Key, err)
 		}
 	}
-	var n int64
-	err := a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*models.AssetUpload)(nil)).
-			Set("status = ?, error_message = ?, updated_at = now()", models.UploadError, message).
-			Where("id = ? AND status = ?", u.UploadID, models.UploadProcessing).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if n, _ = res.RowsAffected(); n == 0 {
-			return nil
-		}
-		// The webhook event commits with the upload's end (docs/webhooks.md).
-		return models.RecordEvent(ctx, tx, models.Event{SiteID: uuid.MustParse(u.SiteID), Type: webhooks.AssetUploadError,
-			SubjectType: "asset-uploads", SubjectID: uuid.MustParse(u.UploadID)})
-	})
-	if err != nil {
-		return fmt.Errorf("mark upload failed: %w", err)
+	return nil
+}
+
+// Fail marks the upload "error" with a message and removes any objects a
+// partial run stored for it.
+func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) error {
+	if err := removePartialObjects(ctx, a.Storage, a.Buckets.AssetsBucket, u.SiteID+"/"+u.AssetID+"/"); err != nil {
+		return err
 	}
-	if n == 0 {
+	uploadID, siteID, err := uploadAndSite(u)
+	if err != nil {
+		return err
+	}
+	// Any attempt (0): runs recorded before attempts were counted carry none.
+	changed, err := models.FailUpload(ctx, a.DB, uploadID, siteID, 0, message)
+	if err != nil {
+		return err
+	}
+	if !changed {
 		// Already marked (a repeated run) is fine; a notice not yet visible
 		// must not be left "processing": retry until it is.
 		exists, err := a.DB.NewSelect().Model((*models.AssetUpload)(nil)).Where("id = ?", u.UploadID).Exists(ctx)

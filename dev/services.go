@@ -12,8 +12,9 @@ import (
 )
 
 // SearchAttributes are registered on the Temporal dev server so operators
-// can filter Pressroom's workflows by site, upload and revision in the UI.
-var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomWebhookId"}
+// can filter Pressroom's workflows by site, upload and revision in the UI,
+// and completed ingestions by outcome (workflows.OutcomeAttribute).
+var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomWebhookId", "PressroomOutcome"}
 
 // DatetimeSearchAttributes are registered as Datetime: when a scheduled
 // revision publishes (workflows.PublishAtAttribute).

@@ -68,7 +68,7 @@ func New(c client.Client, d Deps) *Worker {
 		MaxConcurrentActivityExecutionSize:     MaxConcurrentImageWork,
 		MaxConcurrentWorkflowTaskExecutionSize: 16,
 	})
-	Register(ingest, d)
+	Register(ingest, c, d)
 	publish := sdkworker.New(c, d.Config.PublishTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize:     MaxConcurrentPublishes,
 		MaxConcurrentWorkflowTaskExecutionSize: 16,
@@ -122,16 +122,17 @@ func (w *Worker) Run(interrupt <-chan any) error {
 }
 
 // Register adds every workflow and activity to r: the ingestion queue's
-// worker runs them all.
-func Register(r sdkworker.Registry, d Deps) {
+// worker runs them all. The upload sweep signals ingestions through c.
+func Register(r sdkworker.Registry, c client.Client, d Deps) {
 	RegisterWorkflows(r)
 	r.RegisterActivity(publisher(d))
 	r.RegisterActivity(&activities.Uploads{
 		DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, AssetTypes: models.DefaultAssetTypes(),
 		Limits: images.Limits{MaxPixels: d.Config.MaxImagePixels}, WaitForObject: d.Config.UploadWait, Log: d.Log,
-		Memory: activities.NewMemoryBudget(d.Config.ImageMemory),
+		Memory: activities.NewMemoryBudget(d.Config.ImageMemory), SiteLimit: d.Config.SiteUploadLimit,
 	})
-	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
+	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, Temporal: c,
+		SiteLimit: d.Config.SiteUploadLimit})
 	r.RegisterActivity(&activities.OAuthPrune{DB: d.DB, LoginWindow: d.Config.OAuth.LoginWindow, Log: d.Log})
 }
 

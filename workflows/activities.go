@@ -12,6 +12,8 @@ import "time"
 // which the API imports to start workflows, stays free of I/O.
 const (
 	claimActivity            = "Claim"
+	claimSlotActivity        = "ClaimSlot"
+	releaseSlotActivity      = "ReleaseSlot"
 	inspectActivity          = "Inspect"
 	processActivity          = "Process"
 	ingestActivity           = "Ingest"
@@ -19,6 +21,7 @@ const (
 	failActivity             = "Fail"
 	deleteTemporaryActivity  = "DeleteTemporary"
 	sweepUnconfirmedActivity = "SweepUnconfirmed"
+	sweepAbandonedActivity   = "SweepAbandoned"
 	publishActivity          = "Publish"
 	awaitRevisionActivity    = "AwaitRevision"
 	recordPublishAtActivity  = "RecordPublishAt"

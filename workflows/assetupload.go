@@ -108,17 +108,20 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 }
 
 // IngestUpload is the workflow new uploads start (workflow id
-// AssetUploadID, input Upload): the single-step path of AssetUpload, as a
-// workflow type of its own. Having no runs recorded before it, it needs no
-// workflow.GetVersion, whose marker and TemporalChangeVersion search
-// attribute upsert (a visibility write on the Temporal server) every
-// AssetUpload run records: 14 history events instead of 16. AssetUpload
-// stays registered for the runs started before.
+// AssetUploadID, input Upload). As a workflow type of its own it needed no
+// workflow.GetVersion for AssetUpload's older paths; its own change, the
+// per-site queue with outcomes (uploadQueueChange, ingestInTurn), is
+// versioned: runs recorded before it replay ingestSingleStep. AssetUpload
+// stays registered for the runs started before IngestUpload.
 func IngestUpload(ctx workflow.Context, u Upload) error {
-	return ingestSingleStep(ctx, u)
+	if workflow.GetVersion(ctx, uploadQueueChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return ingestSingleStep(ctx, u)
+	}
+	return ingestInTurn(ctx, u)
 }
 
-// ingestSingleStep is the current path: one activity task (Ingest: inspect
+// ingestSingleStep is the path before the queue (IngestUpload's runs
+// recorded before uploadQueueChange, and AssetUpload version 2): one activity task (Ingest: inspect
 // and process, heartbeating) and the short steps as local activities (Claim,
 // Record, DeleteTemporary, Fail), which run in the worker's workflow task
 // and leave one marker event each instead of a task round trip through the

@@ -20,12 +20,15 @@ import (
 	"github.com/pressroom/pressroom/workflows"
 )
 
-// envSingleStep is env for the current path: Claim, Record, Fail and
-// DeleteTemporary as local activities around one Ingest activity.
+// envSingleStep is env for the path before the queue: Claim, Record, Fail
+// and DeleteTemporary as local activities around one Ingest activity. It
+// runs IngestUpload as recorded before the queue (workflow.DefaultVersion
+// of "upload-queue"); envQueue runs the current path.
 func envSingleStep(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Uploads) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	e := s.NewTestWorkflowEnvironment()
+	e.OnGetVersion("upload-queue", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion).Maybe()
 	a := &activities.Uploads{}
 	e.RegisterActivity(a)
 	return e, a

@@ -147,13 +147,37 @@ func TestAssetUploadRetriesFailUntilRecorded(t *testing.T) {
 	e.AssertExpectations(t)
 }
 
+// envSweep is a test environment for SweepUploads.
+func envSweep() (*testsuite.TestWorkflowEnvironment, *activities.Sweeper) {
+	var s testsuite.WorkflowTestSuite
+	e := s.NewTestWorkflowEnvironment()
+	a := &activities.Sweeper{}
+	e.RegisterActivity(a)
+	return e, a
+}
+
 func TestSweepUploads(t *testing.T) {
-	e, _ := env(t)
-	var s *activities.Sweeper
+	e, s := envSweep()
 	e.OnActivity(s.SweepUnconfirmed, mock.Anything).Return(7, nil).Once()
+	e.OnActivity(s.SweepAbandoned, mock.Anything).Return(2, nil).Once()
 	e.ExecuteWorkflow(workflows.SweepUploads)
 	var n int
 	if err := e.GetWorkflowResult(&n); err != nil || n != 7 {
 		t.Fatalf("sweep = %d, %v", n, err)
 	}
+	e.AssertExpectations(t)
+}
+
+// Sweeps started before the queue (the default version) only remove
+// unconfirmed signatures.
+func TestSweepUploadsBeforeTheQueue(t *testing.T) {
+	e, s := envSweep()
+	e.OnGetVersion("sweep-abandoned-uploads", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	e.OnActivity(s.SweepUnconfirmed, mock.Anything).Return(7, nil).Once()
+	e.ExecuteWorkflow(workflows.SweepUploads)
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	e.AssertExpectations(t)
+	e.AssertNotCalled(t, "SweepAbandoned", mock.Anything)
 }

@@ -11,4 +11,8 @@ var (
 	// PublishAtAttribute is when a scheduled revision publishes.
 	PublishAtAttribute = temporal.NewSearchAttributeKeyTime("PressroomPublishAt")
 	WebhookIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomWebhookId")
+	// OutcomeAttribute is how an ingestion that completed ended:
+	// OutcomeFinished or OutcomeRejected (set as its last step). Failed
+	// runs are faults for an operator; a rejected file is not one.
+	OutcomeAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomOutcome")
 )

@@ -28,12 +28,15 @@ func StartPublishRevision(ctx context.Context, c client.Client, taskQueue, siteI
 	return start(ctx, c, opts, PublishRevision, revisionID, siteID, attrs...)
 }
 
-// StartAssetUpload starts the ingestion of an upload (IngestUpload) on taskQueue. A new
-// attempt reuses the id, which Temporal allows only after the previous run
-// failed: two ingestions of one upload never overlap.
+// StartAssetUpload starts the ingestion of an upload (IngestUpload) on
+// taskQueue. A new attempt reuses the id once the previous run has closed
+// (Temporal refuses to start an id that is running, so two ingestions of
+// one upload never overlap). The previous run may have completed: a
+// rejection completes the run with the outcome "rejected" since the queue,
+// and only an upload in error gets a new attempt (the API's rule).
 func StartAssetUpload(ctx context.Context, c client.Client, taskQueue string, in Upload) error {
 	opts := client.StartWorkflowOptions{ID: AssetUploadID(in.UploadID), TaskQueue: taskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
 	return start(ctx, c, opts, IngestUpload, in, in.SiteID, UploadIDAttribute.ValueSet(in.UploadID))
 }
 
