@@ -212,6 +212,7 @@ type resource struct {
 		Links struct{ Self, Related string }
 	}
 	Links struct{ Self string }
+	Meta  map[string]any
 }
 
 func (d *doc) resource(t *testing.T) resource {

@@ -42,7 +42,7 @@ func TestUploadPNGEndToEnd(t *testing.T) {
 	if up.Attributes["status"] != "finished" || up.Attributes["error-message"] != nil {
 		t.Fatalf("upload = %+v", up.Attributes)
 	}
-	s.recordHistory(t, workflows.AssetUploadID(up.ID), "ingest-upload-finished.history.json")
+	s.recordHistory(t, workflows.AssetUploadID(up.ID), "ingest-upload-queue-finished.history.json")
 	var assetRef, fileRef struct{ Type, ID string }
 	_ = json.Unmarshal(up.Relationships["asset"].Data, &assetRef)
 	_ = json.Unmarshal(up.Relationships["asset-file"].Data, &fileRef)
@@ -138,7 +138,7 @@ func TestRejectedUploadsEndInError(t *testing.T) {
 			}
 			up := s.await(t, token, d.resource(t).ID, time.Minute)
 			if tc.name == "type lie" {
-				s.recordHistory(t, workflows.AssetUploadID(up.ID), "ingest-upload-rejected.history.json")
+				s.recordHistory(t, workflows.AssetUploadID(up.ID), "ingest-upload-queue-rejected.history.json")
 			}
 			msg, _ := up.Attributes["error-message"].(string)
 			if up.Attributes["status"] != "error" || !strings.Contains(msg, tc.message) {
