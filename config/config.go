@@ -225,7 +225,7 @@ var Variables = []Variable{
 	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
 	{"PRESSROOM_IMAGE_MEMORY", "419430400", "bytes of image work one worker holds at once (400 MiB; about 8 bytes per pixel each)"},
 	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion retries a notified file that storage does not show yet"},
-	{"PRESSROOM_SITE_UPLOAD_LIMIT", "2", "uploads of one site processed at once (its other uploads wait their turn, in the order they were noticed); the same on API and workers"},
+	{"PRESSROOM_SITE_UPLOAD_LIMIT", "1", "uploads of one site processed at once (its other uploads wait their turn, in the order they were noticed); the same on API and workers. Keep it below the cores of a worker, so that another site's upload finds one (docs/operations.md)"},
 	{"PRESSROOM_SITE_UPLOAD_BACKLOG", "1000", "uploads one site may have waiting for their turn; a notice beyond it gets 429 with Retry-After"},
 	{"PRESSROOM_SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish on shutdown"},
 	{"PRESSROOM_READINESS_TIMEOUT", "2s", "time limit of each dependency check in GET /readyz"},

@@ -26,7 +26,7 @@ var defaults = Config{
 	TemporalNamespace: "default",
 	TaskQueue:         "pressroom",
 	PublishTaskQueue:  "pressroom-publish",
-	SiteUploadLimit:   2,
+	SiteUploadLimit:   1,
 	SiteUploadBacklog: 1000,
 	Storage: Storage{
 		Endpoint:       "http://127.0.0.1:9000",
