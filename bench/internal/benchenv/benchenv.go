@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -269,7 +270,14 @@ func (e *Env) serveAPI() error {
 // User creates the site "Bench" and the bench user on it, and returns a
 // client signed in as that user (password grant).
 func (e *Env) User(ctx context.Context) (*Client, error) {
-	site, err := models.CreateSite(ctx, e.DB, "Bench", "bench")
+	return e.SiteUser(ctx, "bench", Email)
+}
+
+// SiteUser creates the site slug and a user email of it (password
+// Password), and returns a client signed in as that user: benchmarks of
+// several sites (bench/uploads/fairness).
+func (e *Env) SiteUser(ctx context.Context, slug, email string) (*Client, error) {
+	site, err := models.CreateSite(ctx, e.DB, strings.ToUpper(slug[:1])+slug[1:], slug)
 	if err != nil {
 		return nil, err
 	}
@@ -277,11 +285,11 @@ func (e *Env) User(ctx context.Context) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := models.CreateUser(ctx, e.DB, site.ID, Email, "Bench", hash); err != nil {
+	if _, err := models.CreateUser(ctx, e.DB, site.ID, email, "Bench", hash); err != nil {
 		return nil, err
 	}
 	c := &Client{Base: e.Config.PublicURL, HTTP: &http.Client{Timeout: time.Minute}}
-	if err := c.signIn(ctx); err != nil {
+	if err := c.signIn(ctx, email); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -18,9 +18,10 @@ type Client struct {
 	Token string // the bench user's access token
 }
 
-// signIn gets a token for the bench user with the password grant.
-func (c *Client) signIn(ctx context.Context) error {
-	form := url.Values{"grant_type": {"password"}, "username": {Email}, "password": {Password}}
+// signIn gets a token for the user email (password Password) with the
+// password grant.
+func (c *Client) signIn(ctx context.Context, email string) error {
+	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {Password}}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.Base+"/oauth/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.HTTP.Do(req)
