@@ -2865,14 +2865,14 @@ type ClientInterface interface {
 	// Corresponds with GET /asset-types (the `GetAssetTypes` operationId).
 	GetAssetTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAssetUploadsWithBody Notify an upload to storage; processing starts (poll the Location)
+	// PostAssetUploadsWithBody Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
 	PostAssetUploadsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAssetUploadsWithApplicationVndAPIPlusJSONBody Notify an upload to storage; processing starts (poll the Location)
+	// PostAssetUploadsWithApplicationVndAPIPlusJSONBody Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 	//
 	// Takes a body of the `application/vnd.api+json` content type.
 	//
@@ -3596,7 +3596,7 @@ func (c *Client) GetAssetTypes(ctx context.Context, reqEditors ...RequestEditorF
 	return c.Client.Do(req)
 }
 
-// PostAssetUploadsWithBody Notify an upload to storage; processing starts (poll the Location)
+// PostAssetUploadsWithBody Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 //
 // Takes any type of body and a specified content type.
 //
@@ -3613,7 +3613,7 @@ func (c *Client) PostAssetUploadsWithBody(ctx context.Context, contentType strin
 	return c.Client.Do(req)
 }
 
-// PostAssetUploadsWithApplicationVndAPIPlusJSONBody Notify an upload to storage; processing starts (poll the Location)
+// PostAssetUploadsWithApplicationVndAPIPlusJSONBody Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 //
 // Takes a body of the `application/vnd.api+json` content type.
 //
@@ -11778,14 +11778,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /asset-types (the `GetAssetTypes` operationId).
 	GetAssetTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAssetTypesResponse, error)
 
-	// PostAssetUploadsWithBodyWithResponse Notify an upload to storage; processing starts (poll the Location)
+	// PostAssetUploadsWithBodyWithResponse Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /asset-uploads (the `PostAssetUploads` operationId).
 	PostAssetUploadsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssetUploadsResponse, error)
 
-	// PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse Notify an upload to storage; processing starts (poll the Location)
+	// PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 	//
 	// Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17951,7 +17951,7 @@ func (c *ClientWithResponses) GetAssetTypesWithResponse(ctx context.Context, req
 	return ParseGetAssetTypesResponse(rsp)
 }
 
-// PostAssetUploadsWithBodyWithResponse Notify an upload to storage; processing starts (poll the Location)
+// PostAssetUploadsWithBodyWithResponse Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17964,7 +17964,7 @@ func (c *ClientWithResponses) PostAssetUploadsWithBodyWithResponse(ctx context.C
 	return ParsePostAssetUploadsResponse(rsp)
 }
 
-// PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse Notify an upload to storage; processing starts (poll the Location)
+// PostAssetUploadsWithApplicationVndAPIPlusJSONBodyWithResponse Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)
 //
 // Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 //
