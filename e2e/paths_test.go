@@ -265,3 +265,29 @@ VALUES (?, ?, 'page', 'pricing', '/pricing', 'Other site', now())`, uuid.New(), 
 		t.Errorf("another site's page at /pricing was refused: %v", err)
 	}
 }
+
+// A rollback that would bring a deleted page back at a path another page
+// took since is a conflict (409 revert_conflict) and changes nothing.
+func TestPagePathUniqueOnRollback(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	old, oldDraft := e.page("Old", "spot", "")
+	e.mustPublish(oldDraft)
+	d := e.do(http.MethodDelete, "/pages/"+old, nil)
+	if d.Status != 200 {
+		t.Fatalf("DELETE = %d %s", d.Status, d.Raw)
+	}
+	deletion := e.mustPublish(draftOf(t, d.resource(t)))
+	fresh, freshDraft := e.page("New", "spot", "")
+	e.mustPublish(freshDraft)
+
+	d = e.do(http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
+		"relationships": map[string]any{"reverts": ref("revisions", deletion.ID)}}})
+	if d.Status != http.StatusConflict || len(d.Errors) == 0 || d.Errors[0].Code != "revert_conflict" {
+		t.Fatalf("revert bringing a page back at a taken path = %d %s, want 409 revert_conflict", d.Status, d.Raw)
+	}
+	if got := e.livePagesAt("/spot"); len(got) != 1 || got[0] != fresh {
+		t.Errorf("live pages at /spot after the refused revert = %v, want [%s]", got, fresh)
+	}
+}
