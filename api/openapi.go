@@ -57,6 +57,7 @@ var requestAttributeTypes = map[string]any{
 	"upload-signatures": signatureRequest{},
 	"asset-uploads":     uploadRequest{},
 	"revisions":         revisionRequest{},
+	"publish-plans":     revisionRequest{}, // the body of POST /revisions (readPublishRequest)
 	"webhooks":          webhookRequest{},
 }
 
@@ -120,7 +121,7 @@ var specialRoutes = map[string]special{
 	"POST /asset-uploads":                   {summary: "Notify an upload to storage; processing starts (poll the Location)", kind: opOne, typ: "asset-uploads", status: 202, body: "asset-uploads"},
 	"POST /revisions":                       {summary: "Publish drafts: 201 when published within the wait, 202 while publishing (poll the Location); with publish-at, 201 scheduled; with relationships.reverts, a rollback of a published revision", kind: opOneOrAccepted, typ: "revisions", body: "revisions", query: true, idempotent: true},
 	"DELETE /revisions/:id":                 {summary: "Cancel a scheduled revision (409 once it is publishing, published, failed or cancelled)", kind: opNoContent, typ: "revisions"},
-	"POST /publish-plans":                   {summary: "A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing", kind: opOne, typ: "publish-plans", body: "publish-plans", query: true},
+	"POST /publish-plans":                   {summary: "A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored", kind: opOne, typ: "publish-plans", body: "publish-plans", query: true},
 	"POST /webhook-deliveries/:id/retry":    {summary: "Redeliver a failed delivery now (422 unless it failed)", kind: opOne, typ: "webhook-deliveries", status: 202},
 	"GET /revisions/:id/versions":           {summary: "The versions a revision published", kind: opMany, typ: "versions", query: true},
 	"GET /versions/:id":                     {summary: "One published version", kind: opOne, typ: "versions", query: true},

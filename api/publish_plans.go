@@ -1,16 +1,20 @@
 package api
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Publish plans (docs/drafts.md "Publish plans"): a dry run of
-// POST /revisions, computed by the code that publishes.
+// POST /revisions, of the same body, computed by the code that publishes
+// or reverts.
 
 type publishPlansHandler struct {
 	db     *bun.DB
@@ -18,15 +22,13 @@ type publishPlansHandler struct {
 	links  links
 }
 
-type planRequest struct{}
-
 type planItem struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 }
 
 type planStep struct {
-	Draft  string   `json:"draft"`
+	Draft  *string  `json:"draft"` // null for a step of a rollback
 	Item   planItem `json:"item"`
 	Event  string   `json:"event"`
 	Group  int      `json:"group"`
@@ -43,63 +45,95 @@ type brokenHyperlink struct {
 	NewPath   *string  `json:"new-path"`
 }
 
+// planConflict is one reason the POST would be refused: the record, and
+// the code and detail of the error object the POST would answer.
+type planConflict struct {
+	Item   planItem `json:"item"`
+	Code   string   `json:"code"`
+	Reason string   `json:"reason"`
+}
+
 type planAttributes struct {
 	Steps            []planStep        `json:"steps"`
 	BrokenHyperlinks []brokenHyperlink `json:"broken-hyperlinks"`
+	Conflicts        []planConflict    `json:"conflicts"`
 }
 
 // create serves POST /publish-plans: 200 with what POST /revisions would
-// publish for the same relationships.drafts, changing nothing. Drafts held
-// by an in-flight or scheduled revision are reported per step (held-by).
+// do with the same body (readPublishRequest: comments, publish-at,
+// relationships.drafts or reverts, force; an Idempotency-Key is ignored),
+// changing nothing: the steps, and as conflicts what the POST would refuse
+// with 409 or 412. Drafts held by an in-flight or scheduled revision are
+// also reported per step (held-by).
 func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	q, err := parseQuery(c, QuerySpec{Includes: []string{"drafts"}, Fields: []string{"publish-plans", "drafts"}})
 	if err != nil {
 		return err
 	}
-	data, err := decodeCreate[planRequest](c, "publish-plans")
+	req, err := readPublishRequest(c, "publish-plans")
 	if err != nil {
 		return err
 	}
-	ids, _, err := readDraftIdents(data.Relationships)
-	if err != nil {
+	var plan *drafts.Plan
+	if err := readOnlyTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		if req.reverts != nil {
+			plan, err = h.engine.PlanRevert(ctx, tx, siteOf(c), *req.reverts, req.force)
+		} else {
+			plan, err = h.engine.Plan(ctx, tx, siteOf(c), req.drafts, req.want)
+		}
+		return err
+	}); err != nil {
 		return err
 	}
-	plan, err := h.engine.Plan(c.UserContext(), h.db, siteOf(c), ids)
-	if err != nil {
-		return err
-	}
-	attrs := planAttributes{Steps: make([]planStep, len(plan.Steps)), BrokenHyperlinks: make([]brokenHyperlink, len(plan.BrokenLinks))}
-	draftIDs := make([]string, len(plan.Steps))
+	res, included := h.resource(plan, req, q)
+	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, q.Include["drafts"])
+}
+
+// resource renders a plan, with its drafts to include when q asks.
+func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q *Query) (*jsonapi.Resource, []*jsonapi.Resource) {
+	attrs := planAttributes{Steps: make([]planStep, len(plan.Steps)), BrokenHyperlinks: make([]brokenHyperlink, len(plan.BrokenLinks)),
+		Conflicts: make([]planConflict, len(plan.Conflicts))}
+	draftIDs := []string{}
 	included := []*jsonapi.Resource{}
 	for i, st := range plan.Steps {
-		d := st.Draft
-		var held *string
-		if d.RevisionID != nil {
-			s := d.RevisionID.String()
-			held = &s
-		}
-		attrs.Steps[i] = planStep{Draft: d.ID.String(), Item: planItem{d.ItemType, d.ItemID.String()}, Event: d.Event, Group: st.Group, HeldBy: held}
-		draftIDs[i] = d.ID.String()
-		if q.Include["drafts"] {
-			included = append(included, q.Sparse(draftResource(h.links, d)))
+		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group}
+		if d := st.Draft; d != nil {
+			id := d.ID.String()
+			attrs.Steps[i].Draft, attrs.Steps[i].HeldBy = &id, optionalID(d.RevisionID)
+			draftIDs = append(draftIDs, id)
+			if q.Include["drafts"] {
+				included = append(included, q.Sparse(draftResource(h.links, d)))
+			}
 		}
 	}
 	for i, bl := range plan.BrokenLinks {
-		var draft, newPath *string
-		if bl.DraftID != nil {
-			s := bl.DraftID.String()
-			draft = &s
-		}
+		var newPath *string
 		if bl.NewPath != "" {
 			newPath = &bl.NewPath
 		}
-		attrs.BrokenHyperlinks[i] = brokenHyperlink{Hyperlink: bl.ID.String(), Block: bl.LinkableID.String(), Draft: draft, Href: bl.Href,
+		attrs.BrokenHyperlinks[i] = brokenHyperlink{Hyperlink: bl.ID.String(), Block: bl.LinkableID.String(), Draft: optionalID(bl.DraftID), Href: bl.Href,
 			Page: planItem{"pages", bl.LinkedID.String()}, OldPath: bl.OldPath, NewPath: newPath}
 	}
-	res := &jsonapi.Resource{Type: "publish-plans", ID: uuid.NewString(), Attributes: attrs,
-		Relationships: map[string]*jsonapi.Relationship{"drafts": {Data: jsonapi.ToMany("drafts", draftIDs)}},
-		Meta:          map[string]any{"drafts-count": len(plan.Steps), "pulled-in-count": len(plan.Steps) - plan.Listed}}
-	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, q.Include["drafts"])
+	for i, c := range plan.Conflicts {
+		attrs.Conflicts[i] = conflictOf(c)
+	}
+	rels := map[string]*jsonapi.Relationship{"drafts": {Data: jsonapi.ToMany("drafts", draftIDs)}}
+	if req.reverts != nil {
+		s := req.reverts.String()
+		rels["reverts"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &s)}
+	}
+	res := &jsonapi.Resource{Type: "publish-plans", ID: uuid.NewString(), Attributes: attrs, Relationships: rels,
+		Meta: map[string]any{"drafts-count": len(draftIDs), "pulled-in-count": len(draftIDs) - plan.Listed}}
+	return res, included
+}
+
+// conflictOf is a refusal the plan foresees, as the error object the POST
+// would answer (the one error table) says it.
+func conflictOf(e *models.Error) planConflict {
+	out := toAPIError(e)
+	typ, _ := e.Meta["type"].(string)
+	id, _ := e.Meta["id"].(string)
+	return planConflict{Item: planItem{typ, id}, Code: out.Code, Reason: out.Detail}
 }
 
 // registerPublishPlanRoutes registers /publish-plans (docs/drafts.md).

@@ -79,6 +79,55 @@ type revisionRequest struct {
 	Force *bool `json:"force"`
 }
 
+// publishRequest is the body of a POST /revisions, validated: what a
+// revision asks for, and what its publish plan (POST /publish-plans, the
+// same members) plans.
+type publishRequest struct {
+	comments  string
+	publishAt time.Time          // zero: at once
+	drafts    []uuid.UUID        // the listed drafts, in order (none for a rollback)
+	want      map[uuid.UUID]*int // the meta.version each draft identifier asks for
+	reverts   *uuid.UUID         // the revision a rollback reverts; nil for a publish
+	force     bool               // a rollback restores over later revisions
+}
+
+// readPublishRequest decodes and validates the body of POST /revisions
+// (typ "revisions") or of its plan (typ "publish-plans"): one decoder and
+// one set of refusals, so a plan takes exactly the body a publish takes and
+// refuses what it refuses.
+func readPublishRequest(c *fiber.Ctx, typ string) (*publishRequest, error) {
+	data, err := decodeCreate[revisionRequest](c, typ)
+	if err != nil {
+		return nil, err
+	}
+	req := &publishRequest{comments: cleanText(data.Attributes.Comments)}
+	if utf8.RuneCountInString(req.comments) > 10000 {
+		return nil, jsonapi.Unprocessable("invalid_comments", "comments are at most 10000 characters.").AtPointer("/data/attributes/comments")
+	}
+	if _, reverts := data.Relationships["reverts"]; reverts {
+		if _, ok := data.Relationships["drafts"]; ok {
+			return nil, jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another lists no drafts.").AtPointer("/data/relationships/drafts")
+		}
+		if data.Attributes.PublishAt != nil {
+			return nil, jsonapi.Unprocessable("invalid_publish_at", "A revert publishes at once; it cannot be scheduled.").AtPointer("/data/attributes/publish-at")
+		}
+		req.force = data.Attributes.Force != nil && *data.Attributes.Force
+		target, err := readRequiredToOne(data.Relationships, "reverts", "revisions", "revision", "the revision to revert")
+		req.reverts = &target
+		return req, err
+	}
+	if data.Attributes.Force != nil {
+		return nil, jsonapi.Unprocessable("invalid_force", "force applies only to a revision that reverts another.").AtPointer("/data/attributes/force")
+	}
+	if data.Attributes.PublishAt != nil {
+		if req.publishAt, err = parsePublishAt(*data.Attributes.PublishAt); err != nil {
+			return nil, err
+		}
+	}
+	req.drafts, req.want, err = readDraftIdents(data.Relationships)
+	return req, err
+}
+
 // readDraftIdents reads relationships.drafts of a revision or a publish
 // plan: the draft ids in order (duplicates dropped) and the meta.version
 // each identifier asks for (nil: any).
@@ -149,33 +198,16 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 			return h.respondAfterWait(c, q, prev.ID)
 		}
 	}
-	data, err := decodeCreate[revisionRequest](c, "revisions")
+	req, err := readPublishRequest(c, "revisions")
 	if err != nil {
 		return err
 	}
-	comments := cleanText(data.Attributes.Comments)
-	if utf8.RuneCountInString(comments) > 10000 {
-		return jsonapi.Unprocessable("invalid_comments", "comments are at most 10000 characters.").AtPointer("/data/attributes/comments")
+	if req.reverts != nil {
+		return h.revert(c, q, req, key)
 	}
-	if _, reverts := data.Relationships["reverts"]; reverts {
-		return h.revert(c, q, data, comments, key)
-	}
-	if data.Attributes.Force != nil {
-		return jsonapi.Unprocessable("invalid_force", "force applies only to a revision that reverts another.").AtPointer("/data/attributes/force")
-	}
-	var publishAt time.Time
-	if data.Attributes.PublishAt != nil {
-		if publishAt, err = parsePublishAt(*data.Attributes.PublishAt); err != nil {
-			return err
-		}
-	}
-	ids, want, err := readDraftIdents(data.Relationships)
-	if err != nil {
-		return err
-	}
-
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: comments, Status: drafts.Publishing,
-		DraftIDs: ids}
+	publishAt := req.publishAt
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: req.comments, Status: drafts.Publishing,
+		DraftIDs: req.drafts}
 	if !publishAt.IsZero() {
 		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
 	}
@@ -183,7 +215,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		rev.IdempotencyKey = &key
 	}
 	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := drafts.Reserve(ctx, tx, rev, want); err != nil {
+		if err := drafts.Reserve(ctx, tx, rev, req.want); err != nil {
 			return err
 		}
 		// Started inside the transaction, as uploads are: a committed
@@ -213,25 +245,14 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 // drafts): in one transaction a new revision restores every record the
 // named one changed (drafts.Engine.RevertRevision); 201 with its versions,
 // 409 with one error per conflicting record.
-func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, data *jsonapi.RequestResource[revisionRequest], comments, key string) error {
-	if _, ok := data.Relationships["drafts"]; ok {
-		return jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another lists no drafts.").AtPointer("/data/relationships/drafts")
-	}
-	if data.Attributes.PublishAt != nil {
-		return jsonapi.Unprocessable("invalid_publish_at", "A revert publishes at once; it cannot be scheduled.").AtPointer("/data/attributes/publish-at")
-	}
-	target, err := readRequiredToOne(data.Relationships, "reverts", "revisions", "revision", "the revision to revert")
-	if err != nil {
-		return err
-	}
+func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, req *publishRequest, key string) error {
 	pr := oauth.PrincipalOf(c)
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: comments}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: req.comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}
-	force := data.Attributes.Force != nil && *data.Attributes.Force
 	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return h.engine.RevertRevision(ctx, tx, rev, target, force)
+		return h.engine.RevertRevision(ctx, tx, rev, *req.reverts, req.force)
 	}); err != nil {
 		return err
 	}

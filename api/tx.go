@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 
 	"github.com/uptrace/bun"
@@ -24,4 +25,13 @@ func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) err
 		}
 	}
 	return err
+}
+
+// readOnlyTx runs fn, a dry run (a publish plan), in a read-only
+// transaction on one snapshot (repeatable read): it reads one state of the
+// database across its queries and cannot write, even by mistake. A
+// read-only repeatable-read transaction never fails for serialization, so
+// it is not retried.
+func readOnlyTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
+	return db.RunInTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, fn)
 }

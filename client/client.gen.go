@@ -680,6 +680,15 @@ type PublishPlans struct {
 			Links *Links `json:"links,omitempty"`
 			Meta  *Meta  `json:"meta,omitempty"`
 		} `json:"drafts,omitempty"`
+		Reverts *struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data,omitempty"`
+			Links *Links `json:"links,omitempty"`
+			Meta  *Meta  `json:"meta,omitempty"`
+		} `json:"reverts,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
 }
@@ -698,6 +707,14 @@ type PublishPlansAttributes struct {
 			Type *string `json:"type,omitempty"`
 		} `json:"page,omitempty"`
 	} `json:"broken-hyperlinks,omitempty"`
+	Conflicts *[]struct {
+		Code *string `json:"code,omitempty"`
+		Item *struct {
+			Id   *string `json:"id,omitempty"`
+			Type *string `json:"type,omitempty"`
+		} `json:"item,omitempty"`
+		Reason *string `json:"reason,omitempty"`
+	} `json:"conflicts,omitempty"`
 	Steps *[]struct {
 		Draft  *string `json:"draft,omitempty"`
 		Event  *string `json:"event,omitempty"`
@@ -732,7 +749,11 @@ type PublishPlansRequest struct {
 }
 
 // PublishPlansRequestAttributes defines model for PublishPlansRequestAttributes.
-type PublishPlansRequestAttributes = map[string]interface{}
+type PublishPlansRequestAttributes struct {
+	Comments  *string `json:"comments,omitempty"`
+	Force     *bool   `json:"force,omitempty"`
+	PublishAt *string `json:"publish-at,omitempty"`
+}
 
 // RelationshipData defines model for RelationshipData.
 type RelationshipData struct {
@@ -3208,14 +3229,14 @@ type ClientInterface interface {
 	// Corresponds with PATCH /pages/{id} (the `PatchPagesId` operationId).
 	PatchPagesIdWithApplicationVndAPIPlusJSONBody(ctx context.Context, id Id, params *PatchPagesIdParams, body PatchPagesIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostPublishPlansWithBody A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+	// PostPublishPlansWithBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /publish-plans (the `PostPublishPlans` operationId).
 	PostPublishPlansWithBody(ctx context.Context, params *PostPublishPlansParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostPublishPlansWithApplicationVndAPIPlusJSONBody A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+	// PostPublishPlansWithApplicationVndAPIPlusJSONBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes a body of the `application/vnd.api+json` content type.
 	//
@@ -4559,7 +4580,7 @@ func (c *Client) PatchPagesIdWithApplicationVndAPIPlusJSONBody(ctx context.Conte
 	return c.Client.Do(req)
 }
 
-// PostPublishPlansWithBody A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+// PostPublishPlansWithBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes any type of body and a specified content type.
 //
@@ -4576,7 +4597,7 @@ func (c *Client) PostPublishPlansWithBody(ctx context.Context, params *PostPubli
 	return c.Client.Do(req)
 }
 
-// PostPublishPlansWithApplicationVndAPIPlusJSONBody A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+// PostPublishPlansWithApplicationVndAPIPlusJSONBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes a body of the `application/vnd.api+json` content type.
 //
@@ -12189,14 +12210,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /pages/{id} (the `PatchPagesId` operationId).
 	PatchPagesIdWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, id Id, params *PatchPagesIdParams, body PatchPagesIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPagesIdResponse, error)
 
-	// PostPublishPlansWithBodyWithResponse A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+	// PostPublishPlansWithBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /publish-plans (the `PostPublishPlans` operationId).
 	PostPublishPlansWithBodyWithResponse(ctx context.Context, params *PostPublishPlansParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPublishPlansResponse, error)
 
-	// PostPublishPlansWithApplicationVndAPIPlusJSONBodyWithResponse A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+	// PostPublishPlansWithApplicationVndAPIPlusJSONBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18734,7 +18755,7 @@ func (c *ClientWithResponses) PatchPagesIdWithApplicationVndAPIPlusJSONBodyWithR
 	return ParsePatchPagesIdResponse(rsp)
 }
 
-// PostPublishPlansWithBodyWithResponse A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+// PostPublishPlansWithBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18747,7 +18768,7 @@ func (c *ClientWithResponses) PostPublishPlansWithBodyWithResponse(ctx context.C
 	return ParsePostPublishPlansResponse(rsp)
 }
 
-// PostPublishPlansWithApplicationVndAPIPlusJSONBodyWithResponse A dry run of publishing drafts: the steps in order, what they pull in and what links they break; changes nothing
+// PostPublishPlansWithApplicationVndAPIPlusJSONBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes a body of the `application/vnd.api+json` content type, and returns a wrapper object for the known response body format(s).
 //

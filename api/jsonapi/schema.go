@@ -32,7 +32,7 @@ var Relationships = map[string]map[string]Linkage{
 	"content-blocks":     {"content": toOne("contents"), "asset": toOne("assets"), "draft": toOne("drafts"), "hyperlinks": toMany("hyperlinks")},
 	"drafts":             {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks")},
 	"revisions":          {"drafts": toMany("drafts"), "user": toOne("users"), "versions": toMany("versions"), "reverts": toOne("revisions")},
-	"publish-plans":      {"drafts": toMany("drafts")},
+	"publish-plans":      {"drafts": toMany("drafts"), "reverts": toOne("revisions")},
 	"versions":           {"item": toOne(draftable...), "revision": toOne("revisions"), "user": toOne("users")},
 	"hyperlinks":         {"linkable": toOne("content-blocks"), "linked-to": toOne("pages", "assets")},
 	"upload-signatures":  {},

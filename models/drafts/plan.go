@@ -2,6 +2,7 @@ package drafts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,26 +12,40 @@ import (
 	"github.com/pressroom/pressroom/models"
 )
 
-// Plan is a dry run of a publish (POST /publish-plans): what publishing
-// the listed drafts would apply, in order, computed by the code Publish
-// runs (Engine.publication) without locking or changing anything.
+// Plan is a dry run of a publish or a rollback (POST /publish-plans): what
+// the POST /revisions of the same body would apply, in order, and why it
+// would be refused, computed by the code that publishes (Engine.publication,
+// the refusals of Reserve) or reverts (Engine.reversion) without locking
+// or changing anything.
 type Plan struct {
-	// Steps are the drafts in the order they would be applied.
+	// Steps are the records in the order they would be applied (a
+	// rollback: the order its versions are written in).
 	Steps []PlanStep
 	// Listed counts the drafts asked for; the rest of Steps the closure
-	// pulled in.
+	// pulled in. 0 for a rollback.
 	Listed int
 	// BrokenLinks are links from content to pages the publish would
 	// delete or move.
 	BrokenLinks []BrokenLink
+	// Conflicts are why the POST would be refused, one per record: what it
+	// answers 409 or 412 (a draft held by another revision, a stale
+	// meta.version; for a rollback, records changed since or a revision not
+	// published), or a dependency held by another revision, which makes an
+	// immediate publish fail. Each error's Meta names the record.
+	Conflicts models.Errors
 }
 
-// PlanStep is one draft of a plan.
+// PlanStep is one step of a plan: a draft published, or (Draft nil) a
+// record a rollback restores.
 type PlanStep struct {
-	Draft *Draft
+	Draft    *Draft
+	ItemType string
+	ItemID   uuid.UUID
+	Event    string
 	// Group is shared by the drafts of one dependency cycle (records that
 	// point at each other are applied together); every other draft has a
-	// group of its own. Groups count from 1 in step order.
+	// group of its own. Groups count from 1 in step order. Every step of
+	// a rollback is in group 1: it restores everything together.
 	Group int
 }
 
@@ -42,23 +57,19 @@ type BrokenLink struct {
 	OldPath, NewPath string
 }
 
-// Plan computes the publish plan of the drafts ids of the site. An unknown
-// draft is 404 at /data/relationships/drafts/data/<i>/id, as for a
-// revision.
-func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (*Plan, error) {
+// Plan computes the publish plan of the drafts ids of the site, at the
+// versions want gives them (nil: any), as POST /revisions lists them. An
+// unknown draft is 404 at /data/relationships/drafts/data/<i>/id, as for a
+// revision; the other refusals of Reserve are the plan's conflicts.
+func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID, want map[uuid.UUID]*int) (*Plan, error) {
 	listed, err := Drafts(ctx, db, siteID, ids, false)
 	if err != nil {
 		return nil, err
 	}
-	if len(listed) != len(ids) {
-		found := map[uuid.UUID]bool{}
-		for _, d := range listed {
-			found[d.ID] = true
-		}
-		for i, id := range ids {
-			if !found[id] {
-				return nil, &models.Error{Kind: models.ErrNotFound, Pointer: fmt.Sprintf("/data/relationships/drafts/data/%d/id", i), Detail: "No draft with that id."}
-			}
+	refusals := listedRefusals(ids, listed, want)
+	for _, r := range refusals {
+		if errors.Is(r, models.ErrNotFound) {
+			return nil, r
 		}
 	}
 	set, err := e.publication(ctx, db, siteID, listed, false)
@@ -66,9 +77,42 @@ func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []u
 		return nil, err
 	}
 	groups := cycleGroups(set.Drafts)
-	p := &Plan{Listed: len(listed), Steps: make([]PlanStep, len(set.Drafts))}
+	p := &Plan{Listed: len(listed), Steps: make([]PlanStep, len(set.Drafts)),
+		Conflicts: append(refusals, heldDependencies(set.Drafts, uuid.Nil, ids)...)}
 	for i, d := range set.Drafts {
-		p.Steps[i] = PlanStep{Draft: d, Group: groups[d.ID]}
+		p.Steps[i] = PlanStep{Draft: d, ItemType: d.ItemType, ItemID: d.ItemID, Event: d.Event, Group: groups[d.ID]}
+	}
+	if p.BrokenLinks, err = brokenLinks(ctx, db, siteID, set); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PlanRevert computes the plan of reverting the site's revision targetID
+// (force as POST /revisions takes it) with reversion, the code
+// RevertRevision runs: its restores as steps, its conflicts, and the
+// links its deletions and moves of pages would break. A rule of the
+// content that only writing the restores would find broken (a slug taken
+// since) is not foreseen.
+func (e *Engine) PlanRevert(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, force bool) (*Plan, error) {
+	rs, err := e.reversion(ctx, db, siteID, targetID, force, false)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Steps: make([]PlanStep, len(rs.restores)), Conflicts: rs.conflicts}
+	// The restores as the drafts that would make the same changes, for
+	// brokenLinks.
+	set := &publicationSet{Drafts: make([]*Draft, len(rs.restores))}
+	for i, r := range rs.restores {
+		p.Steps[i] = PlanStep{ItemType: r.kind.Type, ItemID: r.id, Event: r.event, Group: 1}
+		drafted := r.after
+		if drafted == nil {
+			drafted = r.before
+		}
+		set.Drafts[i] = &Draft{ItemType: r.kind.Type, ItemID: r.id, Event: r.event, Drafted: drafted, ObjectChanges: changes(r.kind, r.before, r.after)}
+	}
+	if _, set.ParentPaths, err = liveParents(ctx, db, siteID, set.Drafts); err != nil {
+		return nil, err
 	}
 	if p.BrokenLinks, err = brokenLinks(ctx, db, siteID, set); err != nil {
 		return nil, err

@@ -109,10 +109,8 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		return nil, err
 	}
 	ordered := set.Drafts
-	for _, d := range ordered {
-		if d.RevisionID != nil && *d.RevisionID != rev.ID {
-			return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", d.ID, d.RevisionID)}
-		}
+	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
+		return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", held[0].ID, held[0].RevisionID)}
 	}
 	now := time.Now().UTC()
 
@@ -276,30 +274,41 @@ func (e *Engine) publication(ctx context.Context, db bun.IDB, siteID uuid.UUID, 
 	if err != nil {
 		return nil, err
 	}
-	// Depths of the live pages the set hangs from, so parents sort before
-	// children even when the pages between them are not in the set.
+	outside, paths, err := liveParents(ctx, db, siteID, all)
+	if err != nil {
+		return nil, err
+	}
+	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
+}
+
+// liveParents are the depths and live paths of the pages ds's pages hang
+// from (their drafted parents), so parents sort before children even when
+// the pages between them are not in the set, and a moved page's new path
+// continues its parent's.
+func liveParents(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) (map[string]int, map[string]string, error) {
 	outside := map[string]int{}
 	paths := map[string]string{}
 	var parents []string
-	for _, d := range all {
+	for _, d := range ds {
 		if p, _ := d.Drafted["parent_id"].(string); d.ItemType == "pages" && p != "" {
 			parents = append(parents, p)
 		}
 	}
-	if len(parents) > 0 {
-		var rows []struct {
-			ID   string `bun:"id"`
-			Path string `bun:"path"`
-		}
-		if err := db.NewSelect().Table("pages").Column("id", "path").Where("id IN (?)", bun.In(parents)).Scan(ctx, &rows); err != nil {
-			return nil, fmt.Errorf("depths of parent pages: %w", err)
-		}
-		for _, r := range rows {
-			outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
-			paths[r.ID] = r.Path
-		}
+	if len(parents) == 0 {
+		return outside, paths, nil
 	}
-	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
+	var rows []struct {
+		ID   string `bun:"id"`
+		Path string `bun:"path"`
+	}
+	if err := db.NewSelect().Table("pages").Column("id", "path").Where("site_id = ? AND id IN (?)", siteID, bun.In(parents)).Scan(ctx, &rows); err != nil {
+		return nil, nil, fmt.Errorf("depths of parent pages: %w", err)
+	}
+	for _, r := range rows {
+		outside[r.ID] = strings.Count(strings.TrimSuffix(r.Path, "/"), "/")
+		paths[r.ID] = r.Path
+	}
+	return outside, paths, nil
 }
 
 // order sorts drafts for publication: by kind (pages, contents, blocks),

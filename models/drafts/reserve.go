@@ -25,21 +25,8 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 	if err != nil {
 		return err
 	}
-	found := map[uuid.UUID]*Draft{}
-	for _, d := range ds {
-		found[d.ID] = d
-	}
-	for i, id := range rev.DraftIDs {
-		d := found[id]
-		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
-		switch {
-		case d == nil:
-			return &models.Error{Kind: models.ErrNotFound, Pointer: ptr + "/id", Detail: "No draft with that id (reverted or already published?)."}
-		case d.RevisionID != nil:
-			return &models.Error{Kind: models.ErrInFlight, Pointer: ptr, Detail: fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)}
-		case want[id] != nil && *want[id] != d.Version:
-			return &models.Error{Kind: models.ErrStaleVersion, Pointer: ptr + "/meta/version", Version: d.Version}
-		}
+	if refusals := listedRefusals(rev.DraftIDs, ds, want); len(refusals) > 0 {
+		return refusals[0]
 	}
 	held := rev.DraftIDs
 	if rev.Status == Scheduled {
@@ -48,11 +35,8 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 			return err
 		}
 		held = draftIDs(all)
-		for _, d := range all {
-			if d.RevisionID != nil {
-				return &models.Error{Kind: models.ErrInFlight, Pointer: "/data/relationships/drafts",
-					Detail: fmt.Sprintf("Draft %s, a dependency of the listed drafts, is held by revision %s.", d.ID, d.RevisionID)}
-			}
+		if refusals := heldDependencies(all, rev.ID, rev.DraftIDs); len(refusals) > 0 {
+			return refusals[0]
 		}
 	}
 	if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
@@ -67,4 +51,69 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 		return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionScheduled, SubjectType: "revisions", SubjectID: rev.ID})
 	}
 	return nil
+}
+
+// listedRefusals are the reasons the drafts ids (as a request lists them,
+// found among ds) cannot be published, one per draft at most, in request
+// order: not a draft of the site (404 at
+// /data/relationships/drafts/data/<i>/id), held by a revision (409), or
+// not at the version want gives it (412). Reserve answers the first;
+// Engine.Plan answers a 404 and lists the rest as its conflicts.
+func listedRefusals(ids []uuid.UUID, ds []*Draft, want map[uuid.UUID]*int) models.Errors {
+	found := map[uuid.UUID]*Draft{}
+	for _, d := range ds {
+		found[d.ID] = d
+	}
+	var out models.Errors
+	for i, id := range ids {
+		d := found[id]
+		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
+		switch {
+		case d == nil:
+			out = append(out, &models.Error{Kind: models.ErrNotFound, Pointer: ptr + "/id", Detail: "No draft with that id (reverted or already published?)."})
+		case d.RevisionID != nil:
+			out = append(out, &models.Error{Kind: models.ErrInFlight, Pointer: ptr, Meta: itemMeta(d.ItemType, d.ItemID),
+				Detail: fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)})
+		case want[id] != nil && *want[id] != d.Version:
+			out = append(out, &models.Error{Kind: models.ErrStaleVersion, Pointer: ptr + "/meta/version", Version: d.Version, Meta: itemMeta(d.ItemType, d.ItemID)})
+		}
+	}
+	return out
+}
+
+// heldDependencies are the drafts of a publication closure, other than the
+// listed ones, that a revision other than revID holds: a revision
+// publishes only drafts it holds or no one does. Reserve refuses a
+// scheduled revision for the first (409); Publish fails on it (heldElsewhere);
+// Engine.Plan lists them all as conflicts.
+func heldDependencies(closure []*Draft, revID uuid.UUID, listed []uuid.UUID) models.Errors {
+	skip := map[uuid.UUID]bool{}
+	for _, id := range listed {
+		skip[id] = true
+	}
+	var out models.Errors
+	for _, d := range heldElsewhere(closure, revID) {
+		if !skip[d.ID] {
+			out = append(out, &models.Error{Kind: models.ErrInFlight, Pointer: "/data/relationships/drafts", Meta: itemMeta(d.ItemType, d.ItemID),
+				Detail: fmt.Sprintf("Draft %s, a dependency of the listed drafts, is held by revision %s.", d.ID, d.RevisionID)})
+		}
+	}
+	return out
+}
+
+// heldElsewhere are the drafts of ds held by a revision other than revID.
+func heldElsewhere(ds []*Draft, revID uuid.UUID) []*Draft {
+	var out []*Draft
+	for _, d := range ds {
+		if d.RevisionID != nil && *d.RevisionID != revID {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// itemMeta names the record a refusal is about (meta of its error object,
+// item of a plan's conflict).
+func itemMeta(typ string, id uuid.UUID) map[string]any {
+	return map[string]any{"type": typ, "id": id.String()}
 }

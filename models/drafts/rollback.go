@@ -38,141 +38,17 @@ type restore struct {
 // changed is restored in one transaction with deferred foreign keys, so
 // parents and children (a deleted subtree, a created parent with its
 // children) and records that point at each other come back together.
+// What it restores and refuses is computed by reversion, which
+// Engine.PlanRevert runs as a dry run.
 func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, targetID uuid.UUID, force bool) error {
-	target := new(Revision)
-	err := tx.NewSelect().Model(target).Where("id = ? AND site_id = ?", targetID, rev.SiteID).For("UPDATE").Scan(ctx)
-	if models.IsNoRows(err) {
-		return models.RefNotFound("reverts", "revision")
-	}
+	set, err := e.reversion(ctx, tx, rev.SiteID, targetID, force, true)
 	if err != nil {
-		return fmt.Errorf("load the reverted revision: %w", err)
+		return err
 	}
-	if target.Status != Published {
-		return &models.Error{Kind: models.ErrConflict, Code: "revision_not_published", Pointer: revertsPointer,
-			Detail: fmt.Sprintf("The revision is %s; only a published revision can be reverted.", target.Status)}
+	if len(set.conflicts) > 0 {
+		return set.conflicts
 	}
-	versions, err := VersionsOf(ctx, tx, target.ID, MaxClosure+1)
-	if err != nil {
-		return fmt.Errorf("versions of the reverted revision: %w", err)
-	}
-	if len(versions) > MaxClosure {
-		return ErrTooLarge
-	}
-	// The records now, locked, one query per kind.
-	byKind := map[string][]uuid.UUID{}
-	for _, v := range versions {
-		byKind[v.ItemType] = append(byKind[v.ItemType], v.ItemID)
-	}
-	current := map[uuid.UUID]Row{}
-	for typ, ids := range byKind {
-		if _, err := draftsOfItems(ctx, tx, typ, ids, true); err != nil { // drafts before rows, as writes lock
-			return err
-		}
-		rows, err := loadRows(ctx, tx, kinds[typ], rev.SiteID, ids, true)
-		if err != nil {
-			return err
-		}
-		for id, r := range rows {
-			current[id] = r
-		}
-	}
-	var conflicts models.Errors
-	conflict := func(typ string, id uuid.UUID, detail string) {
-		conflicts = append(conflicts, &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
-			Detail: detail, Meta: map[string]any{"type": typ, "id": id.String()}})
-	}
-	// Pending drafts: never restored over.
-	for typ, ids := range byKind {
-		ds, err := draftsOfItems(ctx, tx, typ, ids, false)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if ds[id] != nil {
-				conflict(typ, id, fmt.Sprintf("The %s has a pending draft (%s); publish or revert it first.", kinds[typ].Singular(), ds[id].ID))
-			}
-		}
-	}
-	// Later revisions: restored over only with force.
-	if !force && len(versions) > 0 {
-		var later []struct {
-			ItemType string    `bun:"item_type"`
-			ItemID   uuid.UUID `bun:"item_id"`
-		}
-		if err := tx.NewRaw(`SELECT DISTINCT item_type, item_id FROM versions
-WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORDER BY item_type, item_id`,
-			rev.SiteID, target.ID, bun.In(allIDs(byKind)), versions[len(versions)-1].CreatedAt).Scan(ctx, &later); err != nil {
-			return fmt.Errorf("later changes: %w", err)
-		}
-		for _, l := range later {
-			conflict(l.ItemType, l.ItemID, fmt.Sprintf("The %s was changed by a later revision; send force: true to restore it anyway.", kinds[l.ItemType].Singular()))
-		}
-	}
-
-	var plan []restore
-	deleted := map[string][]uuid.UUID{}
-	for _, v := range versions {
-		k := kinds[v.ItemType]
-		now := current[v.ItemID]
-		var snap Row
-		if len(v.Snapshot) > 0 && string(v.Snapshot) != "null" {
-			if err := json.Unmarshal(v.Snapshot, &snap); err != nil {
-				return fmt.Errorf("snapshot of version %s: %w", v.ID, err)
-			}
-		}
-		switch {
-		case v.Event == Create && now != nil:
-			plan = append(plan, restore{kind: k, id: v.ItemID, event: Delete, before: now})
-			deleted[k.Type] = append(deleted[k.Type], v.ItemID)
-		case v.Event == Create: // gone since (force): nothing to delete
-		case snap == nil:
-			return fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
-		case now == nil && v.Event == Delete:
-			plan = append(plan, restore{kind: k, id: v.ItemID, event: Create, after: snap})
-		case now == nil: // an update of a record deleted since (force): nothing to restore
-		default:
-			after := Row{}
-			for c, val := range now {
-				after[c] = val
-			}
-			for _, f := range k.Fields {
-				name := f.Name
-				if f.IsRef() {
-					name += "-id"
-				}
-				if _, changed := v.ObjectChanges[name]; changed || v.Event == Delete {
-					after[f.Column] = snap[f.Column]
-				}
-			}
-			if len(changes(k, now, after)) > 0 {
-				plan = append(plan, restore{kind: k, id: v.ItemID, event: Update, before: now, after: after})
-			}
-		}
-	}
-	// Children created since under a record about to be deleted would go
-	// with it (ON DELETE CASCADE) without a version. Records the revert
-	// restores itself (moved back elsewhere, or deleted too) are not.
-	handled := map[string][]uuid.UUID{}
-	for _, r := range plan {
-		handled[r.kind.Type] = append(handled[r.kind.Type], r.id)
-	}
-	for typ, ids := range deleted {
-		for _, c := range kinds[typ].Children {
-			var orphans []uuid.UUID
-			if err := tx.NewSelect().TableExpr(kinds[c.Type].Table).Column("id").
-				Where("? IN (?)", bun.Ident(c.Column), bun.In(ids)).Where("id NOT IN (?)", bun.In(append(handled[c.Type], uuid.Nil))).
-				Order("id").Scan(ctx, &orphans); err != nil {
-				return fmt.Errorf("children of deleted %s: %w", typ, err)
-			}
-			for _, id := range orphans {
-				conflict(c.Type, id, fmt.Sprintf("The %s was created under a record this revert deletes; delete or move it first.", kinds[c.Type].Singular()))
-			}
-		}
-	}
-	if len(conflicts) > 0 {
-		return conflicts
-	}
-	if err := e.applyRestores(ctx, tx, rev.SiteID, plan); err != nil {
+	if err := e.applyRestores(ctx, tx, rev.SiteID, set.restores); err != nil {
 		if rule, broken := models.BrokenRule(err); broken {
 			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
 				Detail: "Restoring the records breaks a rule of the content: " + rule}
@@ -180,8 +56,8 @@ WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORD
 		return err
 	}
 	now := time.Now().UTC()
-	vs := make([]Version, len(plan))
-	for i, r := range plan {
+	vs := make([]Version, len(set.restores))
+	for i, r := range set.restores {
 		var snap json.RawMessage
 		if r.before != nil {
 			if snap, err = json.Marshal(r.before); err != nil {
@@ -198,8 +74,207 @@ WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORD
 		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
 			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID}
 	}
-	rev.RevertsID, rev.DraftIDs = &target.ID, []uuid.UUID{}
+	rev.RevertsID, rev.DraftIDs = &set.target.ID, []uuid.UUID{}
 	return recordPublished(ctx, tx, rev, vs, true)
+}
+
+// revertSet is what reverting a revision does: the restores, in the order
+// their versions are written, and why it would be refused (conflicts, one
+// per record; a target that is not published).
+type revertSet struct {
+	target    *Revision
+	restores  []restore
+	conflicts models.Errors
+}
+
+// reversion computes the revertSet of reverting the site's revision
+// targetID, writing nothing: the one function behind RevertRevision (lock
+// set: the revision, the drafts and the rows locked, in the reverting
+// transaction) and Engine.PlanRevert (a dry run), so a plan is what a
+// revert does. An unknown revision is 404 at the reverts identifier.
+func (e *Engine) reversion(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, force, lock bool) (*revertSet, error) {
+	target := new(Revision)
+	q := db.NewSelect().Model(target).Where("id = ? AND site_id = ?", targetID, siteID)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if models.IsNoRows(err) {
+		return nil, models.RefNotFound("reverts", "revision")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load the reverted revision: %w", err)
+	}
+	set := &revertSet{target: target}
+	if target.Status != Published {
+		set.conflicts = models.Errors{{Kind: models.ErrConflict, Code: "revision_not_published", Pointer: revertsPointer, Meta: itemMeta("revisions", target.ID),
+			Detail: fmt.Sprintf("The revision is %s; only a published revision can be reverted.", target.Status)}}
+		return set, nil
+	}
+	versions, err := VersionsOf(ctx, db, target.ID, MaxClosure+1)
+	if err != nil {
+		return nil, fmt.Errorf("versions of the reverted revision: %w", err)
+	}
+	if len(versions) > MaxClosure {
+		return nil, ErrTooLarge
+	}
+	byKind := map[string][]uuid.UUID{}
+	for _, v := range versions {
+		byKind[v.ItemType] = append(byKind[v.ItemType], v.ItemID)
+	}
+	current, pending, err := currentState(ctx, db, siteID, byKind, lock)
+	if err != nil {
+		return nil, err
+	}
+	if set.conflicts, err = changedSince(ctx, db, siteID, target.ID, versions, byKind, pending, force); err != nil {
+		return nil, err
+	}
+	if set.restores, err = restoresOf(versions, current); err != nil {
+		return nil, err
+	}
+	orphans, err := orphanConflicts(ctx, db, set.restores)
+	set.conflicts = append(set.conflicts, orphans...)
+	return set, err
+}
+
+// revertConflict is the refusal of a revert for the record typ/id.
+func revertConflict(typ string, id uuid.UUID, detail string) *models.Error {
+	return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer, Detail: detail, Meta: itemMeta(typ, id)}
+}
+
+// currentState loads the records a revert restores as they are now (nil
+// when gone) and their pending drafts, one query of each per kind: drafts
+// before rows, both locked when lock, the order writes lock in.
+func currentState(ctx context.Context, db bun.IDB, siteID uuid.UUID, byKind map[string][]uuid.UUID, lock bool) (map[uuid.UUID]Row, map[string]map[uuid.UUID]*Draft, error) {
+	current := map[uuid.UUID]Row{}
+	pending := map[string]map[uuid.UUID]*Draft{}
+	for typ, ids := range byKind {
+		ds, err := draftsOfItems(ctx, db, typ, ids, lock)
+		if err != nil {
+			return nil, nil, err
+		}
+		pending[typ] = ds
+		rows, err := loadRows(ctx, db, kinds[typ], siteID, ids, lock)
+		if err != nil {
+			return nil, nil, err
+		}
+		for id, r := range rows {
+			current[id] = r
+		}
+	}
+	return current, pending, nil
+}
+
+// changedSince are the conflicts of records changed since the target: a
+// pending draft (never restored over), a version of a later revision
+// (restored over only with force).
+func changedSince(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, versions []*Version, byKind map[string][]uuid.UUID,
+	pending map[string]map[uuid.UUID]*Draft, force bool) (models.Errors, error) {
+	var conflicts models.Errors
+	for typ, ids := range byKind {
+		for _, id := range ids {
+			if d := pending[typ][id]; d != nil {
+				conflicts = append(conflicts, revertConflict(typ, id,
+					fmt.Sprintf("The %s has a pending draft (%s); publish or revert it first.", kinds[typ].Singular(), d.ID)))
+			}
+		}
+	}
+	if force || len(versions) == 0 {
+		return conflicts, nil
+	}
+	var later []struct {
+		ItemType string    `bun:"item_type"`
+		ItemID   uuid.UUID `bun:"item_id"`
+	}
+	if err := db.NewRaw(`SELECT DISTINCT item_type, item_id FROM versions
+WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORDER BY item_type, item_id`,
+		siteID, targetID, bun.In(allIDs(byKind)), versions[len(versions)-1].CreatedAt).Scan(ctx, &later); err != nil {
+		return nil, fmt.Errorf("later changes: %w", err)
+	}
+	for _, l := range later {
+		conflicts = append(conflicts, revertConflict(l.ItemType, l.ItemID,
+			fmt.Sprintf("The %s was changed by a later revision; send force: true to restore it anyway.", kinds[l.ItemType].Singular())))
+	}
+	return conflicts, nil
+}
+
+// restoresOf is what reverting versions does to their records, now as
+// current holds them, in the versions' order.
+func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, error) {
+	var out []restore
+	for _, v := range versions {
+		k := kinds[v.ItemType]
+		now := current[v.ItemID]
+		var snap Row
+		if len(v.Snapshot) > 0 && string(v.Snapshot) != "null" {
+			if err := json.Unmarshal(v.Snapshot, &snap); err != nil {
+				return nil, fmt.Errorf("snapshot of version %s: %w", v.ID, err)
+			}
+		}
+		switch {
+		case v.Event == Create && now != nil:
+			out = append(out, restore{kind: k, id: v.ItemID, event: Delete, before: now})
+		case v.Event == Create: // gone since (force): nothing to delete
+		case snap == nil:
+			return nil, fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
+		case now == nil && v.Event == Delete:
+			out = append(out, restore{kind: k, id: v.ItemID, event: Create, after: snap})
+		case now == nil: // an update of a record deleted since (force): nothing to restore
+		default:
+			after := Row{}
+			for c, val := range now {
+				after[c] = val
+			}
+			for _, f := range k.Fields {
+				name := f.Name
+				if f.IsRef() {
+					name += "-id"
+				}
+				if _, changed := v.ObjectChanges[name]; changed || v.Event == Delete {
+					after[f.Column] = snap[f.Column]
+				}
+			}
+			if len(changes(k, now, after)) > 0 {
+				out = append(out, restore{kind: k, id: v.ItemID, event: Update, before: now, after: after})
+			}
+		}
+	}
+	return out, nil
+}
+
+// orphanConflicts are the children created since under a record the
+// restores delete: they would go with it (ON DELETE CASCADE) without a
+// version. Records the revert restores itself (moved back elsewhere, or
+// deleted too) are not.
+func orphanConflicts(ctx context.Context, db bun.IDB, restores []restore) (models.Errors, error) {
+	handled := map[string][]uuid.UUID{}
+	deleted := map[string][]uuid.UUID{}
+	for _, r := range restores {
+		handled[r.kind.Type] = append(handled[r.kind.Type], r.id)
+		if r.event == Delete {
+			deleted[r.kind.Type] = append(deleted[r.kind.Type], r.id)
+		}
+	}
+	var conflicts models.Errors
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		ids := deleted[typ]
+		if len(ids) == 0 {
+			continue
+		}
+		for _, c := range kinds[typ].Children {
+			var orphans []uuid.UUID
+			if err := db.NewSelect().TableExpr(kinds[c.Type].Table).Column("id").
+				Where("? IN (?)", bun.Ident(c.Column), bun.In(ids)).Where("id NOT IN (?)", bun.In(append(handled[c.Type], uuid.Nil))).
+				Order("id").Scan(ctx, &orphans); err != nil {
+				return nil, fmt.Errorf("children of deleted %s: %w", typ, err)
+			}
+			for _, id := range orphans {
+				conflicts = append(conflicts, revertConflict(c.Type, id,
+					fmt.Sprintf("The %s was created under a record this revert deletes; delete or move it first.", kinds[c.Type].Singular())))
+			}
+		}
+	}
+	return conflicts, nil
 }
 
 // applyRestores writes a revert's restores: records brought back, updated
