@@ -210,8 +210,8 @@ func TestPagePathUniqueOnPublish(t *testing.T) {
 		b, bDraft := e.page("B", "race", "")
 		var wg sync.WaitGroup
 		var bStatus int
-		wg.Go(func() { bStatus = s.call(t, e.token, http.MethodPost, "/revisions", publishBody(bDraft)).Status })
-		wg.Go(func() { s.call(t, e.token, http.MethodPost, "/revisions", publishBody(aDelete)) })
+		wg.Go(func() { bStatus = s.call(t, e.token, http.MethodPost, "/revisions", revisionBody(bDraft)).Status })
+		wg.Go(func() { s.call(t, e.token, http.MethodPost, "/revisions", revisionBody(aDelete)) })
 		wg.Wait()
 		live := e.livePagesAt("/race")
 		if len(live) > 1 {
@@ -234,13 +234,6 @@ func TestPagePathUniqueOnPublish(t *testing.T) {
 	}
 }
 
-func publishBody(draftIDs ...string) map[string]any {
-	data := make([]map[string]any, len(draftIDs))
-	for i, id := range draftIDs {
-		data[i] = map[string]any{"type": "drafts", "id": id}
-	}
-	return map[string]any{"data": map[string]any{"type": "revisions", "relationships": map[string]any{"drafts": map[string]any{"data": data}}}}
-}
 
 // The rule lives in the database: a second live page at a path is refused
 // by Postgres itself (pages_live_path_excl), whatever the code above it does.
