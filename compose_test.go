@@ -214,6 +214,11 @@ func TestComposeEnvironmentMatchesConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("service %q: config.FromEnv rejects the compose environment: %v", service, err)
 			}
+			if service == "api" || service == "worker" {
+				if err := cfg.CheckSecretKeys(config.ClientSecretKeyVar, config.WebhookSecretKeyVar); err != nil {
+					t.Errorf("service %q would refuse to start: %v", service, err)
+				}
+			}
 			if service == "api" {
 				if cfg.HTTPAddr != "0.0.0.0:8080" {
 					t.Errorf("api listens on %q, want 0.0.0.0:8080 so the published port reaches it", cfg.HTTPAddr)

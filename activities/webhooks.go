@@ -45,13 +45,17 @@ const DispatchBatch = 500
 
 // DispatchWebhookDeliveries starts the workflow of each webhook's next
 // delivery, its oldest pending one, when it has not been started, and
-// returns how many it started. The worker's dispatcher runs it when an
-// event commits (NOTIFY). Later deliveries of a webhook are started one
-// after another by the one before (FinishWebhookDelivery), so a backlog
-// of thousands of events is thousands of rows, not thousands of waiting
-// workflows.
-func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context) (int, error) {
-	return w.dispatch(ctx, false)
+// returns how many it started. It looks at the webhooks of sites, the
+// sites whose events woke the worker's dispatcher (NOTIFY carries the
+// site), or with sites nil at every webhook with a pending delivery (at
+// the dispatcher's start and every 30 s). Later deliveries of a webhook
+// are started one after another by the one before
+// (FinishWebhookDelivery), so a backlog of thousands of events is
+// thousands of rows, not thousands of waiting workflows; and a dispatch
+// looks at each webhook's head only (models.LockDeliveryHeads), so its cost
+// does not grow with any queue's length.
+func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context, sites []uuid.UUID) (int, error) {
+	return w.dispatch(ctx, models.HeadQuery{Sites: sites})
 }
 
 // SweepWebhookHeads is the scheduled sweep: it starts the next
@@ -60,73 +64,94 @@ func (w *Webhooks) DispatchWebhookDeliveries(ctx context.Context) (int, error) {
 // or that ended without passing the turn on (terminated by hand, say), is
 // started (again): the chain of a webhook's deliveries cannot stall.
 func (w *Webhooks) SweepWebhookHeads(ctx context.Context) (int, error) {
-	return w.dispatch(ctx, true)
+	return w.dispatch(ctx, models.HeadQuery{Started: true})
 }
 
-func (w *Webhooks) dispatch(ctx context.Context, all bool) (int, error) {
+// dispatch walks the heads q selects, DispatchBatch at a time: it starts
+// the heads of active webhooks and fails the queues of inactive ones.
+func (w *Webhooks) dispatch(ctx context.Context, q models.HeadQuery) (int, error) {
+	q.Limit = DispatchBatch
 	started := 0
 	for {
-		n, err := w.dispatchBatch(ctx, all)
+		b, n, err := w.dispatchBatch(ctx, q)
 		started += n
-		if err != nil || n < DispatchBatch || all {
+		if err != nil {
 			return started, err
 		}
+		if err := w.failInactive(ctx, b.Heads); err != nil {
+			return started, err
+		}
+		if !b.More {
+			return started, nil
+		}
+		q.After = b.Next
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, started)
 		}
 	}
 }
 
-func (w *Webhooks) dispatchBatch(ctx context.Context, all bool) (int, error) {
+// dispatchBatch locks a batch of heads and starts the workflows of those
+// of active webhooks, marking them started in the same transaction.
+func (w *Webhooks) dispatchBatch(ctx context.Context, q models.HeadQuery) (models.HeadBatch, int, error) {
+	var b models.HeadBatch
 	var n int
 	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var ds []models.WebhookDelivery
-		// The head of each webhook's queue: pending, with no earlier
-		// pending delivery. SKIP LOCKED: concurrent dispatchers (several
-		// workers, the sweep) share the work.
-		q := tx.NewSelect().Model(&ds).Column("id", "site_id", "webhook_id").
-			Where("status = ?", models.DeliveryPending).
-			Where(`NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = delivery.webhook_id
-				AND e.status = ? AND e.seq < delivery.seq)`, models.DeliveryPending)
-		if !all {
-			q = q.Where("started_at IS NULL")
+		var err error
+		if b, err = models.LockDeliveryHeads(ctx, tx, q); err != nil {
+			return err
 		}
-		if err := q.OrderExpr("seq, id").Limit(DispatchBatch).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
-			return fmt.Errorf("find deliveries to start: %w", err)
-		}
-		if len(ds) == 0 {
-			return nil
-		}
-		ok := make([]bool, len(ds))
-		errs := make([]error, len(ds))
+		ok := make([]bool, len(b.Heads))
+		errs := make([]error, len(b.Heads))
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 8)
-		for i := range ds {
+		for i := range b.Heads {
+			if !b.Heads[i].Active {
+				continue // its queue is failed below, after this transaction
+			}
 			wg.Add(1)
 			sem <- struct{}{}
 			go func(i int) {
 				defer func() { <-sem; wg.Done() }()
-				errs[i] = w.start(ctx, &ds[i])
+				h := b.Heads[i]
+				errs[i] = w.start(ctx, &models.WebhookDelivery{SiteRow: models.SiteRow{ID: h.ID, SiteID: h.SiteID}, WebhookID: h.WebhookID})
 				ok[i] = errs[i] == nil
 			}(i)
 		}
 		wg.Wait()
 		var ids []uuid.UUID
-		for i, d := range ds {
+		for i, h := range b.Heads {
 			if ok[i] {
-				ids = append(ids, d.ID)
+				ids = append(ids, h.ID)
 			}
 		}
-		if len(ids) > 0 {
-			if _, err := tx.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = coalesce(started_at, now())").
-				Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
-				return fmt.Errorf("mark deliveries started: %w", err)
-			}
+		if err := models.MarkDeliveriesStarted(ctx, tx, ids); err != nil {
+			return err
 		}
 		n = len(ids)
 		return errors.Join(errs...)
 	})
-	return n, err
+	return b, n, err
+}
+
+// failInactive fails the queues of the inactive webhooks among heads'
+// (deactivated by PATCH, a 410 or the pending limit): at once, rather
+// than one workflow after another.
+func (w *Webhooks) failInactive(ctx context.Context, heads []models.DeliveryHead) error {
+	var ids []uuid.UUID
+	for _, h := range heads {
+		if !h.Active {
+			ids = append(ids, h.WebhookID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	n, err := models.FailInactiveQueues(ctx, w.DB, ids)
+	if n > 0 && w.Log != nil {
+		w.Log.Info("failed the pending deliveries of inactive webhooks", "webhooks", len(ids), "deliveries", n)
+	}
+	return err
 }
 
 // start starts the delivery's workflow; one of that id that is running is
@@ -193,7 +218,8 @@ type deliveryRow struct {
 
 // DeliverWebhook makes one attempt: it POSTs the signed event to the
 // webhook's URL and records the outcome with the delivery. A 2xx succeeds;
-// a 410 deactivates the webhook and fails the delivery (not retried);
+// a 410 fails the delivery and deactivates the webhook
+// (models.DeactivateWebhook; not retried);
 // anything else is returned as an error carrying the status and the start
 // of the answer, so the workflow retries it and the pending activity shows
 // it. A delivery that already succeeded is not sent again.
@@ -210,8 +236,13 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliv
 	if err != nil {
 		return fmt.Errorf("load delivery: %w", err)
 	}
-	if d.Status != models.DeliveryPending {
+	switch d.Status {
+	case models.DeliverySucceeded:
 		return nil
+	case models.DeliveryFailed:
+		// Failed while this attempt waited: its webhook was deactivated
+		// (FailInactiveQueues). Nothing to send, and no more retries.
+		return reject("the delivery failed meanwhile: %s", deref(d.LastError))
 	}
 	if !d.Active {
 		if err := w.fail(ctx, d.ID, nil, "the webhook is inactive", nil); err != nil {
@@ -262,18 +293,7 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliv
 		}
 		return nil
 	case code == http.StatusGone:
-		msg := "the receiver answered 410 Gone: the webhook was deactivated"
-		err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tx.NewUpdate().Model((*models.Webhook)(nil)).Set("active = false, updated_at = now(), version = version + 1").
-				Where("id = ? AND active", d.WebhookID).Exec(ctx); err != nil {
-				return err
-			}
-			return w.failIn(ctx, tx, d.ID, &code, msg, &snippet)
-		})
-		if err != nil {
-			return fmt.Errorf("deactivate webhook: %w", err)
-		}
-		return reject("%s", msg)
+		return w.gone(ctx, &d, code, snippet)
 	}
 	msg := fmt.Sprintf("the receiver answered %d", code)
 	if s := strings.TrimSpace(snippet); s != "" {
@@ -283,6 +303,24 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliv
 		return err
 	}
 	return errors.New(msg)
+}
+
+// gone answers a 410: the delivery fails with the answer, and the webhook
+// is deactivated (models.DeactivateWebhook records webhook.deactivated;
+// the dispatcher fails the rest of its queue once this commits).
+func (w *Webhooks) gone(ctx context.Context, d *deliveryRow, code int, snippet string) error {
+	msg := "the receiver answered 410 Gone: the webhook was deactivated"
+	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := w.failIn(ctx, tx, d.ID, &code, msg, &snippet); err != nil {
+			return err
+		}
+		_, err := models.DeactivateWebhook(ctx, tx, d.SiteID, d.WebhookID, "the receiver answered 410 Gone")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("deactivate webhook: %w", err)
+	}
+	return reject("%s", msg)
 }
 
 // attempted records a failed attempt that will be retried, with when.
@@ -386,6 +424,10 @@ var subjectShapes = map[string]subjectShape{
 		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
 	"themes": {attrs: []string{"title", "description", "published_at", "created_at", "updated_at"},
 		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+	// webhook.deactivated: the webhook as GET /webhooks/:id shows it (the
+	// event's row holds no sealed secret; its masked form is added below).
+	"webhooks": {attrs: []string{"url", "events", "active", "description", "deactivated_reason", "deactivated_at", "created_at", "updated_at"},
+		versioned: true},
 }
 
 // identifier is a resource identifier, its members in the API's order.
@@ -436,7 +478,12 @@ func (w *Webhooks) payload(d *deliveryRow) ([]byte, error) {
 			rels[rel[0]] = map[string]any{"data": nil}
 		}
 	}
+	self := w.PublicURL + "/" + d.SubjectType + "/" + d.SubjectID.String()
 	switch d.SubjectType {
+	case "webhooks":
+		last4, _ := row["secret_last4"].(string)
+		attrs["secret"] = webhooks.Mask(last4)
+		rels["deliveries"] = map[string]any{"links": map[string]string{"self": self + "/relationships/deliveries", "related": self + "/deliveries"}}
 	case "drafts": // the drafted record, of the type the draft names
 		rels["item"] = map[string]any{"data": identifier{Type: row["item_type"], ID: row["item_id"]}}
 	case "revisions":
@@ -448,7 +495,7 @@ func (w *Webhooks) payload(d *deliveryRow) ([]byte, error) {
 		rels["drafts"] = map[string]any{"data": ids}
 	}
 	res := map[string]any{"type": d.SubjectType, "id": d.SubjectID.String(), "attributes": attrs, "relationships": rels,
-		"links": map[string]any{"self": w.PublicURL + "/" + d.SubjectType + "/" + d.SubjectID.String()}}
+		"links": map[string]any{"self": self}}
 	if v, ok := row["version"]; ok && shape.versioned {
 		res["meta"] = map[string]any{"version": v}
 	}
@@ -467,6 +514,13 @@ func readSnippet(r io.Reader) string {
 		b = b[:webhooks.StoredResponse]
 	}
 	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func truncate(s string, n int) string {

@@ -76,3 +76,46 @@ func TestPayloadIsTheSubjectAsAJSONAPIDocument(t *testing.T) {
 		t.Errorf("internal columns leaked: %s", b)
 	}
 }
+
+// webhook.deactivated carries the webhook as GET /webhooks/:id shows it:
+// the reason, the secret masked, and nothing of its sealed form.
+func TestPayloadOfAWebhookDeactivated(t *testing.T) {
+	w := &Webhooks{PublicURL: "https://cms.example"}
+	hook := uuid.New()
+	d := &deliveryRow{WebhookDelivery: models.WebhookDelivery{SiteRow: models.SiteRow{ID: uuid.New()}}, EventType: webhooks.WebhookDeactivated,
+		SubjectType: "webhooks", SubjectID: hook, EventAt: time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC),
+		Subject: []byte(`{"id":"` + hook.String() + `","site_id":"s","url":"https://receiver.example/hook","events":["draft.reverted"],
+			"active":false,"description":null,"secret_last4":"wxyz","version":2,"deactivated_reason":"3 deliveries were pending",
+			"deactivated_at":"2026-11-27T14:00:00.5+00:00","created_at":"2026-11-27T13:00:00+00:00","updated_at":"2026-11-27T14:00:00.5+00:00"}`)}
+	b, err := w.payload(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Type string
+		Data struct {
+			Data struct {
+				Type, ID      string
+				Attributes    map[string]any
+				Relationships map[string]struct{ Links map[string]string }
+				Meta          struct{ Version int }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	r := m.Data.Data
+	a := r.Attributes
+	if m.Type != "webhook.deactivated" || r.Type != "webhooks" || r.ID != hook.String() || r.Meta.Version != 2 ||
+		a["active"] != false || a["deactivated-reason"] != "3 deliveries were pending" || a["deactivated-at"] != "2026-11-27T14:00:00.500Z" ||
+		a["secret"] != "whsec_…wxyz" || a["url"] != "https://receiver.example/hook" || len(a) != 9 {
+		t.Fatalf("message %s", b)
+	}
+	if r.Relationships["deliveries"].Links["related"] != "https://cms.example/webhooks/"+hook.String()+"/deliveries" {
+		t.Errorf("relationships %v", r.Relationships)
+	}
+	if strings.Contains(string(b), "secret_last4") || strings.Contains(string(b), `"site_id"`) {
+		t.Errorf("internal columns leaked: %s", b)
+	}
+}

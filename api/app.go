@@ -3,6 +3,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,8 +13,10 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
+	"github.com/valyala/fasthttp"
 	"go.temporal.io/sdk/client"
 
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
@@ -36,24 +39,8 @@ func New(d Deps) (*fiber.App, error) {
 		d.AssetTypes = models.DefaultAssetTypes()
 	}
 	errs := errorHandler(d.Log)
-	app := fiber.New(fiber.Config{
-		AppName:               "pressroom",
-		BodyLimit:             d.Config.BodyLimit,
-		ErrorHandler:          errs,
-		DisableStartupMessage: true,
-		StrictRouting:         true,
-		CaseSensitive:         true,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		// Bounded so a flood of huge headers cannot exhaust memory.
-		ReadBufferSize: 16 << 10,
-		// c.IP() is the client behind trusted proxies only; anyone else's
-		// X-Forwarded-For is ignored, so throttling cannot be dodged by a header.
-		EnableTrustedProxyCheck: len(d.Config.TrustedProxies) > 0,
-		TrustedProxies:          d.Config.TrustedProxies,
-		ProxyHeader:             proxyHeader(d.Config.TrustedProxies),
-	})
+	app := newServer(d.Config, errs)
+	app.Use(intake.CloseUnread)
 	app.Use(withRequestID)
 	app.Use(accessLog(d.Log, errs))
 	app.Use(recover.New(recover.Config{
@@ -68,7 +55,7 @@ func New(d Deps) (*fiber.App, error) {
 	app.Use(negotiate)
 
 	app.Get("/healthz", healthz)
-	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout))
+	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout, d.Log))
 
 	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
 	if err != nil {
@@ -80,7 +67,9 @@ func New(d Deps) (*fiber.App, error) {
 	// yields scopes every query by site. Attached per route, not as a group:
 	// a group with middleware in Fiber catches every later path, and unknown
 	// routes must stay 404.
-	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, h} }
+	// The body is read (bounded) only once the token is known good.
+	readBody := intake.ReadBody(d.Config.BodyLimit)
+	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, readBody, h} }
 	r := routes{app: app, authed: authed, deps: d, links: links{base: d.Config.PublicURL}}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
@@ -111,6 +100,44 @@ func New(d Deps) (*fiber.App, error) {
 		return nil, err
 	}
 	return app, nil
+}
+
+// newServer is the Fiber app (and its fasthttp server) with the limits on
+// what a request may hold: time, header bytes, and a body read only by its
+// route.
+func newServer(cfg config.Config, errs fiber.ErrorHandler) *fiber.App {
+	// A Config not built by config.FromEnv (zero timeouts) gets the defaults.
+	headerTimeout, bodyTimeout := cmp.Or(cfg.HeaderTimeout, 10*time.Second), cmp.Or(cfg.BodyTimeout, 30*time.Second)
+	app := fiber.New(fiber.Config{
+		AppName:               "pressroom",
+		BodyLimit:             cfg.BodyLimit,
+		ErrorHandler:          errs,
+		DisableStartupMessage: true,
+		StrictRouting:         true,
+		CaseSensitive:         true,
+		// Headers must arrive within the header timeout; the body has its
+		// own deadline, from the end of the headers (HeaderReceived below).
+		ReadTimeout:  headerTimeout,
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		// Bounded so a flood of huge headers cannot exhaust memory.
+		ReadBufferSize: 16 << 10,
+		// Bodies are read by the route, after its checks, bounded
+		// (intake.Read): fasthttp reads at most 8 KiB of one before the
+		// handler instead of allocating its whole Content-Length. Multipart
+		// forms are parsed from that bounded body, never before it.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		// c.IP() is the client behind trusted proxies only; anyone else's
+		// X-Forwarded-For is ignored, so throttling cannot be dodged by a header.
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+	})
+	app.Server().HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: bodyTimeout}
+	}
+	return app
 }
 
 // routes is what a resource needs to register its endpoints.
@@ -166,11 +193,12 @@ func oauthSettings(c config.Config) oauth.Settings {
 		RefreshGrace:    c.OAuth.RefreshGrace,
 		KeyRotation:     c.OAuth.KeyRotation,
 		Throttle: oauth.ThrottleSettings{
-			MaxPerUser:          c.OAuth.LoginMaxFailures,
-			MaxPerAddress:       c.OAuth.LoginMaxFailuresPerAddress,
-			Window:              c.OAuth.LoginWindow,
-			LockFor:             c.OAuth.LoginLockout,
-			ClientMaxPerAddress: c.OAuth.ClientMaxFailuresPerAddress,
+			MaxPerUser:             c.OAuth.LoginMaxFailures,
+			MaxPerAddress:          c.OAuth.LoginMaxFailuresPerAddress,
+			Window:                 c.OAuth.LoginWindow,
+			LockFor:                c.OAuth.LoginLockout,
+			ClientMaxPerAddress:    c.OAuth.ClientMaxFailuresPerAddress,
+			AuthorizeMaxPerAddress: c.OAuth.AuthorizeMaxPerAddress,
 		},
 		HashMemory:      c.OAuth.HashMemory,
 		HashWait:        c.OAuth.HashWait,

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/testsupport"
 )
@@ -28,13 +29,18 @@ func offlineApp(t *testing.T) *fiber.App {
 	cfg.BodyLimit = 4096
 	app := mustApp(t, api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	// A JSON:API write endpoint for the decoding tests; the resource
-	// endpoints of later features use the same jsonapi.Decode.
-	app.Post("/test-widgets", func(c *fiber.Ctx) error {
+	// endpoints of later features use the same jsonapi.Decode, on the body
+	// their route read with intake.ReadBody (after the token check).
+	app.Post("/test-widgets", intake.ReadBody(cfg.BodyLimit), func(c *fiber.Ctx) error {
+		body, err := intake.Body(c)
+		if err != nil {
+			return err
+		}
 		var doc jsonapi.RequestDocument[struct {
 			Title string `json:"title"`
 			Count int    `json:"count"`
 		}]
-		if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+		if err := jsonapi.Decode(body, &doc); err != nil {
 			return err
 		}
 		c.Set(fiber.HeaderContentType, jsonapi.MediaType)
@@ -208,8 +214,8 @@ func TestBadDocumentsGet400WithPointer(t *testing.T) {
 
 func TestOversizedBodyIs413(t *testing.T) {
 	t.Parallel()
-	// Over a real socket: the limit is enforced by the HTTP server while it
-	// reads the request, before any handler runs.
+	// Over a real socket: the route reads the body (intake.ReadBody, after
+	// the checks before it) and refuses it past the limit.
 	app := offlineApp(t) // body limit 4096
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -7,13 +7,18 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/api/jsonapi"
 )
 
 // decodeResource reads a request body: one resource of type typ.
 func decodeResource[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A], error) {
+	body, err := intake.Body(c) // read and bounded by the route's intake.ReadBody
+	if err != nil {
+		return nil, err
+	}
 	var doc jsonapi.RequestDocument[A]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+	if err := jsonapi.Decode(body, &doc); err != nil {
 		return nil, err
 	}
 	if err := checkType(doc.Data.Type, typ); err != nil {

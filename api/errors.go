@@ -139,6 +139,10 @@ func fromFiberError(fe *fiber.Error) *jsonapi.Error {
 		return jsonapi.NewError(fe.Code, "body_too_large", "The request body is larger than the server accepts.")
 	case fiber.StatusBadRequest:
 		return jsonapi.BadRequest("bad_request", "The request could not be parsed.")
+	case fiber.StatusRequestTimeout: // the body did not arrive in time (api/intake)
+		return jsonapi.NewError(fe.Code, "body_timeout", fe.Message)
+	case fiber.StatusUnsupportedMediaType: // a compressed body (api/intake)
+		return jsonapi.NewError(fe.Code, "unsupported_media_type", fe.Message).AtHeader(fiber.HeaderContentEncoding)
 	}
 	if fe.Code >= 400 && fe.Code < 500 {
 		return jsonapi.NewError(fe.Code, "request_error", http.StatusText(fe.Code))

@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -16,12 +16,22 @@ type Check struct {
 	Probe func(ctx context.Context) error
 }
 
-// CheckResult is one probe's outcome as /readyz reports it.
+// CheckResult is one probe's outcome as /readyz reports it. Error says
+// only that the check failed or timed out: /readyz answers anyone, and a
+// driver's message names the database user, host and port or a bucket.
+// The probe's own error is kept in detail, for the log.
 type CheckResult struct {
 	Status     string  `json:"status"`
 	DurationMS float64 `json:"duration_ms"`
 	Error      string  `json:"error,omitempty"`
+	detail     error
 }
+
+// What a failed check says in the body of /readyz.
+const (
+	checkFailed   = "failed (the server log has the detail)"
+	checkTimedOut = "no answer within the readiness timeout"
+)
 
 // Readiness is the body of GET /readyz.
 type Readiness struct {
@@ -36,12 +46,18 @@ func healthz(c *fiber.Ctx) error {
 }
 
 // readyz runs every check at once, each under timeout, and answers 200 when
-// all pass and 503 naming the failures otherwise.
-func readyz(checks []Check, timeout time.Duration) fiber.Handler {
+// all pass and 503 naming the failures otherwise; why each failed goes to
+// the log, with the request id.
+func readyz(checks []Check, timeout time.Duration, log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		r := RunChecks(c.UserContext(), checks, timeout)
 		c.Set(fiber.HeaderCacheControl, "no-store")
 		if r.Status != "ok" {
+			for name, res := range r.Checks {
+				if res.detail != nil {
+					log.Warn("readiness check failed", "check", name, "request_id", requestID(c), "error", res.detail)
+				}
+			}
 			return c.Status(fiber.StatusServiceUnavailable).JSON(r)
 		}
 		return c.JSON(r)
@@ -61,8 +77,10 @@ func RunChecks(ctx context.Context, checks []Check, timeout time.Duration) Readi
 			err := runProbe(cctx, ch.Probe)
 			res := CheckResult{Status: "ok", DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 			if err != nil {
-				res.Status = "error"
-				res.Error = describe(err, cctx)
+				res.Status, res.Error, res.detail = "error", checkFailed, err
+				if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+					res.Error = checkTimedOut
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -87,15 +105,4 @@ func runProbe(ctx context.Context, probe func(context.Context) error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func describe(err error, ctx context.Context) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return "no answer within the readiness timeout"
-	}
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	return fmt.Sprintf("unreachable: %s", msg)
 }

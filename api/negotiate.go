@@ -43,8 +43,11 @@ func negotiate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// hasBody judges from the headers alone: the body itself is read later,
+// after the token check (intake.Read). A chunked body has length -1.
 func hasBody(c *fiber.Ctx) bool {
-	return len(c.Body()) > 0 || c.Request().Header.ContentLength() > 0 || len(c.Request().Header.ContentType()) > 0 && c.Method() != fiber.MethodGet
+	cl := c.Request().Header.ContentLength()
+	return cl > 0 || cl == -1 || len(c.Request().Header.ContentType()) > 0 && c.Method() != fiber.MethodGet
 }
 
 func checkContentType(header string) *jsonapi.Error {

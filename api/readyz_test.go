@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,6 +10,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,6 +159,74 @@ func TestNotReadyWhenABucketIsMissing(t *testing.T) {
 	d.Config.Storage.AssetsBucket = "no-such-bucket-" + fmt.Sprint(time.Now().UnixNano())
 	status, body := readiness(t, d)
 	wantOnlyDown(t, status, body, "storage")
+}
+
+// /readyz answers anyone: a failed check says which, never the driver's
+// message (database user, host, port, bucket names); that goes to the log.
+// Every dependency here is a closed port, so no service is needed.
+func TestReadyzTellsOnlyWhichCheckFailed(t *testing.T) {
+	t.Parallel()
+	ports := make([]string, 3)
+	for i := range ports {
+		p, err := dev.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = strconv.Itoa(p)
+	}
+	cfg := testsupport.Defaults()
+	cfg.ReadinessTimeout = 2 * time.Second
+	cfg.Storage.Endpoint = "http://127.0.0.1:" + ports[2]
+	cfg.Storage.UploadsBucket, cfg.Storage.AssetsBucket = "leaky-uploads", "leaky-assets"
+	pg := must(pgx.ParseConfig("postgres://leakyuser@127.0.0.1:" + ports[0] + "/leakydb?sslmode=disable&connect_timeout=1"))
+	db := bun.NewDB(sql.OpenDB(stdlib.GetConnector(*pg)), pgdialect.New())
+	t.Cleanup(func() { db.Close() })
+	var logs syncBuffer
+	d := api.Deps{Config: cfg, DB: db, Temporal: lazyTemporal(t, "127.0.0.1:"+ports[1]),
+		Storage: must(storage.NewClient(cfg.Storage)), Log: slog.New(slog.NewTextHandler(&logs, nil))}
+
+	r := do(t, mustApp(t, d), http.MethodGet, "/readyz", "", nil)
+	var body api.Readiness
+	if err := json.Unmarshal(r.body, &body); err != nil || r.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz = %d %s", r.status, r.body)
+	}
+	for _, name := range []string{"postgres", "temporal", "storage"} {
+		if c := body.Checks[name]; c.Status != "error" || c.Error == "" {
+			t.Errorf("check %s = %+v, want a failure", name, c)
+		}
+	}
+	for _, leak := range append([]string{"leaky", "127.0.0.1", "user=", "dial", "connect"}, ports...) {
+		if strings.Contains(string(r.body), leak) {
+			t.Errorf("the body tells anonymous callers %q: %s", leak, r.body)
+		}
+	}
+	log := logs.String()
+	for _, name := range []string{"postgres", "temporal", "storage"} {
+		if !strings.Contains(log, "check="+name) {
+			t.Errorf("the log does not say why %s failed:\n%s", name, log)
+		}
+	}
+	if !strings.Contains(log, "leakyuser") || !strings.Contains(log, ports[0]) {
+		t.Errorf("the log lacks the database error's detail:\n%s", log)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestHealthzNeedsNoDependency(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
 )
@@ -89,8 +90,12 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	body, err := intake.Body(c)
+	if err != nil {
+		return err
+	}
 	var doc jsonapi.RequestDocument[siteUpdate]
-	if err := jsonapi.Decode(c.Body(), &doc); err != nil {
+	if err := jsonapi.Decode(body, &doc); err != nil {
 		return err
 	}
 	siteID := siteOf(c)
@@ -185,7 +190,11 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 		Meta    map[string]any   `json:"meta"`
 		JSONAPI *jsonapi.Version `json:"jsonapi"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	raw, err := intake.Body(c)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil || dec.More() {
 		return jsonapi.BadRequest("malformed_document", "The body must be a relationship document: {\"data\":{\"type\":\"themes\",\"id\":\"...\"}}.").AtPointer("")

@@ -23,6 +23,10 @@ type webhookAttributes struct {
 	Description *string  `json:"description"`
 	// Secret is in full only in the answers that made it (create, rotate).
 	Secret string `json:"secret"`
+	// Why and when Pressroom deactivated the webhook itself (a 410, or too
+	// many deliveries queued behind a failing one); null otherwise.
+	DeactivatedReason *string `json:"deactivated-reason"`
+	DeactivatedAt     *string `json:"deactivated-at"`
 	timestamps
 }
 
@@ -34,6 +38,9 @@ type webhookRequest struct {
 	Description  *string   `json:"description"`
 	RotateSecret *bool     `json:"rotate-secret"`
 	Secret       any       `json:"secret"`
+	// Read-only, accepted only to be refused with a pointer at them.
+	DeactivatedReason any `json:"deactivated-reason"`
+	DeactivatedAt     any `json:"deactivated-at"`
 	readOnlyTimestamps
 }
 
@@ -46,6 +53,14 @@ var webhookColumns = []attrColumn[models.Webhook, webhookFields]{
 	{"url", "url", func(w *models.Webhook, f webhookFields) { w.URL = f.url }},
 	{"events", "events", func(w *models.Webhook, f webhookFields) { w.Events = f.events }},
 	{"active", "active", func(w *models.Webhook, f webhookFields) { w.Active = f.active }},
+	// Made active again, a webhook no longer says why it was deactivated;
+	// kept inactive, it still does.
+	{"active", "deactivated_at", func(w *models.Webhook, f webhookFields) {
+		if f.active {
+			w.DeactivatedAt, w.DeactivatedReason = nil, nil
+		}
+	}},
+	{"active", "deactivated_reason", func(*models.Webhook, webhookFields) {}}, // set with deactivated_at
 	{"description", "description", func(w *models.Webhook, f webhookFields) { w.Description = f.description }},
 	{"rotate-secret", "secret_sealed", func(w *models.Webhook, f webhookFields) { w.SecretSealed = f.secret.Sealed }},
 	{"rotate-secret", "secret_last4", func(w *models.Webhook, f webhookFields) { w.SecretLast4 = f.secret.Last4 }},
@@ -72,7 +87,7 @@ func invalidURL(err error) error {
 // required. Only the url's form is checked here: whether its host is
 // public needs a DNS lookup (checkHost).
 func (r webhookRequest) validate(sent map[string]bool, create bool) (f webhookFields, err error) {
-	if err = checkReadOnly(sent, "secret"); err != nil {
+	if err = checkReadOnly(sent, "secret", "deactivated-reason", "deactivated-at"); err != nil {
 		return f, err
 	}
 	if create && sent["rotate-secret"] {
@@ -163,6 +178,7 @@ func (h webhooksHandler) resource(w *models.Webhook, secret string) *jsonapi.Res
 	p := webhookPath(w.ID)
 	return versioned(&jsonapi.Resource{Type: "webhooks", ID: w.ID.String(), Links: h.links.self(p),
 		Attributes: webhookAttributes{URL: w.URL, Events: w.Events, Active: w.Active, Description: w.Description, Secret: secret,
+			DeactivatedReason: w.DeactivatedReason, DeactivatedAt: optionalTimestamp(w.DeactivatedAt),
 			timestamps: timestampsOf(w.CreatedAt, w.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{"deliveries": h.links.relationship(p, "deliveries", nil)},
 	}, w.Version)

@@ -1277,13 +1277,15 @@ type Webhooks struct {
 
 // WebhooksAttributes defines model for WebhooksAttributes.
 type WebhooksAttributes struct {
-	Active      *bool     `json:"active,omitempty"`
-	CreatedAt   *string   `json:"created-at,omitempty"`
-	Description *string   `json:"description,omitempty"`
-	Events      *[]string `json:"events,omitempty"`
-	Secret      *string   `json:"secret,omitempty"`
-	UpdatedAt   *string   `json:"updated-at,omitempty"`
-	Url         *string   `json:"url,omitempty"`
+	Active            *bool     `json:"active,omitempty"`
+	CreatedAt         *string   `json:"created-at,omitempty"`
+	DeactivatedAt     *string   `json:"deactivated-at,omitempty"`
+	DeactivatedReason *string   `json:"deactivated-reason,omitempty"`
+	Description       *string   `json:"description,omitempty"`
+	Events            *[]string `json:"events,omitempty"`
+	Secret            *string   `json:"secret,omitempty"`
+	UpdatedAt         *string   `json:"updated-at,omitempty"`
+	Url               *string   `json:"url,omitempty"`
 }
 
 // WebhooksCollectionDocument defines model for WebhooksCollectionDocument.

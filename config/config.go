@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -48,6 +49,15 @@ type Config struct {
 
 	// BodyLimit bounds every request body; larger ones get 413.
 	BodyLimit int
+	// MaxConns bounds the client connections `serve` holds open at once;
+	// MaxConnsPerIP those from one client address (an IPv6 client: its
+	// /64), except trusted proxies'. More are refused at once (api/intake).
+	MaxConns      int
+	MaxConnsPerIP int
+	// HeaderTimeout is how long a request's headers may take to arrive;
+	// BodyTimeout how long its body may take, from the end of its headers.
+	HeaderTimeout time.Duration
+	BodyTimeout   time.Duration
 	// MaxUploadBytes bounds an uploaded asset file.
 	MaxUploadBytes int64
 	// MaxImagePixels refuses larger images before decoding (decompression bombs).
@@ -88,6 +98,10 @@ type Config struct {
 	// Empty: no cross-origin access.
 	CORSOrigins []string
 
+	// Dev marks a development or test stack: `serve` and `worker` then
+	// accept the secret keys' built-in defaults (CheckSecretKeys).
+	Dev bool
+
 	OAuth OAuth
 	// Webhooks holds the settings of webhook delivery (docs/webhooks.md).
 	Webhooks Webhooks
@@ -112,6 +126,11 @@ type Webhooks struct {
 	// Retention is how long finished deliveries and their events are kept,
 	// counted from the event; the hourly prune deletes older ones.
 	Retention time.Duration
+	// PendingLimit is the most deliveries a webhook may have pending behind
+	// one that keeps failing: at the next event it is deactivated instead
+	// (models.RecordEvent, through the connection setting
+	// models.WithWebhookPendingLimit).
+	PendingLimit int
 }
 
 // OAuth holds token lifetimes and sign-in throttling.
@@ -130,6 +149,9 @@ type OAuth struct {
 	// ClientMaxFailuresPerAddress failed client authentications from one
 	// address within LoginWindow lock client authentication for LoginLockout.
 	ClientMaxFailuresPerAddress int
+	// AuthorizeMaxPerAddress requests to GET /oauth/authorize from one
+	// address within LoginWindow (each stores a row) lock it for LoginLockout.
+	AuthorizeMaxPerAddress int
 	// HashMemory bounds the bytes that concurrent argon2id checks may hold
 	// at once; a check waits at most HashWait for its share, then 503.
 	HashMemory int64
@@ -189,6 +211,10 @@ var Variables = []Variable{
 	{"PRESSROOM_UPLOADS_BUCKET", "uploads", "temporary bucket that browsers upload into"},
 	{"PRESSROOM_ASSETS_BUCKET", "assets", "permanent bucket for processed assets"},
 	{"PRESSROOM_BODY_LIMIT", "1048576", "largest request body in bytes (413 above it)"},
+	{"PRESSROOM_MAX_CONNS", "4096", "most client connections the API holds open at once (more are answered 503 and closed); lowered at start to fit the process's open-file limit"},
+	{"PRESSROOM_MAX_CONNS_PER_IP", "128", "most client connections from one address (IPv6: one /64) at once (more are answered 429 and closed); addresses in PRESSROOM_TRUSTED_PROXIES are exempt"},
+	{"PRESSROOM_HEADER_TIMEOUT", "10s", "how long a request's headers may take to arrive, from the connection's opening (or the request's first byte on a kept-alive one)"},
+	{"PRESSROOM_BODY_TIMEOUT", "30s", "how long a request's body may take to arrive, from the end of its headers (408 past it)"},
 	{"PRESSROOM_MAX_UPLOAD_BYTES", "26214400", "largest asset file in bytes (25 MiB)"},
 	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
@@ -207,17 +233,20 @@ var Variables = []Variable{
 	{"PRESSROOM_LOGIN_WINDOW", "15m", "window in which failed attempts are counted"},
 	{"PRESSROOM_LOGIN_LOCKOUT", "15m", "how long sign-in stays locked (429 with Retry-After)"},
 	{"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", "20", "failed OAuth client authentications (token, introspection, revocation) per client address within the login window before they lock for the lockout time"},
+	{"PRESSROOM_AUTHORIZE_MAX_PER_ADDRESS", "60", "requests to GET /oauth/authorize (each stores a sign-in request) per client address within the login window before it answers 429 for the lockout time"},
 	{"PRESSROOM_HASH_MEMORY", "268435456", "bytes of argon2id password hashing the API does at once (256 MiB: 4 checks of 64 MiB); more wait in arrival order"},
 	{"PRESSROOM_HASH_WAIT", "5s", "how long a password check waits for hashing memory before the request gets 503 with Retry-After"},
-	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret)"},
+	{"PRESSROOM_CLIENT_SECRET_KEY", "pressroom-dev-client-secret-key", "HMAC-SHA-256 key client secrets are stored under; set a long random value in production (changing it invalidates every client secret). `serve` and `worker` refuse the default unless `PRESSROOM_DEV=true`"},
 	{"PRESSROOM_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook URLs reach loopback, private, link-local and metadata addresses; for development and tests only (`make dev` and the tests set it)"},
-	{"PRESSROOM_WEBHOOK_SECRET_KEY", "pressroom-dev-webhook-secret-key", "key webhook signing secrets are sealed under (AES-GCM) in the database; set a long random value in production, the same for API and worker (changing it makes existing secrets unusable: rotate them)"},
+	{"PRESSROOM_WEBHOOK_SECRET_KEY", "pressroom-dev-webhook-secret-key", "key webhook signing secrets are sealed under (AES-GCM) in the database; set a long random value in production, the same for API and worker (changing it makes existing secrets unusable: rotate them). `serve` and `worker` refuse the default unless `PRESSROOM_DEV=true`"},
+	{"PRESSROOM_DEV", "false", "marks a development or test stack, where `serve` and `worker` accept the default `PRESSROOM_CLIENT_SECRET_KEY` and `PRESSROOM_WEBHOOK_SECRET_KEY` (which anyone can read in the source); `make dev`, docker-compose.yml and the tests set it. Never in production"},
 	{"PRESSROOM_WEBHOOK_TASK_QUEUE", "pressroom-webhooks", "Temporal task queue of webhook deliveries and their sweep, with worker slots of their own"},
 	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
-	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs)"},
+	{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000", "most deliveries a webhook may have pending behind one whose last attempt failed; the next event deactivates it instead (active false, with deactivated-reason) and its pending deliveries fail. Set it the same for API and worker. From 1 to 1000000"},
+	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs) and whose connections the per-address connection limit skips"},
 	{"PRESSROOM_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port], or * for any) whose pages may call the API (CORS); empty means none"},
 	{"PRESSROOM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"PRESSROOM_LOG_FORMAT", "text", "text or json"},
@@ -249,6 +278,10 @@ func FromEnv(getenv Getenv) (Config, error) {
 			AssetsBucket:  r.str("PRESSROOM_ASSETS_BUCKET"),
 		},
 		BodyLimit:        int(r.int("PRESSROOM_BODY_LIMIT", 1, 1<<30)),
+		MaxConns:         int(r.int("PRESSROOM_MAX_CONNS", 1, 1_000_000)),
+		MaxConnsPerIP:    int(r.int("PRESSROOM_MAX_CONNS_PER_IP", 1, 1_000_000)),
+		HeaderTimeout:    r.duration("PRESSROOM_HEADER_TIMEOUT"),
+		BodyTimeout:      r.duration("PRESSROOM_BODY_TIMEOUT"),
 		MaxUploadBytes:   r.int("PRESSROOM_MAX_UPLOAD_BYTES", 1, 5<<30),
 		MaxImagePixels:   r.int("PRESSROOM_MAX_IMAGE_PIXELS", 1, 1<<34),
 		ImageMemory:      r.int("PRESSROOM_IMAGE_MEMORY", 16<<20, 1<<40),
@@ -260,6 +293,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),
 		LogFormat:        r.oneOf("PRESSROOM_LOG_FORMAT", "text", "json"),
 		DebugAddr:        r.str("PRESSROOM_DEBUG_ADDR"),
+		Dev:              r.bool("PRESSROOM_DEV"),
 		OAuth: OAuth{
 			AccessTokenTTL:              r.duration("PRESSROOM_ACCESS_TOKEN_TTL"),
 			RefreshTokenTTL:             r.duration("PRESSROOM_REFRESH_TOKEN_TTL"),
@@ -270,6 +304,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			LoginWindow:                 r.duration("PRESSROOM_LOGIN_WINDOW"),
 			LoginLockout:                r.duration("PRESSROOM_LOGIN_LOCKOUT"),
 			ClientMaxFailuresPerAddress: int(r.int("PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS", 1, 100000)),
+			AuthorizeMaxPerAddress:      int(r.int("PRESSROOM_AUTHORIZE_MAX_PER_ADDRESS", 1, 1000000)),
 			HashMemory:                  r.int("PRESSROOM_HASH_MEMORY", 64<<20, 1<<40),
 			HashWait:                    r.duration("PRESSROOM_HASH_WAIT"),
 			ClientSecretKey:             r.str("PRESSROOM_CLIENT_SECRET_KEY"),
@@ -282,19 +317,48 @@ func FromEnv(getenv Getenv) (Config, error) {
 			GiveUpAfter:  r.duration("PRESSROOM_WEBHOOK_GIVE_UP"),
 			SweepEvery:   r.duration("PRESSROOM_WEBHOOK_SWEEP_EVERY"),
 			Retention:    r.durationBetween("PRESSROOM_WEBHOOK_RETENTION", MinWebhookRetention, MaxWebhookRetention, "720h"),
+			PendingLimit: int(r.int("PRESSROOM_WEBHOOK_PENDING_LIMIT", 1, 1000000)),
 		},
 	}
-	for _, p := range strings.Split(getenv("PRESSROOM_TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			c.TrustedProxies = append(c.TrustedProxies, p)
-		}
-	}
+	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")
 	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
 	c.Storage.PublicEndpoint = c.Storage.Endpoint
 	if strings.TrimSpace(getenv("PRESSROOM_S3_PUBLIC_ENDPOINT")) != "" {
 		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// The variables of the secret keys whose defaults are written in this
+// file, so known to anyone: a client-secret HMAC key or a webhook-secret
+// sealing key everyone has protects nothing.
+const (
+	ClientSecretKeyVar  = "PRESSROOM_CLIENT_SECRET_KEY"
+	WebhookSecretKeyVar = "PRESSROOM_WEBHOOK_SECRET_KEY"
+)
+
+// CheckSecretKeys refuses, unless c.Dev, a configuration in which one of
+// the named secret keys (the ones the calling process uses) is still its
+// built-in default: `serve` and `worker` call it before anything else, so
+// a production deployment that forgot to set them does not start. The
+// error names the variables, never a value.
+func (c Config) CheckSecretKeys(names ...string) error {
+	if c.Dev {
+		return nil
+	}
+	value := map[string]string{ClientSecretKeyVar: c.OAuth.ClientSecretKey, WebhookSecretKeyVar: c.Webhooks.SecretKey}
+	var defaulted []string
+	for _, name := range names {
+		if value[name] == defaultOf(name) {
+			defaulted = append(defaulted, name)
+		}
+	}
+	if len(defaulted) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: still the built-in development default, which anyone can read in Pressroom's source; "+
+		"set each to a long random value (e.g. `openssl rand -base64 32`), the same for every API replica and worker, "+
+		"or set PRESSROOM_DEV=true on a development machine", strings.Join(defaulted, ", "))
 }
 
 // reader collects parse errors so one start-up reports them all.
@@ -350,6 +414,26 @@ func (r *reader) origins(name string) []string {
 	}
 	if len(out) > 1 && slices.Contains(out, "*") {
 		r.fail(name, strings.Join(out, ","), "either * alone or a list of origins")
+	}
+	return out
+}
+
+// proxies reads a comma-separated list of IP addresses and CIDRs. Anything
+// else (a host name) was once ignored without a word by Fiber, and now also
+// decides which connections the per-address limit skips: refused.
+func (r *reader) proxies(name string) []string {
+	var out []string
+	for _, p := range strings.Split(r.getenv(name), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				r.fail(name, p, "IP addresses or CIDRs such as 10.0.0.5 or 10.0.0.0/8")
+				continue
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,10 @@ var defaults = Config{
 		AssetsBucket:   "assets",
 	},
 	BodyLimit:        1 << 20,
+	MaxConns:         4096,
+	MaxConnsPerIP:    128,
+	HeaderTimeout:    10 * time.Second,
+	BodyTimeout:      30 * time.Second,
 	MaxUploadBytes:   25 << 20,
 	MaxImagePixels:   50_000_000,
 	ImageMemory:      400 << 20,
@@ -56,6 +61,7 @@ var defaults = Config{
 		LoginWindow:                 15 * time.Minute,
 		LoginLockout:                15 * time.Minute,
 		ClientMaxFailuresPerAddress: 20,
+		AuthorizeMaxPerAddress:      60,
 		HashMemory:                  256 << 20,
 		HashWait:                    5 * time.Second,
 		ClientSecretKey:             "pressroom-dev-client-secret-key",
@@ -63,7 +69,7 @@ var defaults = Config{
 	Webhooks: Webhooks{
 		SecretKey: "pressroom-dev-webhook-secret-key", TaskQueue: "pressroom-webhooks",
 		RetryBase: 5 * time.Second, GiveUpAfter: 72 * time.Hour, SweepEvery: time.Minute,
-		Retention: 30 * 24 * time.Hour,
+		Retention: 30 * 24 * time.Hour, PendingLimit: 1000,
 	},
 }
 
@@ -138,6 +144,10 @@ var nonDefault = map[string]string{
 	"PRESSROOM_UPLOADS_BUCKET":                       "other-uploads",
 	"PRESSROOM_ASSETS_BUCKET":                        "other-assets",
 	"PRESSROOM_BODY_LIMIT":                           "2048",
+	"PRESSROOM_MAX_CONNS":                            "100",
+	"PRESSROOM_MAX_CONNS_PER_IP":                     "10",
+	"PRESSROOM_HEADER_TIMEOUT":                       "2s",
+	"PRESSROOM_BODY_TIMEOUT":                         "5s",
 	"PRESSROOM_MAX_UPLOAD_BYTES":                     "1000",
 	"PRESSROOM_SHUTDOWN_TIMEOUT":                     "1m",
 	"PRESSROOM_READINESS_TIMEOUT":                    "500ms",
@@ -159,16 +169,19 @@ var nonDefault = map[string]string{
 	"PRESSROOM_TRUSTED_PROXIES":                      "10.0.0.0/8, 192.168.1.1",
 	"PRESSROOM_LOGIN_LOCKOUT":                        "1h",
 	"PRESSROOM_CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS": "7",
+	"PRESSROOM_AUTHORIZE_MAX_PER_ADDRESS":            "9",
 	"PRESSROOM_HASH_MEMORY":                          "134217728",
 	"PRESSROOM_HASH_WAIT":                            "1s",
 	"PRESSROOM_CLIENT_SECRET_KEY":                    "another-key",
 	"PRESSROOM_WEBHOOK_ALLOW_PRIVATE":                "true",
 	"PRESSROOM_WEBHOOK_SECRET_KEY":                   "another-webhook-key",
+	"PRESSROOM_DEV":                                  "true",
 	"PRESSROOM_WEBHOOK_TASK_QUEUE":                   "hooks",
 	"PRESSROOM_WEBHOOK_RETRY_BASE":                   "1s",
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
 	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
 	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
+	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",
 	"PRESSROOM_DB_MAX_CONNS":                         "5",
@@ -226,6 +239,10 @@ func TestAcceptedValues(t *testing.T) {
 			func(c Config) bool {
 				return reflect.DeepEqual(c.CORSOrigins, []string{"https://app.example.com", "http://localhost:3000"})
 			}, "two origins"},
+		{"trusted proxies are addresses and CIDRs, trimmed", map[string]string{"PRESSROOM_TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.1 ,fd00::/8,::1,"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.TrustedProxies, []string{"10.0.0.0/8", "192.168.1.1", "fd00::/8", "::1"})
+			}, "four proxies"},
 		{"any origin", map[string]string{"PRESSROOM_CORS_ORIGINS": "*"},
 			func(c Config) bool { return reflect.DeepEqual(c.CORSOrigins, []string{"*"}) }, "[*]"},
 		{"blank public endpoint means the endpoint", map[string]string{"PRESSROOM_S3_ENDPOINT": "http://minio:9000", "PRESSROOM_S3_PUBLIC_ENDPOINT": "  "},
@@ -279,6 +296,14 @@ func TestBadValues(t *testing.T) {
 		{"PRESSROOM_WEBHOOK_RETENTION", "-720h", "a duration from 24h to 87600h"},
 		{"PRESSROOM_WEBHOOK_RETENTION", "23h59m", "a duration from 24h to 87600h"},
 		{"PRESSROOM_WEBHOOK_RETENTION", "87601h", "a duration from 24h to 87600h"},
+		{"PRESSROOM_MAX_CONNS", "0", "integer from 1 to"},
+		{"PRESSROOM_MAX_CONNS_PER_IP", "0", "integer from 1 to"},
+		{"PRESSROOM_HEADER_TIMEOUT", "0s", "positive duration"},
+		{"PRESSROOM_BODY_TIMEOUT", "never", "positive duration"},
+		{"PRESSROOM_TRUSTED_PROXIES", "proxy.internal", "IP addresses or CIDRs"},
+		{"PRESSROOM_TRUSTED_PROXIES", "10.0.0.0/33", "IP addresses or CIDRs"},
+		{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "0", "integer from 1 to"},
+		{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000001", "integer from 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -441,5 +466,66 @@ func TestTrailingSlashesTrimmed(t *testing.T) {
 		if got := tt.get(c); got != tt.want {
 			t.Errorf("%s=%q gave %q, want %q", tt.name, tt.value, got, tt.want)
 		}
+	}
+}
+
+// The secret keys' defaults are in this file for anyone to read: without
+// PRESSROOM_DEV a configuration still using one is refused, by name, and
+// without echoing a value.
+func TestCheckSecretKeysRefusesTheDefaults(t *testing.T) {
+	t.Parallel()
+	const client, hook = ClientSecretKeyVar, WebhookSecretKeyVar
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		refused []string
+	}{
+		{"both defaults", nil, []string{client, hook}},
+		{"client key default", map[string]string{hook: "a-production-webhook-key"}, []string{client}},
+		{"webhook key default", map[string]string{client: "a-production-client-key"}, []string{hook}},
+		{"set to the default text", map[string]string{client: "pressroom-dev-client-secret-key", hook: "x"}, []string{client}},
+		{"both set", map[string]string{client: "a-production-client-key", hook: "a-production-webhook-key"}, nil},
+		{"development", map[string]string{"PRESSROOM_DEV": "true"}, nil},
+		{"development off", map[string]string{"PRESSROOM_DEV": "false"}, []string{client, hook}},
+	} {
+		cfg, err := FromEnv(envOf(c.env))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = cfg.CheckSecretKeys(ClientSecretKeyVar, WebhookSecretKeyVar)
+		if len(c.refused) == 0 {
+			if err != nil {
+				t.Errorf("%s: refused: %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: accepted, want %v refused", c.name, c.refused)
+			continue
+		}
+		for _, name := range []string{client, hook} {
+			if named := strings.Contains(err.Error(), name); named != slices.Contains(c.refused, name) {
+				t.Errorf("%s: %q names %s: %v, want %v", c.name, err, name, named, !named)
+			}
+		}
+		if !strings.Contains(err.Error(), "PRESSROOM_DEV=true") || strings.Contains(err.Error(), "pressroom-dev-") {
+			t.Errorf("%s: %q should say how to proceed and echo no key", c.name, err)
+		}
+	}
+}
+
+// A process is refused only for the keys it names (the worker never uses
+// the client-secret key).
+func TestCheckSecretKeysOnlyTheNamedKeys(t *testing.T) {
+	t.Parallel()
+	cfg, err := FromEnv(envOf(map[string]string{WebhookSecretKeyVar: "a-production-webhook-key"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckSecretKeys(WebhookSecretKeyVar); err != nil {
+		t.Errorf("webhook key set, client key not asked for: %v", err)
+	}
+	if err := cfg.CheckSecretKeys(ClientSecretKeyVar, WebhookSecretKeyVar); err == nil {
+		t.Error("client key default accepted when asked for")
 	}
 }

@@ -27,6 +27,8 @@ func DevServerEnv(getenv func(string) string) []string {
 		"PRESSROOM_PUBLIC_URL=http://127.0.0.1:8080",
 		// Webhooks may reach receivers on this machine in development.
 		"PRESSROOM_WEBHOOK_ALLOW_PRIVATE=true",
+		// serve and worker accept the secret keys' development defaults.
+		"PRESSROOM_DEV=true",
 	}
 	if getenv("PRESSROOM_CORS_ORIGINS") == "" {
 		env = append(env, "PRESSROOM_CORS_ORIGINS="+strings.Join(LocalFrontEndOrigins, ","))

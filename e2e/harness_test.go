@@ -77,6 +77,11 @@ func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) 
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.Webhooks.PendingLimit != models.DefaultWebhookPendingLimit {
+		// The limit reaches RecordEvent as a setting of the connections,
+		// as `serve` and `worker` open theirs.
+		db.Reopen(t, models.WithWebhookPendingLimit(cfg.Webhooks.PendingLimit))
+	}
 	log := testLogger()
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Logger: quietLogger{}})
 	if err != nil {

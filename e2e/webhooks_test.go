@@ -395,7 +395,9 @@ func TestWebhookURLsMustBePublicUnlessAllowed(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	rcv := newReceiver(t, nil)
 	port := rcv.URL[strings.LastIndex(rcv.URL, ":"):]
-	for _, u := range []string{rcv.URL, "http://localhost" + port, "http://[::1]" + port, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/", "ftp://example.com/"} {
+	for _, u := range []string{rcv.URL, "http://localhost" + port, "http://[::1]" + port, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/", "ftp://example.com/",
+		// IPv6 forms of loopback and ranges that are not globally reachable
+		"http://[::127.0.0.1]" + port, "http://[2002:7f00:1::1]" + port, "http://[2001::1]/", "http://[fec0::1]/", "http://[2001:db8::1]/"} {
 		d := e.do(http.MethodPost, "/webhooks", map[string]any{"data": map[string]any{"type": "webhooks",
 			"attributes": map[string]any{"url": u, "events": []string{"draft.reverted"}}}})
 		if d.Status != 422 || len(d.Errors) != 1 || d.Errors[0].Source.Pointer != "/data/attributes/url" {
@@ -801,5 +803,124 @@ func TestWebhookScheduledCancelledAndRevertEvents(t *testing.T) {
 			t.Errorf("delivery %d = %s, want %s of %s", i, body, w.typ, w.id)
 		}
 		verifySignature(t, secret, reqs[i])
+	}
+}
+
+// One site's receiver answering 500 cannot queue deliveries without end
+// (issue 25 #5): with PRESSROOM_WEBHOOK_PENDING_LIMIT at 3, the event that
+// finds 3 deliveries pending behind a failing one deactivates the webhook
+// instead. The webhook says why (GET /webhooks/:id), webhook.deactivated
+// reaches the site's webhook that subscribed to it, the queue fails, and
+// another site's deliveries go on meanwhile.
+func TestWebhookPendingLimitDeactivatesAFailingWebhook(t *testing.T) {
+	t.Parallel()
+	s := start(t, func(c *config.Config) { c.Webhooks.PendingLimit = 3 })
+	e := s.editor(t, "editor@demo.test")
+	other := s.editor(t, "editor@other.test")
+	down := newReceiver(t, func(int) int { return 500 })
+	up := newReceiver(t, nil)
+	elsewhere := newReceiver(t, nil)
+	failing, _ := e.createWebhook(down.URL, "draft.reverted")
+	listener, secret := e.createWebhook(up.URL+"/listener", "webhook.deactivated")
+	otherHook, _ := other.createWebhook(elsewhere.URL, "draft.reverted")
+
+	// The first delivery fails (and is retried); two more queue behind it.
+	e.revertedDraft("first")
+	e.awaitFailedAttempt(failing)
+	e.revertedDraft("second")
+	e.revertedDraft("third")
+	if n := len(e.deliveries(failing)); n != 3 {
+		t.Fatalf("%d deliveries queued, want 3", n)
+	}
+	// Another site's delivery goes while this queue is stuck at the limit.
+	other.revertedDraft("theirs")
+	if ds := other.awaitDeliveries(otherHook, 1, time.Minute); ds[0].Attributes["status"] != "succeeded" {
+		t.Fatalf("the other site's delivery: %+v", ds[0].Attributes)
+	}
+
+	// The fourth event finds the limit reached: no delivery, deactivated.
+	e.revertedDraft("fourth")
+	w := e.do(http.MethodGet, "/webhooks/"+failing, nil).resource(t)
+	reason := fmt.Sprint(w.Attributes["deactivated-reason"])
+	if w.Attributes["active"] != false || w.Attributes["deactivated-at"] == nil ||
+		!strings.Contains(reason, "3 deliveries were pending") || !strings.Contains(reason, "the receiver answered 500") {
+		t.Fatalf("GET /webhooks/:id after the limit: %+v", w.Attributes)
+	}
+	t.Logf("deactivated-reason: %s", reason)
+	// Its queue fails at once, by the dispatcher (which keeps the last
+	// error after the reason), not delivery by delivery as retries wake.
+	ds := e.awaitDeliveries(failing, 3, time.Minute)
+	for _, d := range ds {
+		if d.Attributes["status"] != "failed" || !strings.HasPrefix(fmt.Sprint(d.Attributes["last-error"]), "the webhook is inactive") {
+			t.Errorf("queued delivery after the deactivation: %+v", d.Attributes)
+		}
+	}
+	if head := fmt.Sprint(ds[2].Attributes["last-error"]); !strings.Contains(head, "(last error: the receiver answered 500") {
+		t.Errorf("the retried delivery's last-error %q: not failed with its queue", head)
+	}
+	// webhook.deactivated is recorded and delivered, signed, to the
+	// webhook that subscribed to it.
+	ds = e.awaitDeliveries(listener, 1, time.Minute)
+	if ds[0].Attributes["event"] != "webhook.deactivated" || ds[0].Attributes["status"] != "succeeded" {
+		t.Fatalf("listener's delivery: %+v", ds[0].Attributes)
+	}
+	checkDeactivatedMessage(t, up, secret, failing, reason)
+	// Other sites go on.
+	other.revertedDraft("theirs-after")
+	other.awaitDeliveries(otherHook, 2, time.Minute)
+
+	// Made active again, it no longer says why it was deactivated.
+	p := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
+		"attributes": map[string]any{"active": true}}})
+	if a := p.resource(t).Attributes; p.Status != 200 || a["active"] != true || a["deactivated-reason"] != nil || a["deactivated-at"] != nil {
+		t.Fatalf("PATCH active = %d %s", p.Status, p.Raw)
+	}
+	if d := e.do(http.MethodPatch, "/webhooks/"+failing, map[string]any{"data": map[string]any{"type": "webhooks", "id": failing,
+		"attributes": map[string]any{"deactivated-reason": "mine"}}}); d.Status != 422 {
+		t.Errorf("PATCH deactivated-reason = %d %s", d.Status, d.Raw)
+	}
+}
+
+// awaitFailedAttempt waits until the webhook's one delivery has failed an
+// attempt with a 500 (it is retried).
+func (e *editor) awaitFailedAttempt(webhookID string) {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ds := e.deliveries(webhookID)
+		if len(ds) == 1 && strings.Contains(fmt.Sprint(ds[0].Attributes["last-error"]), "the receiver answered 500") {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the first delivery did not fail: %+v", ds)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkDeactivatedMessage checks the one request rcv got: webhook.deactivated
+// about the webhook id, deactivated for reason, signed with secret.
+func checkDeactivatedMessage(t *testing.T, rcv *receiver, secret, id, reason string) {
+	t.Helper()
+	reqs := rcv.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("listener got %d requests", len(reqs))
+	}
+	verifySignature(t, secret, reqs[0])
+	var msg struct {
+		Type string
+		Data struct {
+			Data struct {
+				Type, ID   string
+				Attributes map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal(reqs[0].Body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if a := msg.Data.Data.Attributes; msg.Type != "webhook.deactivated" || msg.Data.Data.Type != "webhooks" || msg.Data.Data.ID != id ||
+		a["active"] != false || a["deactivated-reason"] != reason {
+		t.Fatalf("webhook.deactivated body: %s", reqs[0].Body)
 	}
 }

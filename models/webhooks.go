@@ -30,6 +30,11 @@ type Webhook struct {
 	SecretSealed []byte `bun:"secret_sealed,notnull"`
 	SecretLast4  string `bun:"secret_last4,notnull"`
 	Version      int    `bun:"version,notnull"`
+	// When and why Pressroom deactivated the webhook itself
+	// (DeactivateWebhook: a 410, or its queue past the pending limit);
+	// nil while it is active, and when an editor deactivated it.
+	DeactivatedAt     *time.Time `bun:"deactivated_at"`
+	DeactivatedReason *string    `bun:"deactivated_reason"`
 }
 
 // Delivery statuses.
@@ -200,7 +205,7 @@ func RetryDelivery(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*Webh
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.NewRaw("SELECT pg_notify(?, '')", DeliveryChannel).Exec(ctx); err != nil {
+	if err := notifyDispatcher(ctx, db, siteID); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -85,6 +85,21 @@ func newDatabase(t testing.TB, svc *Services, template string) *Database {
 	return &Database{DB: db, URL: dbURL, Statements: statements}
 }
 
+// Reopen replaces the database's pool with one opened with opts (and the
+// statement log), as `pressroom serve` and `pressroom worker` open theirs
+// with settings of their configuration (models.WithWebhookPendingLimit).
+func (d *Database) Reopen(t testing.TB, opts ...models.Option) {
+	t.Helper()
+	db, err := models.Open(context.Background(), d.URL, append([]models.Option{models.WithTracer(d.Statements)}, opts...)...)
+	if err != nil {
+		t.Fatalf("testsupport: reopen: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	old := d.DB
+	d.DB = db
+	_ = old.Close()
+}
+
 func makeTemplate(serverURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

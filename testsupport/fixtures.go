@@ -57,6 +57,9 @@ func WorkerEnv(cfg config.Config, tmp string) []string {
 		"PRESSROOM_WEBHOOK_GIVE_UP=" + cfg.Webhooks.GiveUpAfter.String(),
 		"PRESSROOM_WEBHOOK_SWEEP_EVERY=" + cfg.Webhooks.SweepEvery.String(),
 		"PRESSROOM_WEBHOOK_SECRET_KEY=" + cfg.Webhooks.SecretKey,
+		"PRESSROOM_CLIENT_SECRET_KEY=" + cfg.OAuth.ClientSecretKey,
+		"PRESSROOM_DEV=" + strconv.FormatBool(cfg.Dev),
+		"PRESSROOM_WEBHOOK_PENDING_LIMIT=" + strconv.Itoa(cfg.Webhooks.PendingLimit),
 		"PRESSROOM_LOG_LEVEL=warn",
 		"TMPDIR=" + tmp,
 	}

@@ -50,6 +50,9 @@ func Config(t testing.TB, db *Database, s config.Storage) config.Config {
 	// Test receivers listen on loopback; retries are quick.
 	c.Webhooks.AllowPrivate = true
 	c.Webhooks.RetryBase = time.Second
+	// A test stack: serve and worker processes started from it accept
+	// the default secret keys.
+	c.Dev = true
 	c.Storage = s
 	c.AutoMigrate = false
 	return c

@@ -12,11 +12,15 @@ const (
 	AssetUploadError    = "asset-upload.error"
 	DraftReverted       = "draft.reverted"
 	ThemePublished      = "theme.published"
+	// WebhookDeactivated: Pressroom deactivated a webhook of the site (its
+	// receiver answered 410, or too many deliveries queued behind one that
+	// keeps failing; docs/webhooks.md).
+	WebhookDeactivated = "webhook.deactivated"
 )
 
 // Events lists every event type, in the order the documentation gives them.
 var Events = []string{RevisionPublished, RevisionFailed, RevisionScheduled, RevisionCancelled,
-	AssetUploadFinished, AssetUploadError, DraftReverted, ThemePublished}
+	AssetUploadFinished, AssetUploadError, DraftReverted, ThemePublished, WebhookDeactivated}
 
 // KnownEvent tells whether name is an event type.
 func KnownEvent(name string) bool { return slices.Contains(Events, name) }

@@ -72,10 +72,69 @@ func TestPublic(t *testing.T) {
 	}
 }
 
+// TestPublicRefusesEveryRangeThatIsNotGlobal covers the ranges the first
+// guard let through (IPv6 transition and reserved ranges, documentation,
+// zones), each by an address inside it, and public addresses just beside
+// them, which must stay reachable.
+func TestPublicRefusesEveryRangeThatIsNotGlobal(t *testing.T) {
+	refused := map[string]string{
+		"::127.0.0.1":                          "IPv4-compatible loopback",
+		"::8.8.8.8":                            "IPv4-compatible, even of a public address",
+		"::2":                                  "reserved ::/8",
+		"2002:7f00:1::1":                       "6to4 of 127.0.0.1",
+		"2002:808:808::1":                      "6to4 of a public address",
+		"2001:0:4136:e378:8000:63bf:3fff:fdd2": "Teredo",
+		"2001:2::1":                            "benchmarking",
+		"2001:10::1":                           "deprecated ORCHID",
+		"2001:1::1":                            "IETF protocol assignments (anycast)",
+		"2001:1ff:ffff::1":                     "end of IETF protocol assignments",
+		"fec0::1":                              "site local",
+		"feff:ffff::1":                         "end of site local",
+		"2001:db8::1":                          "documentation",
+		"3fff::1":                              "documentation (RFC 9637)",
+		"3fff:fff:ffff::1":                     "end of 3fff::/20",
+		"100::1":                               "discard only",
+		"100:0:0:1::1":                         "dummy prefix",
+		"5f00::1":                              "SRv6 SIDs",
+		"64:ff9b::808:808":                     "NAT64 of a public address",
+		"64:ff9b:1::1":                         "local-use NAT64",
+		"4000::1":                              "reserved IPv6 space outside 2000::/3",
+		"ff0e::1":                              "global-scope multicast",
+		"fd12:3456::1":                         "unique local",
+		"2606:4700:4700::1111%eth0":            "public address with a zone",
+		"fe80::1%eth0":                         "link local with a zone",
+		"192.0.0.8":                            "IPv4 dummy address",
+		"192.0.0.170":                          "NAT64 discovery",
+		"192.0.2.1":                            "TEST-NET-1",
+		"198.51.100.1":                         "TEST-NET-2",
+		"203.0.113.255":                        "TEST-NET-3",
+		"192.88.99.1":                          "6to4 relay anycast",
+		"198.19.255.255":                       "benchmarking",
+		"239.255.255.250":                      "multicast",
+		"240.0.0.1":                            "reserved",
+		"::ffff:192.0.2.1":                     "IPv4-mapped documentation",
+	}
+	for addr, what := range refused {
+		if webhooks.Public(netip.MustParseAddr(addr)) {
+			t.Errorf("Public(%s) = true, want false (%s)", addr, what)
+		}
+	}
+	for _, addr := range []string{
+		"1.1.1.1", "192.0.1.1", "192.0.3.1", "198.17.255.255", "198.20.0.1", "100.128.0.1", "223.255.255.1",
+		"::ffff:8.8.8.8", // how Go's resolver may return an IPv4 answer
+		"2606:4700:4700::1111", "2001:4860:4860::8888", "2001:200::1", "2a00:1450:4001::1", "3fff:1000::1",
+	} {
+		if !webhooks.Public(netip.MustParseAddr(addr)) {
+			t.Errorf("Public(%s) = false, want true (a public address)", addr)
+		}
+	}
+}
+
 func TestCheckURL(t *testing.T) {
 	ctx := context.Background()
 	for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost/hook", "http://[::1]/", "http://169.254.169.254/latest/meta-data",
-		"http://10.0.0.1/", "http://0.0.0.0/"} {
+		"http://10.0.0.1/", "http://0.0.0.0/", "http://[::127.0.0.1]/", "http://[2002:7f00:1::1]/", "http://[2001::1]/",
+		"http://[fec0::1]/", "http://[2001:db8::1]/", "http://[fe80::1%25eth0]/"} {
 		if err := webhooks.CheckURL(ctx, u, false); !errors.Is(err, webhooks.ErrNotPublic) {
 			t.Errorf("CheckURL(%s) = %v, want ErrNotPublic", u, err)
 		}

@@ -132,6 +132,7 @@ func Register(r sdkworker.Registry, d Deps) {
 		Memory: activities.NewMemoryBudget(d.Config.ImageMemory),
 	})
 	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage})
+	r.RegisterActivity(&activities.OAuthPrune{DB: d.DB, LoginWindow: d.Config.OAuth.LoginWindow, Log: d.Log})
 }
 
 // RegisterWorkflows adds every workflow to r. The replay test registers
@@ -144,6 +145,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.WebhookDelivery)
 	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
 	r.RegisterWorkflow(workflows.PruneWebhookHistory)
+	r.RegisterWorkflow(workflows.PruneExpiredOAuth)
 }
 
 // RegisterWebhooks adds the webhook workflows and activities to r.
@@ -182,8 +184,9 @@ func publisher(d Deps) *activities.Publisher {
 }
 
 // EnsureSchedules creates the periodic sweeps (unconfirmed uploads, webhook
-// deliveries) and the webhook retention prune, each unless it exists.
-// Every worker calls it at start; the first one wins.
+// deliveries), the webhook retention prune and the prune of expired OAuth
+// rows, each unless it exists. Every worker calls it at start; the first
+// one wins.
 func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) error {
 	hooks := cfg.Webhooks.TaskQueue
 	schedules := []struct {
@@ -218,6 +221,16 @@ func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) er
 			Action: &client.ScheduleWorkflowAction{
 				ID: "prune-webhook-history-" + hooks, Workflow: workflows.PruneWebhookHistory,
 				TaskQueue: hooks, WorkflowRunTimeout: time.Hour,
+			},
+		}},
+		// One per task queue too; it runs on the ingestion queue, beside
+		// the upload sweep.
+		{"OAuth prune", client.ScheduleOptions{
+			ID:   workflows.OAuthPruneScheduleID + "-" + cfg.TaskQueue,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.OAuthPruneEvery}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "prune-expired-oauth-" + cfg.TaskQueue, Workflow: workflows.PruneExpiredOAuth,
+				TaskQueue: cfg.TaskQueue, WorkflowRunTimeout: time.Hour,
 			},
 		}},
 	}

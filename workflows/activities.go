@@ -3,8 +3,9 @@ package workflows
 import "time"
 
 // The activities the workflows call, by the names they are registered
-// under: worker.Register registers activities.Uploads, activities.Sweeper
-// and activities.Publisher, whose method names are the activity names
+// under: worker.Register registers activities.Uploads, activities.Sweeper,
+// activities.OAuthPrune and activities.Publisher, whose method names are
+// the activity names
 // (renaming a method renames its activity, which runs in flight would not
 // find). Workflows name activities instead of importing package activities:
 // activities import the inputs and results declared here, so this package,

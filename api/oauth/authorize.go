@@ -45,6 +45,9 @@ const (
 	nonceBytes = 32
 	// maxAuthorizeQuery bounds the query string /oauth/authorize parses.
 	maxAuthorizeQuery = 8 << 10
+	// maxStateBytes bounds the state and nonce a request stores: a client
+	// needs a few dozen bytes (a random value, or a key to its session).
+	maxStateBytes = 1024
 )
 
 func (p *Provider) secureCookie() bool { return strings.HasPrefix(p.settings.Issuer, "https://") }
@@ -101,6 +104,9 @@ func validFormToken(nonce, id, token string) bool {
 // authorize is GET /oauth/authorize.
 func (p *Provider) authorize(c *fiber.Ctx) error {
 	ctx := op.ContextWithIssuer(c.UserContext(), p.settings.Issuer)
+	if done, err := p.throttleAuthorize(c); done || err != nil {
+		return err
+	}
 	raw := c.Request().URI().QueryString()
 	if len(raw) > maxAuthorizeQuery {
 		return p.authorizeProblem(c, "The sign-in request is too long.")
@@ -134,15 +140,24 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	// op compares the redirect URI after one more unescaping; a URI that
 	// unescapes to another would pass as the registered one but be
-	// redirected to as written.
-	if u, err := url.QueryUnescape(req.RedirectURI); err != nil || u != req.RedirectURI {
+	// redirected to as written. Then Pressroom's own matching, stricter than
+	// op's rules for native clients (client.redirectAllowed).
+	if u, err := url.QueryUnescape(req.RedirectURI); err != nil || u != req.RedirectURI || !cl.redirectAllowed(req.RedirectURI) {
 		return p.authorizeProblem(c, "The redirect_uri is not registered for this application.")
 	}
 	if _, err := op.ValidateAuthRequestClient(ctx, req, cl, p.op.IDTokenHintVerifier(ctx)); err != nil {
 		return p.authorizeError(c, req, err)
 	}
+	if err := checkPKCEMethod(req); err != nil {
+		return p.authorizeError(c, req, err)
+	}
 	if req.RequestParam != "" {
 		return p.authorizeError(c, req, oidc.ErrRequestNotSupported())
+	}
+	if len(req.State) > maxStateBytes || len(req.Nonce) > maxStateBytes {
+		// Checked once the redirect URI is known to be the client's: the
+		// error goes back to it (RFC 6749 §4.1.2.1), else on a page.
+		return p.authorizeError(c, req, oidc.ErrInvalidRequest().WithDescription("state and nonce must be at most %d bytes", maxStateBytes))
 	}
 	nonce, err := p.bindBrowser(c)
 	if err != nil {
@@ -154,6 +169,20 @@ func (p *Provider) authorize(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Redirect(loginPath+"?id="+ar.GetID(), http.StatusFound)
+}
+
+// checkPKCEMethod refuses every code challenge method but S256 (RFC 7636
+// §4.2). "plain", which is also what a challenge without a method means
+// (§4.3), puts the verifier itself in the browser's URL, so whoever reads
+// the request can redeem the code: it protects nothing.
+func checkPKCEMethod(req *oidc.AuthRequest) error {
+	if req.CodeChallenge == "" && req.CodeChallengeMethod == "" {
+		return nil
+	}
+	if req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
+		return oidc.ErrInvalidRequest().WithDescription("PKCE must use code_challenge_method=S256 with a code_challenge; plain is not accepted.")
+	}
+	return nil
 }
 
 // authorizeProblem answers a request that cannot be sent back to the client

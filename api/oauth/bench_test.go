@@ -24,6 +24,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -37,7 +38,8 @@ type benchServer struct {
 func newBenchServer(b *testing.B) *benchServer {
 	b.Helper()
 	ctx := context.Background()
-	db, cfg, base := startAPI(b)
+	// BenchmarkIssueCodeGrant starts b.N code flows from one address.
+	db, cfg, base := startAPI(b, func(c *config.Config) { c.OAuth.AuthorizeMaxPerAddress = 1 << 30 })
 	jar, _ := cookiejar.New(nil) // the login is bound to the browser's cookie
 	s := &benchServer{URL: base, RedirectURI: base + "/bench-callback", http: &http.Client{
 		Timeout:       30 * time.Second,

@@ -170,15 +170,33 @@ func isContextError(err error) bool {
 }
 
 // opClientError is what op's handlers get for a refused client
-// authentication; clientAuthWriter sets the status and Retry-After.
+// authentication; clientAuthWriter sets the status and Retry-After. A
+// failure to check (the database) is 503, not op's 401 invalid_client.
 func opClientError(ctx context.Context, err error) error {
 	var re *retryError
-	if !errors.As(err, &re) {
+	switch {
+	case err == nil || errors.Is(err, errInvalidClient):
 		return err
+	case !errors.As(err, &re):
+		return storeUnavailable(ctx, err)
 	}
 	clientAuthOf(ctx).refused = re
 	if re.status == http.StatusTooManyRequests {
 		return oidc.ErrSlowDown().WithDescription("%s", re.Error())
 	}
 	return &oidc.Error{ErrorType: "temporarily_unavailable", Description: re.Error()}
+}
+
+// storeUnavailable is what op's handlers (revocation, introspection's
+// client authentication) get when the database failed them: nothing is
+// known about the client or the token, so neither "invalid" nor "done" may
+// be answered. clientAuthWriter turns op's answer into 503 with
+// Retry-After, whatever status op chose.
+func storeUnavailable(ctx context.Context, err error) *oidc.Error {
+	wait := time.Second // a lock timeout, a cancelled query
+	if models.IsUnavailable(err) {
+		wait = 5 * time.Second // the database is down or restarting
+	}
+	clientAuthOf(ctx).refused = &retryError{status: http.StatusServiceUnavailable, wait: wait}
+	return (&oidc.Error{ErrorType: "temporarily_unavailable", Description: "the server could not read or record the token; try again shortly"}).WithParent(err)
 }

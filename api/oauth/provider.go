@@ -28,6 +28,8 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/pressroom/pressroom/api/intake"
+
 	"github.com/pressroom/pressroom/auth"
 )
 
@@ -86,6 +88,9 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	if s.Throttle.ClientMaxPerAddress == 0 {
 		s.Throttle.ClientMaxPerAddress = DefaultThrottle.ClientMaxPerAddress
 	}
+	if s.Throttle.AuthorizeMaxPerAddress == 0 {
+		s.Throttle.AuthorizeMaxPerAddress = DefaultThrottle.AuthorizeMaxPerAddress
+	}
 	if s.HashMemory == 0 {
 		s.HashMemory = DefaultHashMemory
 	}
@@ -127,6 +132,7 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 	}
 	p := &Provider{settings: s, store: store, op: provider, log: log, throttle: thr}
 	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience}
+	store.signatures = p.verifier
 	return p, nil
 }
 
@@ -147,23 +153,28 @@ func (p *Provider) Mount(app *fiber.App) {
 		c.Context().SetUserValue(clientAddrValue, c.IP()) // the proxy-aware address, for the client-auth throttle
 		return opHTTP(c)
 	}
-	get := func(h fiber.Handler) route { return route{fiber.MethodGet, h} }
-	head := func(h fiber.Handler) route { return route{fiber.MethodHead, h} }
-	post := func(h fiber.Handler) route { return route{fiber.MethodPost, h} }
+	get := func(h fiber.Handler) route { return route{fiber.MethodGet, []fiber.Handler{h}} }
+	head := func(h fiber.Handler) route { return route{fiber.MethodHead, []fiber.Handler{h}} }
+	post := func(h fiber.Handler) route { return route{fiber.MethodPost, []fiber.Handler{h}} }
+	// A form is read, bounded, before the handler parses it (the token
+	// endpoint reads its own, to answer in OAuth's error format).
+	postForm := func(h fiber.Handler) route {
+		return route{fiber.MethodPost, []fiber.Handler{intake.ReadBody(maxTokenRequest), h}}
+	}
 	serve(app, "/.well-known/openid-configuration", get(p.discovery), head(p.discovery))
 	serve(app, "/oauth/keys", get(opHandler), head(opHandler))
 	serve(app, "/oauth/token", post(p.tokenEndpoint(false)))
 	serve(app, "/oauth/token.json", post(p.tokenEndpoint(true)))
-	serve(app, "/oauth/introspect", post(opHandler))
-	serve(app, "/oauth/revoke", post(opHandler))
+	serve(app, "/oauth/introspect", postForm(opHandler))
+	serve(app, "/oauth/revoke", postForm(opHandler))
 	serve(app, "/"+authorizeEnd, get(p.authorize))
-	serve(app, loginPath, get(p.loginForm), post(p.login))
+	serve(app, loginPath, get(p.loginForm), postForm(p.login))
 }
 
-// route is one method of a path and its handler.
+// route is one method of a path and its handlers.
 type route struct {
 	method string
-	h      fiber.Handler
+	h      []fiber.Handler
 }
 
 // serve registers routes on path, and for every other method a 405 whose
@@ -171,7 +182,7 @@ type route struct {
 func serve(app *fiber.App, path string, routes ...route) {
 	allow := make([]string, len(routes))
 	for i, r := range routes {
-		app.Add(r.method, path, r.h)
+		app.Add(r.method, path, r.h...)
 		allow[i] = r.method
 	}
 	allowed := strings.Join(allow, ", ")

@@ -26,6 +26,9 @@ type Store struct {
 	loginURL func(authRequestID string) string
 	hashes   *auth.HashLimiter // every argon2id check a request causes runs under it
 	throttle *throttle
+	// signatures checks an access token's signature for a revocation op
+	// could not verify (revokeUnverified).
+	signatures *verifier
 }
 
 var (
@@ -130,7 +133,10 @@ func (s *Store) TerminateSession(ctx context.Context, userID, clientID string) e
 // RevokeToken revokes an access token, or a refresh token with its whole
 // chain, as RFC 7009 asks. op calls it with a refresh token's row id (from
 // GetRefreshTokenInfo) or an access token's id, both with the user id, or
-// with a refresh token's value and no user. Unknown tokens are not an error.
+// with a refresh token's value and no user. Unknown tokens are not an error
+// (200), but a revocation that could not be recorded is: a database error
+// is 503 (storeUnavailable), never a success the client would take for a
+// logout.
 func (s *Store) RevokeToken(ctx context.Context, tokenOrID, userID, clientID string) *oidc.Error {
 	row := new(refreshRow)
 	q := s.db.NewSelect().Model(row)
@@ -139,29 +145,66 @@ func (s *Store) RevokeToken(ctx context.Context, tokenOrID, userID, clientID str
 	} else {
 		q = q.Where("id::text = ? AND user_id::text = ?", tokenOrID, userID)
 	}
-	if err := q.Scan(ctx); err == nil {
+	switch err := q.Scan(ctx); {
+	case err == nil:
 		if row.ClientID != clientID {
 			return oidc.ErrInvalidClient().WithDescription("the token was issued to another client")
 		}
 		if err := revokeChain(ctx, s.db, row.ChainID); err != nil {
-			return oidc.ErrServerError()
+			return storeUnavailable(ctx, err)
 		}
 		return nil
+	case !models.IsNoRows(err):
+		return storeUnavailable(ctx, fmt.Errorf("find refresh token: %w", err))
+	case userID == "":
+		// Neither a refresh token nor an access token op could verify;
+		// op's check may have failed only for want of the signing keys.
+		return s.revokeUnverified(ctx, tokenOrID, clientID)
 	}
-	if userID == "" {
+	return s.revokeAccess(ctx, tokenOrID, userID, clientID)
+}
+
+// revokeUnverified revokes raw if it is an access token signed by one of
+// the provider's keys, which op could not verify (its key lookup hides a
+// database error): a token that is not one is done with (RFC 7009), but
+// keys that cannot be read mean nothing is known, so 503.
+func (s *Store) revokeUnverified(ctx context.Context, raw, clientID string) *oidc.Error {
+	if s.signatures == nil {
 		return nil
 	}
+	claims, err := s.signatures.checkSignature(ctx, raw)
+	var invalid invalidToken
+	switch {
+	case errors.As(err, &invalid):
+		return nil
+	case err != nil:
+		return storeUnavailable(ctx, err)
+	}
+	return s.revokeAccess(ctx, claims.ID, claims.Subject, clientID)
+}
+
+// revokeAccess revokes the access token id of user, issued to clientID.
+func (s *Store) revokeAccess(ctx context.Context, id, userID, clientID string) *oidc.Error {
 	if _, err := s.db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
-		Where("id::text = ? AND user_id::text = ? AND client_id = ? AND revoked_at IS NULL", tokenOrID, userID, clientID).Exec(ctx); err != nil {
-		return oidc.ErrServerError()
+		Where("id::text = ? AND user_id::text = ? AND client_id = ? AND revoked_at IS NULL", id, userID, clientID).Exec(ctx); err != nil {
+		return storeUnavailable(ctx, fmt.Errorf("revoke access token: %w", err))
 	}
 	return nil
 }
 
+// GetRefreshTokenInfo finds a refresh token for op's revocation. Only a
+// token that is not there is ErrInvalidRefreshToken (op then tries it as an
+// access token, and RevokeToken answers 200 for one that is neither); a
+// failed lookup is 503, or the revocation would report success for a token
+// it never revoked.
 func (s *Store) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
 	row := new(refreshRow)
-	if err := s.db.NewSelect().Model(row).Where("token_hash = ? AND client_id = ?", hashToken(token), clientID).Scan(ctx); err != nil {
+	err := s.db.NewSelect().Model(row).Where("token_hash = ? AND client_id = ?", hashToken(token), clientID).Scan(ctx)
+	switch {
+	case models.IsNoRows(err):
 		return "", "", op.ErrInvalidRefreshToken
+	case err != nil:
+		return "", "", storeUnavailable(ctx, fmt.Errorf("find refresh token: %w", err))
 	}
 	return row.UserID.String(), row.ID.String(), nil
 }
@@ -197,8 +240,11 @@ func (s *Store) KeySet(ctx context.Context) ([]op.Key, error) {
 
 func (s *Store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	row := new(models.OAuthClient)
-	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+	switch err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); {
+	case models.IsNoRows(err):
 		return nil, oidc.ErrInvalidClient().WithDescription("unknown client")
+	case err != nil:
+		return nil, storeUnavailable(ctx, fmt.Errorf("find client: %w", err))
 	}
 	return &client{row: row, loginURL: s.loginURL}, nil
 }

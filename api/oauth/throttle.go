@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
@@ -34,13 +36,17 @@ type ThrottleSettings struct {
 	// ClientMaxPerAddress failed client authentications from one address
 	// within Window lock client authentication from it for LockFor.
 	ClientMaxPerAddress int
+	// AuthorizeMaxPerAddress requests to GET /oauth/authorize from one
+	// address within Window (each stores a row) lock it for LockFor.
+	AuthorizeMaxPerAddress int
 }
 
 // DefaultThrottle: 5 failures per user or 20 per address in 15 minutes lock
 // sign-in for 15 minutes; 20 failed client authentications per address lock
-// client authentication.
+// client authentication; 60 authorization requests per address lock
+// /oauth/authorize.
 var DefaultThrottle = ThrottleSettings{MaxPerUser: 5, MaxPerAddress: 20, Window: 15 * time.Minute, LockFor: 15 * time.Minute,
-	ClientMaxPerAddress: 20}
+	ClientMaxPerAddress: 20, AuthorizeMaxPerAddress: 60}
 
 type throttle struct {
 	db bun.IDB
@@ -125,6 +131,9 @@ func userKey(u *models.User, username string) string {
 	return "name:" + strings.ToLower(strings.TrimSpace(username))
 }
 func addrKey(ip string) string { return "addr:" + ip }
+
+// authorizeAddrKey counts an address's authorization requests.
+func authorizeAddrKey(ip string) string { return "authorize-addr:" + ip }
 
 // attemptTTL bounds how long a place taken by an attempt stays taken if
 // its process dies before giving it back. A live attempt takes at most the
@@ -337,6 +346,21 @@ ON CONFLICT (key) DO UPDATE SET
 	return nil
 }
 
+// hit counts one request under key, unless key is locked: then it returns
+// how long it stays locked and counts nothing. The limit-th request within
+// the window locks the key for LockFor. For requests that cost storage
+// whether or not they succeed (GET /oauth/authorize stores a row each), so
+// every one counts, not only failures. The count lives in Postgres like the
+// others (one row per address, pruned once stale): it holds across
+// replicas and takes no memory. Two statements, not atomic: concurrent
+// requests may pass the limit by as many as run at once, then the key locks.
+func (t *throttle) hit(ctx context.Context, key string, limit int) (time.Duration, error) {
+	if wait, err := t.locked(ctx, key); err != nil || wait > 0 {
+		return wait, err
+	}
+	return 0, t.fail(ctx, t.db, key, limit)
+}
+
 // locked returns how long key stays locked (0: not locked).
 func (t *throttle) locked(ctx context.Context, key string) (time.Duration, error) {
 	var until *time.Time
@@ -348,4 +372,19 @@ func (t *throttle) locked(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	return max(time.Until(*until), time.Second), nil
+}
+
+// throttleAuthorize counts a GET /oauth/authorize against its address
+// (ThrottleSettings.AuthorizeMaxPerAddress): each valid one stores a
+// sign-in request row, so a flood from one address would grow the database.
+// While the address is locked it answers 429 with Retry-After on a page
+// (done is true); the request is not looked at, so nothing redirects.
+func (p *Provider) throttleAuthorize(c *fiber.Ctx) (done bool, err error) {
+	wait, err := p.throttle.hit(c.UserContext(), authorizeAddrKey(c.IP()), p.throttle.s.AuthorizeMaxPerAddress)
+	if err != nil || wait <= 0 {
+		return false, err
+	}
+	c.Set(fiber.HeaderRetryAfter, itoa(wait))
+	return true, render(c, http.StatusTooManyRequests, "problem", pageData{Title: "Sign-in problem",
+		Error: fmt.Sprintf("Too many sign-in requests came from your network; try again in %d minutes.", int(wait.Minutes()+0.999))})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
 )
@@ -49,6 +50,25 @@ func invalidGrant(d string) *tokenError {
 }
 func invalidClient(basic bool) *tokenError {
 	return &tokenError{status: 401, Code: "invalid_client", Description: "client authentication failed", basicAuth: basic}
+}
+
+// grantUnread is a failure to read the code or refresh token a client
+// presented, other than its absence: the grant may well be good.
+type grantUnread struct{ err error }
+
+func (e *grantUnread) Error() string { return "read the grant: " + e.err.Error() }
+func (e *grantUnread) Unwrap() error { return e.err }
+
+// grantLookup maps the error of reading a presented code or refresh token,
+// for both grants: only "no such row" is the client's invalid_grant. A
+// client discards its refresh token on invalid_grant (RFC 6749 §5.2), so
+// answering it for a database error would sign the user out; anything else
+// is 503 with Retry-After (writeTokenError), and the token stays usable.
+func grantLookup(err error, invalid *tokenError) error {
+	if models.IsNoRows(err) {
+		return invalid
+	}
+	return &grantUnread{err}
 }
 
 // maxTokenRequest bounds a token request body; real ones are a few hundred bytes.
@@ -85,6 +105,11 @@ func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 		// The database is down or restarting: the same answer, with a
 		// longer wait (e2e/replicas TestPostgresRestartUnderLoad).
 		te = &tokenError{status: 503, Code: "temporarily_unavailable", Description: "the server cannot reach its database; try again shortly", retryAfter: 5 * time.Second}
+	case errors.As(err, new(*grantUnread)):
+		// Any other failure to read the code or refresh token (a lock
+		// timeout, a cancelled query): still not the client's fault.
+		p.log.WarnContext(c.UserContext(), "token endpoint could not read the grant", "error", err)
+		te = &tokenError{status: 503, Code: "temporarily_unavailable", Description: "the server could not check the grant; try again shortly", retryAfter: time.Second}
 	case !errors.As(err, &te):
 		p.log.ErrorContext(c.UserContext(), "token endpoint failed", "error", err)
 		te = &tokenError{status: 500, Code: "server_error", Description: "the server could not issue a token; try again"}
@@ -103,7 +128,14 @@ func (p *Provider) writeTokenError(c *fiber.Ctx, err error) error {
 }
 
 func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error) {
-	form, creds, err := parseTokenRequest(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAuthorization), c.Body())
+	body, err := intake.Read(c, maxTokenRequest)
+	switch {
+	case errors.Is(err, intake.ErrTooLarge):
+		return nil, invalidRequest("the request body is too large")
+	case err != nil:
+		return nil, invalidRequest("the request body could not be read")
+	}
+	form, creds, err := parseTokenRequest(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAuthorization), body)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +346,7 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		row := new(authRequestRow)
 		if err := tx.NewSelect().Model(row).Where("code_hash = ?", hashToken(code)).For("UPDATE").Scan(ctx); err != nil {
-			return invalidGrant("the authorization code is invalid, expired or already used")
+			return grantLookup(err, invalidGrant("the authorization code is invalid, expired or already used"))
 		}
 		// Spent on success; a failed exchange rolls back and leaves it usable until it expires.
 		if _, err := tx.NewDelete().Model(row).WherePK().Exec(ctx); err != nil {
@@ -368,7 +400,7 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 		// FOR UPDATE serialises two uses of one token: the second waits, then
 		// sees it spent.
 		if err := tx.NewSelect().Model(row).Where("token_hash = ?", hashToken(presented)).For("UPDATE").Scan(ctx); err != nil {
-			return invalidGrant("the refresh token is invalid")
+			return grantLookup(err, invalidGrant("the refresh token is invalid"))
 		}
 		now := time.Now()
 		switch {

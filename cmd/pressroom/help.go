@@ -21,7 +21,9 @@ var commands = []command{
 Runs the JSON:API server on PRESSROOM_HTTP_ADDR until interrupted, then drains
 requests for up to PRESSROOM_SHUTDOWN_TIMEOUT. With PRESSROOM_AUTO_MIGRATE on it
 applies pending migrations first. Configuration comes from environment
-variables (see the README).
+variables (see the README). It refuses to start while PRESSROOM_CLIENT_SECRET_KEY
+or PRESSROOM_WEBHOOK_SECRET_KEY is its built-in development default, unless
+PRESSROOM_DEV=true.
 
 Examples:
   pressroom serve
@@ -29,7 +31,9 @@ Examples:
 `},
 	{name: "worker", synopsis: "worker", summary: "run the Temporal worker", help: `
 Polls the task queues for upload and publish workflows until interrupted. It
-retries until Temporal answers, so it may be started before the server.
+retries until Temporal answers, so it may be started before the server. It
+refuses to start while PRESSROOM_WEBHOOK_SECRET_KEY is its built-in development
+default, unless PRESSROOM_DEV=true.
 
 Examples:
   pressroom worker
@@ -67,7 +71,9 @@ Examples:
 `},
 	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public]", summary: "create an OAuth client", help: `
 Prints the client id and, for a confidential client, its secret (once).
-urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI.
+urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI. Sign-in requests
+must name a registered redirect URI exactly; only a public client registered
+with http://127.0.0.1/... or http://[::1]/... may use any port there (RFC 8252).
 
 Flags:
   -name N           client name

@@ -75,6 +75,14 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Read
 	env := &environment{cfg: cfg, log: log, stdin: stdin, stdout: stdout, getenv: getenv}
 
 	cmd, rest := args[0], args[1:]
+	// The long-running processes refuse the secret keys' source defaults
+	// (each the keys it uses); the admin commands may run against a
+	// development database with them.
+	if keys := secretKeysOf[cmd]; keys != nil {
+		if err := cfg.CheckSecretKeys(keys...); err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+	}
 	switch {
 	case cmd == "serve":
 		serveDebug(ctx, env)
@@ -94,6 +102,14 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Read
 		return storageInit(ctx, env)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+// secretKeysOf names the secret keys each long-running command uses: the
+// API stores client secrets and seals webhook secrets, the worker opens
+// webhook secrets to sign deliveries.
+var secretKeysOf = map[string][]string{
+	"serve":  {config.ClientSecretKeyVar, config.WebhookSecretKeyVar},
+	"worker": {config.WebhookSecretKeyVar},
 }
 
 // environment is what every command gets: configuration, logger and streams.

@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/pressroom/pressroom/api"
+	"github.com/pressroom/pressroom/api/intake"
+	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/storage"
 )
@@ -18,7 +22,7 @@ import (
 // for up to the shutdown timeout.
 func serve(ctx context.Context, env *environment) error {
 	cfg := env.cfg
-	db, err := models.Open(ctx, cfg.DatabaseURL)
+	db, err := models.Open(ctx, cfg.DatabaseURL, models.WithWebhookPendingLimit(cfg.Webhooks.PendingLimit))
 	if err != nil {
 		return err
 	}
@@ -52,9 +56,9 @@ func serve(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	ln, err := listen(cfg, env.log)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		return err
 	}
 	env.log.Info("api listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
 	errc := make(chan error, 1)
@@ -81,4 +85,43 @@ func temporalOptions(env *environment) client.Options {
 			KeepAliveTimeout: 10 * time.Second,
 		},
 	}
+}
+
+// listen opens the API's socket, handing out connections within
+// PRESSROOM_MAX_CONNS and PRESSROOM_MAX_CONNS_PER_IP (api/intake), and
+// accepting on through a shortage of descriptors.
+func listen(cfg config.Config, log *slog.Logger) (net.Listener, error) {
+	limit := cfg.MaxConns
+	if fit, files := connsThatFit(cfg); fit < limit {
+		log.Warn("PRESSROOM_MAX_CONNS lowered to fit the open-file limit (raise it with ulimit -n or LimitNOFILE)",
+			"max_conns", fit, "configured", limit, "open_file_limit", files)
+		limit = fit
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	l, err := intake.NewListener(ln, intake.Limits{Max: limit, PerAddress: cfg.MaxConnsPerIP, Exempt: cfg.TrustedProxies}, log)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// connsThatFit is how many client connections fit in the process's
+// open-file limit (RLIMIT_NOFILE; Go raises it to the hard limit at start)
+// beside what the API needs besides: its database pool, Temporal, storage,
+// the debug listener, files. Past the limit every accept fails, so the
+// connection cap must bite first. An unknown limit fits anything.
+func connsThatFit(cfg config.Config) (conns int, files uint64) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return cfg.MaxConns, 0
+	}
+	reserve := uint64(128 + cfg.DBMaxConns)
+	if rl.Cur >= uint64(cfg.MaxConns)+reserve {
+		return cfg.MaxConns, rl.Cur
+	}
+	return int(max(rl.Cur-min(reserve, rl.Cur), rl.Cur/2, 1)), rl.Cur
 }

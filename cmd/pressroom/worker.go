@@ -15,7 +15,7 @@ import (
 // runWorker runs the Temporal worker until ctx ends.
 func runWorker(ctx context.Context, env *environment) error {
 	cfg := env.cfg
-	db, err := models.Open(ctx, cfg.DatabaseURL)
+	db, err := models.Open(ctx, cfg.DatabaseURL, models.WithWebhookPendingLimit(cfg.Webhooks.PendingLimit))
 	if err != nil {
 		return err
 	}

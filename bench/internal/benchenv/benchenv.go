@@ -120,6 +120,8 @@ func (e *Env) Up(ctx context.Context) error {
 	cfg.Webhooks.TaskQueue = cfg.TaskQueue + "-webhooks"
 	// Benchmark receivers listen on this machine.
 	cfg.Webhooks.AllowPrivate = true
+	// A benchmark stack: its worker process accepts the default secret keys.
+	cfg.Dev = true
 	cfg.AutoMigrate = false
 	if e.SiteUploadLimit > 0 {
 		cfg.SiteUploadLimit = e.SiteUploadLimit
@@ -212,7 +214,7 @@ func (e *Env) OpenDB(ctx context.Context) (*bun.DB, error) {
 	if e.Config.DatabaseURL == "" {
 		return nil, errors.New("benchenv: OpenDB before Up")
 	}
-	db, err := models.Open(ctx, e.Config.DatabaseURL)
+	db, err := models.Open(ctx, e.Config.DatabaseURL, models.WithWebhookPendingLimit(e.Config.Webhooks.PendingLimit))
 	if err != nil {
 		return nil, err
 	}

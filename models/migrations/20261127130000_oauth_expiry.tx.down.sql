@@ -1,0 +1,2 @@
+DROP INDEX oauth_refresh_tokens_expires_idx;
+DROP INDEX oauth_auth_requests_expires_idx;
