@@ -50,24 +50,25 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*workflows.
 		return err
 	})
 	stop()
-	msg := ""
 	var pe *drafts.PublishError
 	rule, broken := models.BrokenRule(err)
 	switch {
 	case errors.As(err, &pe):
-		msg = pe.Message
 	case broken:
 		// A constraint the drafts break together (a duplicate, a missing
-		// parent): retrying cannot help.
-		msg = "the revision breaks a rule of the content: " + rule
+		// parent, two live pages at one path): retrying cannot help.
+		pe = &drafts.PublishError{Message: "the revision breaks a rule of the content: " + rule}
+		if models.IsExclusionViolation(err, "pages_live_path_excl") {
+			pe.Code = drafts.PathTaken
+		}
 	case err != nil:
 		return nil, fmt.Errorf("publish revision: %w", err) // transient: retried
 	}
-	if msg != "" {
-		if err := drafts.MarkFailed(ctx, p.DB, id, msg); err != nil {
+	if pe != nil {
+		if err := drafts.MarkFailed(ctx, p.DB, id, pe); err != nil {
 			return nil, fmt.Errorf("record failed publish: %w", err)
 		}
-		return nil, reject("%s", msg)
+		return nil, reject("%s", pe.Message)
 	}
 	return &workflows.PublishResult{Status: rev.Status, VersionsCount: rev.VersionsCount}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -99,27 +100,64 @@ func validatePage(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID
 			return invalidAttr("page-type", "page_type_taken", fmt.Sprintf("The site already has a %s page; there can be only one.", pt))
 		}
 	}
-	if prev != nil && str(prev["parent_id"]) == str(s["parent_id"]) {
-		// The parent did not change: it was checked when set, and a parent
-		// drafted for deletion since takes this page with it (a delete
-		// draft, which an update is refused on before validation).
-		return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
-	}
-	if err := checkRef(ctx, db, siteID, s["parent_id"], "pages", "parent", "page", false); err != nil {
-		return err
-	}
-	if p := s["parent_id"]; p != nil && id != nil {
-		// The parent must not be the page itself or a descendant, following
-		// drafted parents (a loop could be drafted one edit at a time).
-		loop, err := engine.IsAncestor(ctx, db, siteID, *id, uuid.MustParse(str(p)))
-		if err != nil {
+	// An unchanged parent was checked when set, and a parent drafted for
+	// deletion since takes this page with it (a delete draft, which an
+	// update is refused on before validation).
+	if prev == nil || str(prev["parent_id"]) != str(s["parent_id"]) {
+		if err := checkParent(ctx, db, engine, siteID, id, s["parent_id"]); err != nil {
 			return err
 		}
-		if loop {
-			return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
-		}
 	}
-	return checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false)
+	if err := checkRef(ctx, db, siteID, s["layout_id"], "layouts", "layout", "layout", false); err != nil {
+		return err
+	}
+	return checkPath(ctx, db, siteID, id, s, prev)
+}
+
+// checkParent checks a page's new parent: a page of the site, not drafted
+// for deletion, and not the page itself or a descendant, following drafted
+// parents (a loop could be drafted one edit at a time).
+func checkParent(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, id *uuid.UUID, parent any) error {
+	if err := checkRef(ctx, db, siteID, parent, "pages", "parent", "page", false); err != nil {
+		return err
+	}
+	if parent == nil || id == nil {
+		return nil
+	}
+	loop, err := engine.IsAncestor(ctx, db, siteID, *id, uuid.MustParse(str(parent)))
+	if err != nil {
+		return err
+	}
+	if loop {
+		return relErr("parent_loop", "parent", "A page cannot be its own ancestor.")
+	}
+	return nil
+}
+
+// checkPath refuses a drafted place (parent and slug) that another page
+// holds, live or drafted (drafts.PageAt): one site cannot serve two pages
+// at one URL. 409 path_taken at the slug, or at the parent when only the
+// parent changed, with the other page in meta. A title-only write skips it.
+func checkPath(ctx context.Context, db bun.IDB, siteID uuid.UUID, id *uuid.UUID, s, prev drafts.Row) error {
+	slugChanged := prev == nil || str(prev["slug"]) != str(s["slug"])
+	if !slugChanged && str(prev["parent_id"]) == str(s["parent_id"]) {
+		return nil
+	}
+	var parent *uuid.UUID
+	if p, err := uuid.Parse(str(s["parent_id"])); err == nil {
+		parent = &p
+	}
+	other, err := drafts.PageAt(ctx, db, siteID, id, parent, str(s["slug"]))
+	if err != nil || other == nil {
+		return err
+	}
+	pointer := "/data/attributes/slug"
+	if !slugChanged {
+		pointer = "/data/relationships/parent/data"
+	}
+	return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, Pointer: pointer,
+		Detail: fmt.Sprintf("Page %s is at that path already (live or drafted): the slug must be unique among a page's siblings. Choose another slug or parent.", other),
+		Meta:   map[string]any{"page": map[string]any{"type": "pages", "id": other.String()}}}
 }
 
 func validateContent(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, _ *uuid.UUID, s, _ drafts.Row) error {

@@ -286,6 +286,11 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 		if rev.ErrorMessage != nil {
 			msg = *rev.ErrorMessage
 		}
+		if rev.ErrorCode != nil && *rev.ErrorCode == drafts.PathTaken {
+			// The rule a write that drafts the same place breaks, answered alike.
+			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, Pointer: "/data/relationships/drafts", Meta: rev.ErrorMeta,
+				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
+		}
 		return jsonapi.Unprocessable("publish_failed", "Nothing was published: "+msg+". The revision at "+location+" records this; every draft is as it was.")
 	case drafts.Publishing:
 		return respondIncluded(c, fiber.StatusAccepted, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))}, q.Include["versions"])

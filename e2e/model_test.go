@@ -272,6 +272,57 @@ func (m *mdModel) consistent() string {
 	return ""
 }
 
+// placeTaken is the page other than self (nil on a create) that holds the
+// place (parent ref, slug) as drafted: a page without a draft where it
+// lives, a drafted one where its draft puts it, none drafted for deletion
+// (drafts.PageAt: one page per path).
+func (m *mdModel) placeTaken(self *mdItem, ref, slug string) *mdItem {
+	for _, x := range m.order {
+		if x == self || x.Typ != "pages" || !x.Row || x.event() == "delete" {
+			continue
+		}
+		if s := x.drafted(); s.Ref == ref && s.Slug == slug {
+			return x
+		}
+	}
+	return nil
+}
+
+// liveClash is a page that publishing all would leave live at the place of
+// another live page (pages_live_path_excl), or nil.
+func (m *mdModel) liveClash(all []*mdItem) *mdItem {
+	after := map[string]*mdState{}
+	for _, x := range m.order {
+		if x.Typ == "pages" && x.Live != nil {
+			s := *x.Live
+			after[x.ID] = &s
+		}
+	}
+	for _, x := range all {
+		if x.Typ != "pages" {
+			continue
+		}
+		switch x.Draft.Event {
+		case "create", "update":
+			s := x.Draft.State
+			after[x.ID] = &s
+		case "delete":
+			delete(after, x.ID)
+		}
+	}
+	seen := map[mdState]bool{}
+	for _, x := range m.order {
+		if s := after[x.ID]; s != nil {
+			place := mdState{Slug: s.Slug, Ref: s.Ref}
+			if seen[place] {
+				return x
+			}
+			seen[place] = true
+		}
+	}
+	return nil
+}
+
 // path derives a page's path from the chain state picks.
 func (m *mdModel) path(x *mdItem, state func(*mdItem) mdState) string {
 	parts := []string{}
@@ -467,6 +518,12 @@ func (r *mdRun) target(typ string) *mdItem {
 // refused checks a 422 pointing at the record's reference.
 func (r *mdRun) refused(d *doc, it string, typ string) {
 	r.t.Helper()
+	if d.Status == http.StatusConflict {
+		if len(d.Errors) == 0 || d.Errors[0].Code != "path_taken" {
+			r.fail("%s: 409 %+v, want path_taken", it, d.Errors)
+		}
+		return
+	}
 	rel, _ := rlRefRel(typ)
 	if want := "/data/relationships/" + rel + "/data"; len(d.Errors) == 0 || d.Errors[0].Source.Pointer != want {
 		r.fail("%s: 422 at %+v, want %s", it, d.Errors, want)
@@ -554,17 +611,20 @@ func (r *mdRun) create() bool {
 		data["relationships"] = map[string]any{rel: ref(rt, s.Ref)}
 	}
 	want := 201
-	if s.Ref != "" && r.m.items[s.Ref].event() == "delete" {
+	switch {
+	case s.Ref != "" && r.m.items[s.Ref].event() == "delete":
 		want = 422
+	case typ == "pages" && r.m.placeTaken(nil, s.Ref, s.Slug) != nil:
+		want = 409 // path_taken: one page per path
 	}
 	r.log("create %s %q %q under %s, expect %d", typ, s.Title, s.Slug, r.m.label(s.Ref), want)
 	d := r.call(http.MethodPost, "/"+typ, map[string]any{"data": data})
 	if d.Status != want {
 		r.fail("POST /%s = %d, want %d: %s", typ, d.Status, want, d.Raw)
 	}
-	if want == 422 {
-		r.refused(d, "POST /"+typ+" under a record drafted for deletion", typ)
-		r.stats["create 422"]++
+	if want != 201 {
+		r.refused(d, "POST /"+typ, typ)
+		r.stats[fmt.Sprintf("create %d", want)]++
 		return true
 	}
 	res := d.resource(r.t)
@@ -656,6 +716,8 @@ func (r *mdRun) update() bool {
 		want = 422 // pointing at a record drafted for deletion
 	case it.Typ == "pages" && rel != nil && *rel != "" && r.m.reaches(*rel, it.ID):
 		want = 422 // a parent loop in some mix of live and drafted parents
+	case it.Typ == "pages" && (next.Slug != cur.Slug || next.Ref != cur.Ref) && r.m.placeTaken(it, next.Ref, next.Slug) != nil:
+		want = 409 // path_taken: one page per path
 	}
 	r.log("update %s (%s): %v parent %s -> %s, expect %d", it.Label, it.event(), attrs, map[bool]string{true: "unchanged", false: "set"}[rel == nil], r.m.label(next.Ref), want)
 	d := r.patch(it, attrs, rel)
@@ -663,7 +725,7 @@ func (r *mdRun) update() bool {
 		r.fail("PATCH %s = %d, want %d: %s", it.Label, d.Status, want, d.Raw)
 	}
 	r.stats[fmt.Sprintf("update %d", want)]++
-	if want == 422 {
+	if want != 200 {
 		r.refused(d, "PATCH "+it.Label, it.Typ)
 		return true
 	}
@@ -796,6 +858,14 @@ func (r *mdRun) publish() bool {
 	}
 	r.calls++
 	d := r.e.publish(ids...)
+	if clash := r.m.liveClash(all); clash != nil {
+		// Two live pages at one path: the revision fails as a whole.
+		if d.Status != http.StatusConflict || len(d.Errors) == 0 || d.Errors[0].Code != "path_taken" {
+			r.fail("POST /revisions %s = %d, want 409 path_taken (%s would share a path): %s", r.labels(listed), d.Status, clash.Label, d.Raw)
+		}
+		r.stats["publish 409 path_taken"]++
+		return true
+	}
 	if d.Status != 201 {
 		r.fail("POST /revisions %s = %d, want 201: %s", r.labels(listed), d.Status, d.Raw)
 	}

@@ -693,11 +693,11 @@ func TestWebhookRevisionFailed(t *testing.T) {
 	if _, err := s.DB.NewInsert().Model(rev).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, "1 of the listed drafts no longer exist"); err != nil {
+	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, &drafts.PublishError{Message: "1 of the listed drafts no longer exist"}); err != nil {
 		t.Fatal(err)
 	}
 	// Marking it again (a retried activity) records nothing more.
-	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, "again"); err != nil {
+	if err := drafts.MarkFailed(ctx, s.DB.DB, rev.ID, &drafts.PublishError{Message: "again"}); err != nil {
 		t.Fatal(err)
 	}
 	e.awaitDeliveries(hookID, 1, time.Minute)

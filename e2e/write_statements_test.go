@@ -70,9 +70,12 @@ func writeStatements(t *testing.T, s *system, fn func()) []string {
 }
 
 // TestCreatePageStatementCount pins the statements of a POST /pages under
-// a published parent: a transaction around the parent's check and one
-// statement that inserts the page (its stored path derived from the
-// parent's) and its create draft and answers both. Nothing is read again.
+// a published parent: a transaction around the parent's check, the lock
+// and the read of the path check (drafts.PageAt: one page per path; the
+// read must come after the lock, in its own statement, to see a rival
+// that committed while this one waited), and one statement that inserts
+// the page (its stored path derived from the parent's) and its create
+// draft and answers both. Nothing is read again.
 func TestCreatePageStatementCount(t *testing.T) {
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
@@ -90,7 +93,7 @@ func TestCreatePageStatementCount(t *testing.T) {
 	if r.Attributes["path"] != "/root/child" || r.Attributes["title"] != "Child" || draftOf(t, r) == "" {
 		t.Errorf("POST answered %v with draft %q", r.Attributes, draftOf(t, r))
 	}
-	const want = 4 // BEGIN, the parent's check, insert, COMMIT
+	const want = 6 // BEGIN, the parent's check, the path lock, the path check, insert, COMMIT
 	if len(stmts) != want {
 		t.Errorf("POST /pages ran %d statements (besides the token check), want %d:\n%s", len(stmts), want, strings.Join(stmts, "\n"))
 	}

@@ -19,6 +19,7 @@ const (
 	sqlUniqueViolation     = "23505"
 	sqlForeignKeyViolation = "23503"
 	sqlCheckViolation      = "23514"
+	sqlExclusionViolation  = "23P01"
 	sqlDeadlockDetected    = "40P01"
 	sqlSerializationFailed = "40001"
 )
@@ -39,13 +40,21 @@ func IsUniqueViolation(err error, constraint string) bool {
 	return code == sqlUniqueViolation && (constraint == "" || pe.ConstraintName == constraint)
 }
 
+// IsExclusionViolation tells whether err is a violation of the named
+// exclusion constraint (pages_live_path_excl: two live pages at one path).
+func IsExclusionViolation(err error, constraint string) bool {
+	code, pe := pgCode(err)
+	return code == sqlExclusionViolation && pe.ConstraintName == constraint
+}
+
 // BrokenRule returns Postgres's message when err is a broken integrity
-// constraint (a duplicate, a missing referenced row, a failed check): the
+// constraint (a duplicate, a missing referenced row, a failed check, two
+// live pages at one path: pages_live_path_excl): the
 // data cannot go in as it is, so retrying cannot help, and the message
 // says which rule it broke.
 func BrokenRule(err error) (string, bool) {
 	switch code, pe := pgCode(err); code {
-	case sqlUniqueViolation, sqlForeignKeyViolation, sqlCheckViolation:
+	case sqlUniqueViolation, sqlForeignKeyViolation, sqlCheckViolation, sqlExclusionViolation:
 		return pe.Message, true
 	}
 	return "", false

@@ -53,6 +53,7 @@ func TestDatabaseErrorPredicates(t *testing.T) {
 	unique := fmt.Errorf("save draft: %w", &pgconn.PgError{Code: "23505", ConstraintName: "drafts_item_type_item_id_key", Message: "duplicate key value"})
 	foreign := &pgconn.PgError{Code: "23503", Message: "violates foreign key constraint"}
 	check := &pgconn.PgError{Code: "23514", Message: "violates check constraint"}
+	exclusion := &pgconn.PgError{Code: "23P01", ConstraintName: "pages_live_path_excl", Message: "conflicting key value violates exclusion constraint"}
 	deadlock := fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40P01"})
 	serialization := &pgconn.PgError{Code: "40001"}
 	other := errors.New("boom")
@@ -63,7 +64,7 @@ func TestDatabaseErrorPredicates(t *testing.T) {
 	if models.IsUniqueViolation(unique, "sites_slug_key") || models.IsUniqueViolation(foreign, "") || models.IsUniqueViolation(other, "") || models.IsUniqueViolation(nil, "") {
 		t.Error("IsUniqueViolation matched another constraint or error")
 	}
-	for _, err := range []error{unique, foreign, check} {
+	for _, err := range []error{unique, foreign, check, exclusion} {
 		if msg, ok := models.BrokenRule(err); !ok || msg == "" {
 			t.Errorf("BrokenRule(%v) = %q, %v; want Postgres's message", err, msg, ok)
 		}

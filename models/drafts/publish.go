@@ -21,15 +21,19 @@ type Revision struct {
 	bun.BaseModel `bun:"table:revisions,alias:r"`
 
 	models.SiteRecord
-	UserID         *uuid.UUID  `bun:"user_id,type:uuid"`
-	Comments       string      `bun:"comments,notnull"`
-	Status         string      `bun:"status,notnull"`
-	DraftIDs       []uuid.UUID `bun:"draft_ids,array,notnull"`
-	VersionsCount  int         `bun:"versions_count,notnull"`
-	ErrorMessage   *string     `bun:"error_message"`
-	IdempotencyKey *string     `bun:"idempotency_key"`
-	PublishAt      *time.Time  `bun:"publish_at"`
-	RevertsID      *uuid.UUID  `bun:"reverts_id,type:uuid"`
+	UserID        *uuid.UUID  `bun:"user_id,type:uuid"`
+	Comments      string      `bun:"comments,notnull"`
+	Status        string      `bun:"status,notnull"`
+	DraftIDs      []uuid.UUID `bun:"draft_ids,array,notnull"`
+	VersionsCount int         `bun:"versions_count,notnull"`
+	ErrorMessage  *string     `bun:"error_message"`
+	// ErrorCode and ErrorMeta say why it failed for machines, when a
+	// PublishError said (path_taken); nil otherwise.
+	ErrorCode      *string        `bun:"error_code"`
+	ErrorMeta      map[string]any `bun:"error_meta,type:jsonb"`
+	IdempotencyKey *string        `bun:"idempotency_key"`
+	PublishAt      *time.Time     `bun:"publish_at"`
+	RevertsID      *uuid.UUID     `bun:"reverts_id,type:uuid"`
 }
 
 // Revision statuses.
@@ -60,7 +64,19 @@ type Version struct {
 
 // PublishError is a publish that cannot succeed however often it is tried
 // (a draft gone, a rule broken); the revision is marked failed with it.
-type PublishError struct{ Message string }
+// Code and Meta, when set, name the broken rule and what it is about
+// (path_taken, with the pages), so the API can answer it as the write
+// that breaks the same rule is answered.
+type PublishError struct {
+	Message string
+	Code    string
+	Meta    map[string]any
+}
+
+// PathTaken is the code of a publish that would put two live pages at one
+// path (pages_live_path_excl), and of a write that drafts a page at a path
+// another page holds.
+const PathTaken = "path_taken"
 
 func (e *PublishError) Error() string { return e.Message }
 
@@ -146,6 +162,9 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		if err := e.refreshPaths(ctx, tx, rev.SiteID, moved); err != nil {
 			return nil, err
 		}
+		if err := livePathsFree(ctx, tx, rev.SiteID, moved); err != nil {
+			return nil, err
+		}
 	}
 	// Block links: the drafted links become the live ones.
 	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
@@ -181,6 +200,35 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		}
 	}
 	return rev, nil
+}
+
+// livePathsFree refuses a publish that leaves one of the pages it created
+// or moved at the live path of another page: the whole revision fails,
+// naming both. pages_live_path_excl enforces the same rule at commit for
+// every page (a moved page's descendants included); this check runs first
+// so the failure names the pages.
+func livePathsFree(ctx context.Context, tx bun.Tx, siteID uuid.UUID, pages []uuid.UUID) error {
+	var clash []struct {
+		ID    uuid.UUID `bun:"id"`
+		Path  string    `bun:"path"`
+		Other uuid.UUID `bun:"other"`
+	}
+	err := tx.NewRaw(`SELECT p.id, p.path, q.id AS other FROM pages p
+    JOIN pages q ON q.site_id = p.site_id AND q.path = p.path AND q.id <> p.id AND q.published_at IS NOT NULL
+  WHERE p.site_id = ? AND p.id IN (?) AND p.published_at IS NOT NULL
+  ORDER BY p.id LIMIT 1`, siteID, bun.In(pages)).Scan(ctx, &clash)
+	if err != nil && !models.IsNoRows(err) {
+		return fmt.Errorf("check live page paths: %w", err)
+	}
+	if len(clash) == 0 {
+		return nil
+	}
+	c := clash[0]
+	return &PublishError{Code: PathTaken,
+		Message: fmt.Sprintf("page %s would be live at %s, the path of live page %s", c.ID, c.Path, c.Other),
+		// As a write's path_taken: meta.page is the page at the path.
+		Meta: map[string]any{"path": c.Path, "page": map[string]any{"type": "pages", "id": c.Other.String()},
+			"published-page": map[string]any{"type": "pages", "id": c.ID.String()}}}
 }
 
 // applyUpdates writes drafted columns onto live rows in one statement.
@@ -355,12 +403,22 @@ func draftIDs(ds []*Draft) []uuid.UUID {
 	return out
 }
 
-// MarkFailed records a failed publish and releases its drafts, in its own
-// transaction (the publishing one was rolled back: nothing changed).
-func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, message string) error {
+// MarkFailed records a failed publish (why: failure's message, and its
+// code and meta when set) and releases its drafts, in its own transaction
+// (the publishing one was rolled back: nothing changed).
+func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, failure *PublishError) error {
+	var code *string
+	if failure.Code != "" {
+		code = &failure.Code
+	}
+	var meta any
+	if failure.Meta != nil {
+		meta = failure.Meta
+	}
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var siteIDs []uuid.UUID
-		err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, updated_at = now()", Failed, message).
+		err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, error_code = ?, error_meta = ?, updated_at = now()",
+			Failed, failure.Message, code, meta).
 			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Returning("site_id").Scan(ctx, &siteIDs)
 		if err != nil && !models.IsNoRows(err) {
 			return err

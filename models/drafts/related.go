@@ -172,3 +172,48 @@ func PageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string,
 	}
 	return q.Exists(ctx)
 }
+
+// PageAt returns another page of the site (not self; nil on a create)
+// that, as drafted, sits under parent (nil: at the root) with slug: the
+// page this write drafts there would share its path. A page counts by its
+// drafted place (an update draft may move it; a page without a draft is
+// where it lives) and one drafted for deletion does not count: publishing
+// it frees the path (and a publish that frees nothing is refused by
+// pages_live_path_excl and Publish's own check). Two writers could both
+// find the place free, so the check takes a lock per site and slug held to
+// the end of the caller's transaction (db must be that transaction) before
+// it reads; nil when the place is free.
+func PageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, self *uuid.UUID, parent *uuid.UUID, slug string) (*uuid.UUID, error) {
+	if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_paths:' || ?::text || '/' || ?, 0))", siteID, slug); err != nil {
+		return nil, fmt.Errorf("lock page paths: %w", err)
+	}
+	except := uuid.Nil
+	if self != nil {
+		except = *self
+	}
+	// Equality on the parent keeps both halves on an index (pages by
+	// site, parent and slug; drafts by drafted parent); IS NULL for a root.
+	liveParent, draftedParent := "p.parent_id IS NULL", "d.drafted_parent IS NULL"
+	args := []any{siteID, slug, except}
+	if parent != nil {
+		liveParent, draftedParent = "p.parent_id = ?3", "d.drafted_parent = ?3"
+		args = append(args, *parent)
+	}
+	var ids []uuid.UUID
+	err := db.NewRaw(`SELECT p.id FROM pages p
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+  WHERE p.site_id = ?0 AND p.slug = ?1 AND `+liveParent+` AND p.id <> ?2
+    AND (d.id IS NULL OR (d.event <> 'delete' AND d.drafted ->> 'slug' = ?1 AND `+draftedParent+`))
+UNION ALL
+SELECT d.item_id FROM drafts d
+  WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.event <> 'delete' AND d.item_id <> ?2
+    AND d.drafted ->> 'slug' = ?1 AND `+draftedParent+`
+LIMIT 1`, args...).Scan(ctx, &ids)
+	if err != nil && !models.IsNoRows(err) {
+		return nil, fmt.Errorf("find a page at the drafted path: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return &ids[0], nil
+}

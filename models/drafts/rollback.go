@@ -348,6 +348,14 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
 		return err
 	}
+	if len(pages) > 0 {
+		// A page brought back at a path another page took since: checked
+		// now rather than at commit (pages_live_path_excl is deferred), so
+		// the caller answers it as the revert's conflict, not a failed commit.
+		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
+			return fmt.Errorf("restored page paths: %w", err)
+		}
+	}
 	if len(blocks) > 0 {
 		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
 			return err

@@ -1,0 +1,1 @@
+ALTER TABLE revisions DROP COLUMN IF EXISTS error_code, DROP COLUMN IF EXISTS error_meta;
