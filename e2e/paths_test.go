@@ -234,7 +234,6 @@ func TestPagePathUniqueOnPublish(t *testing.T) {
 	}
 }
 
-
 // The rule lives in the database: a second live page at a path is refused
 // by Postgres itself (pages_live_path_excl), whatever the code above it does.
 func TestPagePathUniqueInDatabase(t *testing.T) {
