@@ -70,16 +70,21 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 		}
 	}
 	var c *client
+	var types assetTypes
 	if readable > 0 {
 		var err error
 		if c, err = connect(ctx, o); err != nil {
 			return nil, err
 		}
+		// Without the table the API alone judges the types (and says so
+		// less plainly); a failed sign-in or an unreachable API shows at
+		// the first file.
+		types, _ = c.assetTypes(ctx)
 	}
 	failed := 0
 	for i, f := range files {
 		if results[i].Err == nil {
-			results[i] = c.uploadOne(ctx, o, uo, f, fmt.Sprintf("[%d/%d] %s", i+1, len(files), f))
+			results[i] = c.uploadOne(ctx, o, uo, types, f, fmt.Sprintf("[%d/%d] %s", i+1, len(files), f))
 		}
 		if results[i].Err != nil {
 			failed++
@@ -100,7 +105,7 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 	return results, nil
 }
 
-func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, path, label string) UploadResult {
+func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
 	res := UploadResult{File: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -126,6 +131,12 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, pat
 	// The server decides which types it accepts (GET /asset-types) and
 	// checks the bytes again; this only names what the file looks like.
 	ctype := http.DetectContentType(head[:n])
+	if types != nil {
+		if msg := types.refusal(ctype); msg != "" {
+			res.Err = errors.New(msg)
+			return res
+		}
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		res.Err = err
 		return res
@@ -212,7 +223,7 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, pat
 	}
 	if up.Attributes["status"] != "finished" {
 		msg, _ := up.Attributes["error-message"].(string)
-		res.Err = fmt.Errorf("status %v: %s", up.Attributes["status"], msg)
+		res.Err = fmt.Errorf("Pressroom could not use the file: %s (upload %s, status %v)", msg, up.ID, up.Attributes["status"])
 		return res
 	}
 	p := "/asset-uploads/" + up.ID + "/asset-file"
@@ -297,9 +308,22 @@ func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.
 		Message string `xml:"Message"`
 	}
 	if xml.Unmarshal(b, &s3) == nil && s3.Code != "" {
+		if plain, ok := storageRefusals[s3.Code]; ok {
+			return fmt.Errorf("%s (storage said: %d %s: %s)", plain, resp.StatusCode, s3.Code, s3.Message)
+		}
 		return fmt.Errorf("storage refused the file: %d %s: %s", resp.StatusCode, s3.Code, s3.Message)
 	}
 	return fmt.Errorf("storage refused the file: %d %.200s", resp.StatusCode, b)
+}
+
+// storageRefusals are the S3 refusals of an upload's form POST an editor
+// can act on, in plain words (the signature's policy sets the limits).
+var storageRefusals = map[string]string{
+	"EntityTooLarge":       "the file is larger than the API accepts (PRESSROOM_MAX_UPLOAD_BYTES on the server, 25 MiB by default)",
+	"EntityTooSmall":       "the file is empty",
+	"AccessDenied":         "storage refused the upload: its signature has expired or does not match the file; try again",
+	"ExpiredToken":         "storage refused the upload: its signature has expired; try again",
+	"RequestTimeTooSkewed": "storage refused the upload: this computer's clock is too far off; set it right and try again",
 }
 
 // retryAfter reads Retry-After in seconds, bounded to a minute.
