@@ -1,8 +1,10 @@
 // Package cli is the editor's side of the pressroom command: signing in
-// (the out-of-band authorization-code flow with PKCE, or PRESSROOM_TOKEN),
-// uploading files and publishing drafts, over the public HTTP API only,
-// exactly as any other client does. cmd/pressroom wires it to subcommands;
-// the e2e tests call the same entry points against a real stack.
+// (the authorization-code flow with PKCE in the system browser with a
+// loopback redirect, or out of band with a pasted code, or
+// PRESSROOM_TOKEN), uploading files and publishing drafts, over the public
+// HTTP API only, exactly as any other client does. cmd/pressroom wires it
+// to subcommands; the e2e tests call the same entry points against a real
+// stack.
 package cli
 
 import (
