@@ -52,9 +52,12 @@ var formatOrder = []string{"jpeg", "png", "gif"}
 
 // refusal explains, in plain words, why a file of contentType (as
 // http.DetectContentType names its bytes) will not be accepted, or is ""
-// when t accepts it: "this file looks like a PDF, not an image:
-// Pressroom accepts JPEG, PNG and GIF".
+// when t accepts it or is empty (unknown: the API judges): "this file
+// looks like a PDF, not an image: Pressroom accepts JPEG, PNG and GIF".
 func (t assetTypes) refusal(contentType string) string {
+	if len(t) == 0 {
+		return ""
+	}
 	ct, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		ct = contentType

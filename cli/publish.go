@@ -314,7 +314,10 @@ func (c *client) confirmPulledIn(ctx context.Context, o Options, po PublishOptio
 	}
 	// The plan includes the drafts, not their users: a look-up per person.
 	for id := range authors {
-		if u, err := c.get(ctx, "/users/"+id); err == nil && id != "" {
+		if id == "" { // the user is gone
+			continue
+		}
+		if u, err := c.get(ctx, "/users/"+url.PathEscape(id)); err == nil {
 			authors[id], _ = u.Attributes["email"].(string)
 		}
 	}

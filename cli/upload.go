@@ -105,42 +105,51 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 	return results, nil
 }
 
-func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
-	res := UploadResult{File: path}
+// openUpload opens a file to upload and names its type from its first
+// bytes; a file that cannot be uploaded (not a regular file, empty, of a
+// type types does not list) is refused with the reason in plain words.
+func openUpload(path string, types assetTypes) (*os.File, os.FileInfo, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		res.Err = fmt.Errorf("cannot read the file: %w", err)
-		return res
+		return nil, nil, "", fmt.Errorf("cannot read the file: %w", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !st.Mode().IsRegular():
+		err = errors.New("not a regular file")
+	case st.Size() == 0:
+		err = errors.New("the file is empty")
+	}
 	if err != nil {
-		res.Err = err
-		return res
-	}
-	if !st.Mode().IsRegular() {
-		res.Err = errors.New("not a regular file")
-		return res
-	}
-	if st.Size() == 0 {
-		res.Err = errors.New("the file is empty")
-		return res
+		f.Close()
+		return nil, nil, "", err
 	}
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	// The server decides which types it accepts (GET /asset-types) and
 	// checks the bytes again; this only names what the file looks like.
 	ctype := http.DetectContentType(head[:n])
-	if types != nil {
-		if msg := types.refusal(ctype); msg != "" {
-			res.Err = errors.New(msg)
-			return res
-		}
+	if msg := types.refusal(ctype); msg != "" {
+		err = errors.New(msg)
+	} else {
+		_, err = f.Seek(0, io.SeekStart)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	if err != nil {
+		f.Close()
+		return nil, nil, "", err
+	}
+	return f, st, ctype, nil
+}
+
+func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
+	res := UploadResult{File: path}
+	f, st, ctype, err := openUpload(path, types)
+	if err != nil {
 		res.Err = err
 		return res
 	}
+	defer f.Close()
 	name := filepath.Base(path)
 
 	sigResp, err := c.do(ctx, http.MethodPost, "/upload-signatures", map[string]any{"data": map[string]any{
@@ -167,59 +176,17 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, typ
 	notice := map[string]any{"data": map[string]any{"type": "asset-uploads", "attributes": map[string]any{
 		"file-name": name, "key": sig.Attributes["key"], "content-type": sig.Attributes["content-type"],
 		"file-size": st.Size(), "user-agent": userAgent}}}
-	var up resource
-	for attempt := 0; ; attempt++ {
-		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
-			wait := retryAfter(r.header, 2*time.Second)
-			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
-			if err := sleep(ctx, wait); err != nil {
-				res.Err = err
-				return res
-			}
-			continue
-		}
-		if r.status != http.StatusAccepted {
-			res.Err = r.err("POST", "/asset-uploads")
-			return res
-		}
-		if up, err = r.resource(); err != nil {
-			res.Err = err
-			return res
-		}
-		break
+	up, err := c.sendNotice(ctx, o, label, notice)
+	if err != nil {
+		res.Err = err
+		return res
 	}
 	res.UploadID = up.ID
 	fmt.Fprintf(o.Stderr, "%s: processing (upload %s)\n", label, up.ID)
-
 	start := time.Now()
-	deadline := start.Add(uo.Timeout)
-	for up.Attributes["status"] == "processing" {
-		if time.Now().After(deadline) {
-			res.Err = fmt.Errorf("still processing after %s (upload %s): look again later with GET /asset-uploads/%s", uo.Timeout, up.ID, up.ID)
-			return res
-		}
-		p := "/asset-uploads/" + up.ID + "?wait=" + longPoll
-		r, err := c.do(ctx, http.MethodGet, p, nil)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if r.status != http.StatusOK {
-			res.Err = r.err("GET", p)
-			return res
-		}
-		if up, err = r.resource(); err != nil {
-			res.Err = err
-			return res
-		}
-		if up.Attributes["status"] == "processing" {
-			fmt.Fprintf(o.Stderr, "%s: still processing… %s\n", label, time.Since(start).Round(time.Second))
-		}
+	if up, err = c.awaitUpload(ctx, o, uo, label, up); err != nil {
+		res.Err = err
+		return res
 	}
 	if up.Attributes["status"] != "finished" {
 		msg, _ := up.Attributes["error-message"].(string)
@@ -244,6 +211,56 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, typ
 	res.URL, _ = file.Attributes["url"].(string)
 	fmt.Fprintf(o.Stderr, "%s: finished in %s\n", label, time.Since(start).Round(100*time.Millisecond))
 	return res
+}
+
+// sendNotice posts the upload notice, again after a while when the site
+// has as many uploads processing as it may (429 too_many_uploads).
+func (c *client) sendNotice(ctx context.Context, o Options, label string, notice map[string]any) (resource, error) {
+	for attempt := 0; ; attempt++ {
+		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
+		if err != nil {
+			return resource{}, err
+		}
+		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
+			wait := retryAfter(r.header, 2*time.Second)
+			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
+			if err := sleep(ctx, wait); err != nil {
+				return resource{}, err
+			}
+			continue
+		}
+		if r.status != http.StatusAccepted {
+			return resource{}, r.err("POST", "/asset-uploads")
+		}
+		return r.resource()
+	}
+}
+
+// awaitUpload long-polls the upload until it stops processing, for at
+// most uo.Timeout.
+func (c *client) awaitUpload(ctx context.Context, o Options, uo UploadOptions, label string, up resource) (resource, error) {
+	start := time.Now()
+	deadline := start.Add(uo.Timeout)
+	for up.Attributes["status"] == "processing" {
+		if time.Now().After(deadline) {
+			return up, fmt.Errorf("still processing after %s (upload %s): look again later with GET /asset-uploads/%s", uo.Timeout, up.ID, up.ID)
+		}
+		p := "/asset-uploads/" + up.ID + "?wait=" + longPoll
+		r, err := c.do(ctx, http.MethodGet, p, nil)
+		if err != nil {
+			return up, err
+		}
+		if r.status != http.StatusOK {
+			return up, r.err("GET", p)
+		}
+		if up, err = r.resource(); err != nil {
+			return up, err
+		}
+		if up.Attributes["status"] == "processing" {
+			fmt.Fprintf(o.Stderr, "%s: still processing… %s\n", label, time.Since(start).Round(time.Second))
+		}
+	}
+	return up, nil
 }
 
 // storageFields maps the signature's attributes to the S3 POST form fields
