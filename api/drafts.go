@@ -3,8 +3,11 @@ package api
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -63,8 +66,11 @@ type draftsHandler struct {
 	content map[string]contentHandler
 }
 
-// draftSpec is the query GET /drafts reads: the site's pending drafts.
-var draftSpec = QuerySpec{Collection: true, Fields: []string{"drafts"},
+// draftSpec is the query GET /drafts reads: the site's pending drafts,
+// with their authors and records when include asks (the CLI's listing
+// shows who changed what: sort=-updated-at&include=user,item).
+var draftSpec = QuerySpec{Collection: true, Includes: []string{"user", "item"},
+	Fields:      []string{"drafts", "users", "pages", "contents", "content-blocks"},
 	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: "d.created_at, d.id"}
@@ -164,6 +170,62 @@ func (h draftsHandler) includeItemAndUser(ctx context.Context, q *Query, cd *com
 	return nil
 }
 
+// includeForList adds a page of drafts' users and items when include asks:
+// one query for the users and one per kind of item (Engine.LoadMany, with
+// the pages' drafted paths in one more), whatever the page's size. Items
+// and users are read in the drafts' site only; one gone since the drafts
+// were read (published, or the user deleted) is left out.
+func (h draftsHandler) includeForList(ctx context.Context, siteID uuid.UUID, q *Query, ds []*drafts.Draft, cd *compound) error {
+	if q.Include["user"] {
+		var userIDs []uuid.UUID
+		for _, d := range ds {
+			if d.UserID != nil {
+				userIDs = append(userIDs, *d.UserID)
+			}
+		}
+		us, err := models.ByIDs[models.User](ctx, h.db, siteID, userIDs)
+		if err != nil {
+			return err
+		}
+		users := usersHandler{db: h.db, links: h.links}
+		for i := range us {
+			cd.add(users.resource(&us[i]))
+		}
+	}
+	if !q.Include["item"] {
+		return nil
+	}
+	byType := map[string][]uuid.UUID{}
+	for _, d := range ds {
+		byType[d.ItemType] = append(byType[d.ItemType], d.ItemID)
+	}
+	for _, typ := range slices.Sorted(maps.Keys(byType)) { // a stable order of included
+		ids := byType[typ]
+		ch, ok := h.content[typ]
+		if !ok {
+			continue
+		}
+		views, err := h.engine.LoadMany(ctx, h.db, ch.kind, siteID, models.Unique(ids), true)
+		if err != nil {
+			return err
+		}
+		vs := make([]*drafts.View, 0, len(views))
+		for _, id := range models.Unique(ids) { // in the drafts' order, not the map's
+			if v := views[id]; v != nil {
+				vs = append(vs, v)
+			}
+		}
+		paths, err := ch.draftedPaths(ctx, siteID, vs...)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			cd.add(ch.resource(v, true, paths))
+		}
+	}
+	return nil
+}
+
 // skipGone is err, or nil when err says the record is not found.
 func skipGone(err error) error {
 	if errors.Is(err, models.ErrNotFound) {
@@ -198,7 +260,8 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 // registerDraftRoutes registers /drafts; kinds render a draft's item.
 func registerDraftRoutes(r routes, engine *drafts.Engine, kinds map[string]contentHandler) {
 	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, content: kinds}
-	rows := rowRenderer[*drafts.Draft]{render: renderEach(func(d **drafts.Draft) *jsonapi.Resource { return draftResource(h.links, *d) })}
+	rows := rowRenderer[*drafts.Draft]{include: h.includeForList,
+		render: renderEach(func(d **drafts.Draft) *jsonapi.Resource { return draftResource(h.links, *d) })}
 	r.get("/drafts", rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
 	r.get("/drafts/:id", h.get)
 	r.delete("/drafts/:id", h.revert)

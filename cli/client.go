@@ -1,8 +1,10 @@
 // Package cli is the editor's side of the pressroom command: signing in
-// (the out-of-band authorization-code flow with PKCE, or PRESSROOM_TOKEN),
-// uploading files and publishing drafts, over the public HTTP API only,
-// exactly as any other client does. cmd/pressroom wires it to subcommands;
-// the e2e tests call the same entry points against a real stack.
+// (the authorization-code flow with PKCE in the system browser with a
+// loopback redirect, or out of band with a pasted code, or
+// PRESSROOM_TOKEN), uploading files and publishing drafts, over the public
+// HTTP API only, exactly as any other client does. cmd/pressroom wires it
+// to subcommands; the e2e tests call the same entry points against a real
+// stack.
 package cli
 
 import (
@@ -13,15 +15,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 )
 
-// DefaultAPI is the local stack's API (make dev).
-const DefaultAPI = "http://localhost:8080"
+// DefaultAPI is the local stack's API (make dev), as its links name it.
+const DefaultAPI = "http://127.0.0.1:8080"
 
 // userAgent is sent on every request and recorded with upload notices.
 const userAgent = "pressroom-cli"
@@ -42,6 +43,9 @@ type Options struct {
 	HTTP *http.Client
 	// ConfigDir holds the stored sign-in; os.UserConfigDir()/pressroom when empty.
 	ConfigDir string
+	// Terminal says a person is at Stdin and Stderr, so a command may ask
+	// (publish --all asks before publishing other people's drafts).
+	Terminal bool
 }
 
 // APIURL resolves the API base URL from the flag value and the environment.
@@ -76,12 +80,16 @@ func (o *Options) configDir() (string, error) {
 }
 
 func (o *Options) validate() error {
-	u, err := url.Parse(o.API)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("the API URL %q is not an http(s) URL (--api or PRESSROOM_API_URL)", o.API)
-	}
-	return nil
+	_, err := NormalizeAPI(o.API)
+	return err
 }
+
+// shownAPI is the API as messages name it: its normalized URL, the key of
+// its stored sign-in.
+func (o *Options) shownAPI() string { return apiKey(o.API) }
+
+// base is the API as requests name it: as given, without a trailing slash.
+func (o *Options) base() string { return strings.TrimRight(strings.TrimSpace(o.API), "/") }
 
 // client talks JSON:API to one API with one access token.
 type client struct {
@@ -100,9 +108,10 @@ type resource struct {
 
 // document is a JSON:API response document.
 type document struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []apiError      `json:"errors"`
-	Links  struct {
+	Data     json.RawMessage `json:"data"`
+	Included json.RawMessage `json:"included"`
+	Errors   []apiError      `json:"errors"`
+	Links    struct {
 		Next *string `json:"next"`
 	} `json:"links"`
 }
@@ -121,29 +130,8 @@ type response struct {
 	doc    document
 }
 
-// StatusError is an API answer the command cannot go on from.
-type StatusError struct {
-	Method, Path string
-	Status       int
-	Code, Detail string
-}
-
-func (e *StatusError) Error() string {
-	msg := fmt.Sprintf("%s %s: %d", e.Method, e.Path, e.Status)
-	if e.Code != "" {
-		msg += " " + e.Code
-	}
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	if e.Status == http.StatusUnauthorized {
-		msg += " (sign in again with `pressroom login`, or check PRESSROOM_TOKEN)"
-	}
-	return msg
-}
-
 func (r *response) err(method, path string) error {
-	e := &StatusError{Method: method, Path: path, Status: r.status}
+	e := &StatusError{Method: method, Path: path, Status: r.status, RequestID: r.header.Get("X-Request-Id")}
 	if len(r.doc.Errors) > 0 {
 		e.Code = r.doc.Errors[0].Code
 		e.Detail = r.doc.Errors[0].Detail
@@ -192,7 +180,7 @@ func (c *client) do(ctx context.Context, method, path string, body any, headers 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, unreachable(c.base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))

@@ -77,10 +77,25 @@ func (s Store) read() (credentialsFile, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("read the stored sign-in %s: %w (remove it and sign in again)", s.path(), err)
 	}
-	if f.Servers == nil {
-		f.Servers = map[string]Credentials{}
-	}
+	f.Servers = migrateKeys(f.Servers)
 	return f, nil
+}
+
+// migrateKeys re-keys sign-ins stored under other spellings of an API's
+// URL (before NormalizeAPI: http://localhost:8080 next to
+// http://127.0.0.1:8080/) by the normalized one. When two spellings meet,
+// the sign-in refreshed last is kept: the other's refresh token is the
+// older one, likely spent. The next write stores the new keys.
+func migrateKeys(in map[string]Credentials) map[string]Credentials {
+	out := make(map[string]Credentials, len(in))
+	for k, c := range in {
+		key := apiKey(k)
+		if old, ok := out[key]; ok && !c.Expiry.After(old.Expiry) {
+			continue
+		}
+		out[key] = c
+	}
+	return out
 }
 
 // write replaces the file: a new file created 0600 (CreateTemp's mode) in
@@ -117,7 +132,8 @@ func (s Store) write(f credentialsFile) error {
 	return nil
 }
 
-// Load returns the sign-in stored for api, if any.
+// Load returns the sign-in stored for api (any spelling of it: the store
+// keys by NormalizeAPI), if any.
 func (s Store) Load(api string) (Credentials, bool, error) {
 	unlock, err := s.lock()
 	if err != nil {
@@ -125,7 +141,7 @@ func (s Store) Load(api string) (Credentials, bool, error) {
 	}
 	defer unlock()
 	f, err := s.read()
-	c, ok := f.Servers[api]
+	c, ok := f.Servers[apiKey(api)]
 	return c, ok, err
 }
 
@@ -152,12 +168,13 @@ func (s Store) update(api string, fn func(c Credentials, ok bool) (Credentials, 
 	if err != nil {
 		return err
 	}
-	old, ok := f.Servers[api]
+	key := apiKey(api)
+	old, ok := f.Servers[key]
 	c, keep, fnErr := fn(old, ok)
 	if keep {
-		f.Servers[api] = c
+		f.Servers[key] = c
 	} else {
-		delete(f.Servers, api)
+		delete(f.Servers, key)
 	}
 	if keep || ok {
 		if err := s.write(f); err != nil {

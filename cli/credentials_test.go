@@ -173,3 +173,69 @@ func TestRefusedRefreshTokenIsForgotten(t *testing.T) {
 		t.Errorf("Token without a sign-in = %v; want errNotSignedIn", err)
 	}
 }
+
+func TestNormalizeAPI(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"http://localhost:8080":             "http://127.0.0.1:8080",
+		"http://localhost:8080/":            "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/":            "http://127.0.0.1:8080",
+		"HTTP://LocalHost:8080":             "http://127.0.0.1:8080",
+		"http://localhost":                  "http://127.0.0.1",
+		"http://localhost:80/":              "http://127.0.0.1",
+		"https://API.Example.com:443/":      "https://api.example.com",
+		"https://api.example.com:8443/v1//": "https://api.example.com:8443/v1",
+		"http://[::1]:8080/":                "http://[::1]:8080",
+		"http://[::1]:80":                   "http://[::1]",
+		" http://127.0.0.1:8080 ":           "http://127.0.0.1:8080",
+	} {
+		if got, err := NormalizeAPI(in); err != nil || got != want {
+			t.Errorf("NormalizeAPI(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "127.0.0.1:8080", "ftp://x", "http://", "http://u:p@x", "http://x/?q=1", "http://x/#f", "mailto:a@b"} {
+		if got, err := NormalizeAPI(bad); err == nil {
+			t.Errorf("NormalizeAPI(%q) = %q; want an error", bad, got)
+		}
+	}
+}
+
+// TestOneSignInPerAPI: the spellings of one API share its sign-in, and a
+// file written before keys were normalized is read under the new keys
+// (the sign-in refreshed last wins when two spellings meet) and written
+// back so.
+func TestOneSignInPerAPI(t *testing.T) {
+	t.Parallel()
+	s := Store{Dir: t.TempDir()}
+	if err := s.Save("http://localhost:8080/", Credentials{ClientID: ClientID, RefreshToken: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range []string{"http://127.0.0.1:8080", "http://localhost:8080", "HTTP://127.0.0.1:8080/"} {
+		if c, ok, err := s.Load(api); err != nil || !ok || c.RefreshToken != "r1" {
+			t.Errorf("Load(%q) = %+v %v %v; want the sign-in made at http://localhost:8080/", api, c, ok, err)
+		}
+	}
+
+	old := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	file := `{"servers":{
+		"http://localhost:8080":   {"client_id":"pressroom","refresh_token":"older","expiry":"` + old.Format(time.RFC3339) + `"},
+		"http://127.0.0.1:8080/":  {"client_id":"pressroom","refresh_token":"newer","expiry":"` + old.Add(time.Hour).Format(time.RFC3339) + `"},
+		"https://api.example.com/": {"client_id":"pressroom","refresh_token":"prod"}}}`
+	if err := os.WriteFile(s.path(), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := s.Load("http://localhost:8080"); c.RefreshToken != "newer" {
+		t.Errorf("two spellings in an old file: got %q, want the one refreshed last", c.RefreshToken)
+	}
+	if err := s.Save("https://api.example.com", Credentials{ClientID: ClientID, RefreshToken: "prod2"}); err != nil {
+		t.Fatal(err)
+	}
+	var f credentialsFile
+	b, _ := os.ReadFile(s.path())
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Servers) != 2 || f.Servers["http://127.0.0.1:8080"].RefreshToken != "newer" || f.Servers["https://api.example.com"].RefreshToken != "prod2" {
+		t.Errorf("the file after a write = %s; want two entries under normalized keys", b)
+	}
+}

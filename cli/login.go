@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,47 +23,148 @@ func withHTTP(ctx context.Context, hc *http.Client) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, hc)
 }
 
-// Login signs in with the out-of-band authorization-code flow and PKCE,
-// as a desktop client does: it prints the authorize URL, the user signs in
-// in a browser and copies the code the page shows, Login reads it from
-// stdin, exchanges it (with the PKCE verifier) at the token endpoint and
-// stores the tokens for o.API.
-func Login(ctx context.Context, o Options, clientID string) error {
+// LoginOptions tune Login.
+type LoginOptions struct {
+	// ClientID is the OAuth client; ClientID (the built-in public client)
+	// when empty.
+	ClientID string
+	// NoBrowser skips the browser: Login prints the address and reads the
+	// code the page shows from Stdin (the out-of-band flow).
+	NoBrowser bool
+	// Open opens the browser; SystemOpener(o.Getenv) when nil.
+	Open Opener
+	// Timeout bounds the wait for the browser; 5 minutes when 0.
+	Timeout time.Duration
+}
+
+// Login signs in with the authorization-code flow and PKCE (S256), as a
+// native app does (RFC 8252): it opens the system browser on the
+// authorize page with a loopback redirect (loopbackLogin) and exchanges
+// the code the browser brings back. When no browser can be opened, or
+// with NoBrowser, it prints the address instead, and the page shows a
+// code to paste (urn:ietf:wg:oauth:2.0:oob). The tokens are stored for
+// o.API, and Login says who signed in, to which site, at which API.
+func Login(ctx context.Context, o Options, lo LoginOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if clientID == "" {
-		clientID = ClientID
+	if lo.ClientID == "" {
+		lo.ClientID = ClientID
+	}
+	if lo.Timeout <= 0 {
+		lo.Timeout = 5 * time.Minute
 	}
 	dir, err := o.configDir()
 	if err != nil {
 		return err
 	}
-	conf := oauthConfig(o.API, clientID)
-	verifier := oauth2.GenerateVerifier()
-	state := randomString()
-	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
-	fmt.Fprintf(o.Stderr, "Open this address in a browser, sign in, and paste the code it shows:\n\n  %s\n\ncode: ", authURL)
-	code, err := readLine(o.Stdin)
-	if err != nil {
-		return fmt.Errorf("read the code: %w", err)
+	conf := oauthConfig(o.base(), lo.ClientID)
+	var tok *oauth2.Token
+	if !lo.NoBrowser {
+		open := lo.Open
+		if open == nil {
+			open = SystemOpener(o.Getenv)
+		}
+		tok, err = loopbackLogin(ctx, o, conf, open, lo.Timeout)
+		if errors.Is(err, errNoBrowser) {
+			fmt.Fprintf(o.Stderr, "Could not open a browser: %s. Sign in with a code instead.\n\n", strings.TrimPrefix(err.Error(), errNoBrowser.Error()+": "))
+			tok, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if code == "" {
-		return fmt.Errorf("no code given")
-	}
-	tok, err := conf.Exchange(withHTTP(ctx, o.httpClient()), code, oauth2.VerifierOption(verifier))
-	if err != nil {
-		return fmt.Errorf("exchange the code at %s: %w", conf.Endpoint.TokenURL, err)
+	if tok == nil {
+		if tok, err = pastedCodeLogin(ctx, o, conf); err != nil {
+			return err
+		}
 	}
 	if tok.RefreshToken == "" {
 		return fmt.Errorf("the token endpoint gave no refresh token")
 	}
 	store := Store{Dir: dir}
-	if err := store.Save(o.API, credentialsFromToken(clientID, tok)); err != nil {
+	if err := store.Save(o.API, credentialsFromToken(lo.ClientID, tok)); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Stderr, "signed in to %s (sign-in stored in %s)\n", o.API, store.path())
+	c := &client{base: o.base(), token: tok.AccessToken, http: o.httpClient()}
+	who, err := c.whoami(ctx)
+	if err != nil {
+		// Signed in all the same: the sign-in is stored and works.
+		fmt.Fprintf(o.Stderr, "signed in at %s, but could not read who you are: %v\n", o.shownAPI(), err)
+		return nil
+	}
+	fmt.Fprintf(o.Stderr, "signed in as %s to %s at %s\n", who, who.site, o.shownAPI())
 	return nil
+}
+
+// pastedCodeLogin is the out-of-band flow: the address to open anywhere,
+// and the code its page shows, read from Stdin.
+func pastedCodeLogin(ctx context.Context, o Options, conf *oauth2.Config) (*oauth2.Token, error) {
+	c := *conf
+	c.RedirectURL = OOBRedirectURI
+	verifier := oauth2.GenerateVerifier()
+	authURL := c.AuthCodeURL(randomString(), oauth2.S256ChallengeOption(verifier))
+	fmt.Fprintf(o.Stderr, "Open this address in a browser, sign in, and paste the code it shows:\n\n  %s\n\ncode: ", authURL)
+	code, err := readLine(o.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read the code: %w", err)
+	}
+	if code == "" {
+		return nil, errors.New("no code given")
+	}
+	tok, err := c.Exchange(withHTTP(ctx, o.httpClient()), code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return nil, fmt.Errorf("exchange the code at %s: %w", c.Endpoint.TokenURL, err)
+	}
+	return tok, nil
+}
+
+// identity is who a token signs in as, as the login message names them.
+type identity struct {
+	id, email, name, role string
+	site                  string
+}
+
+// String is "<email>", with " (<role>)" when the API gives users a role.
+func (i identity) String() string {
+	if i.role != "" {
+		return i.email + " (" + i.role + ")"
+	}
+	return i.email
+}
+
+// whoami reads GET /users/me (the user, and a role when the API has
+// roles) and GET /site (the site's slug).
+func (c *client) whoami(ctx context.Context) (identity, error) {
+	var who identity
+	me, err := c.get(ctx, "/users/me")
+	if err != nil {
+		return who, err
+	}
+	who.id = me.ID
+	who.email, _ = me.Attributes["email"].(string)
+	who.name, _ = me.Attributes["name"].(string)
+	who.role, _ = me.Attributes["role"].(string)
+	site, err := c.get(ctx, "/site")
+	if err != nil {
+		return who, err
+	}
+	if who.site, _ = site.Attributes["subdomain-slug"].(string); who.site == "" {
+		who.site, _ = site.Attributes["title"].(string)
+	}
+	return who, nil
+}
+
+// get reads one resource.
+func (c *client) get(ctx context.Context, path string) (resource, error) {
+	r, err := c.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return resource{}, err
+	}
+	if r.status != http.StatusOK {
+		return resource{}, r.err(http.MethodGet, path)
+	}
+	return r.resource()
 }
 
 // Logout forgets the stored sign-in for o.API. (The refresh token stays
@@ -76,7 +178,7 @@ func Logout(o Options) error {
 	if err := (Store{Dir: dir}).Forget(o.API); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Stderr, "signed out of %s\n", o.API)
+	fmt.Fprintf(o.Stderr, "signed out of %s\n", o.shownAPI())
 	return nil
 }
 
@@ -88,17 +190,17 @@ func connect(ctx context.Context, o Options) (*client, error) {
 	}
 	hc := o.httpClient()
 	if t := strings.TrimSpace(o.Getenv("PRESSROOM_TOKEN")); t != "" {
-		return &client{base: o.API, token: t, http: hc}, nil
+		return &client{base: o.base(), token: t, http: hc}, nil
 	}
 	dir, err := o.configDir()
 	if err != nil {
 		return nil, err
 	}
-	tok, err := Store{Dir: dir}.Token(ctx, o.API, hc, time.Now)
+	tok, err := Store{Dir: dir}.Token(ctx, o.base(), hc, time.Now)
 	if err != nil {
 		return nil, err
 	}
-	return &client{base: o.API, token: tok, http: hc}, nil
+	return &client{base: o.base(), token: tok, http: hc}, nil
 }
 
 func readLine(r io.Reader) (string, error) {

@@ -5,17 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 )
 
 // PublishOptions say what Publish publishes.
 type PublishOptions struct {
-	// All publishes every pending draft; otherwise Drafts names them.
-	All    bool
-	Drafts []string
+	// All publishes every pending draft, everyone's; Mine the caller's;
+	// otherwise Drafts names them. Without any, Publish lists the drafts.
+	All, Mine bool
+	Drafts    []string
+	// Yes publishes without asking: --all asks on a terminal (and refuses
+	// elsewhere), as does --mine when the caller's drafts need other
+	// people's drafts published with them.
+	Yes bool
 	// Comment is the revision's comments.
 	Comment string
 	// Wait bounds how long to follow a revision the API answered 202 for.
@@ -24,7 +34,13 @@ type PublishOptions struct {
 
 // Draft is a pending draft as listed.
 type Draft struct {
-	ID, Event, ItemType, ItemID, Label string
+	ID, Event, ItemType, ItemID string
+	// UserID and Author (e-mail) name who last changed it; empty when
+	// the user is gone.
+	UserID, Author string
+	Updated        time.Time
+	// Summary is one line: "update page /about: title, slug".
+	Summary string
 }
 
 // PublishResult is the revision's outcome.
@@ -38,16 +54,21 @@ type PublishResult struct {
 // ErrPublishFailed is returned when the revision failed.
 var ErrPublishFailed = errors.New("publish failed")
 
+// ErrNotConfirmed is returned when publish needs a confirmation it could
+// not ask for (no terminal) and --yes was not given.
+var ErrNotConfirmed = errors.New("not confirmed")
+
 // maxListedDrafts is what one revision may list (the API's limit).
 const maxListedDrafts = 5000
 
-// Publish lists the pending drafts (GET /drafts) and, with All or Drafts,
-// publishes them in one revision (POST /revisions) and shows the outcome:
-// published, failed with the server's message, or still publishing after
-// Wait (the revision then goes on publishing on the server).
+// Publish lists the pending drafts (GET /drafts, newest first, with who
+// changed them and what) and, with All, Mine or Drafts, publishes them in
+// one revision (POST /revisions) and shows the outcome: published, failed
+// with the server's message, or still publishing after Wait (the revision
+// then goes on publishing on the server).
 func Publish(ctx context.Context, o Options, po PublishOptions) (*PublishResult, error) {
-	if po.All && len(po.Drafts) > 0 {
-		return nil, errors.New("publish: give --all or --draft, not both")
+	if n := countTrue(po.All, po.Mine, len(po.Drafts) > 0); n > 1 {
+		return nil, errors.New("publish: give one of --all, --mine or --draft")
 	}
 	if po.Wait <= 0 {
 		po.Wait = time.Minute
@@ -56,26 +77,30 @@ func Publish(ctx context.Context, o Options, po PublishOptions) (*PublishResult,
 	if err != nil {
 		return nil, err
 	}
-	drafts, err := c.listDrafts(ctx)
+	var me string
+	if po.Mine {
+		u, err := c.get(ctx, "/users/me")
+		if err != nil {
+			return nil, err
+		}
+		me = u.ID
+	}
+	drafts, err := c.listDrafts(ctx, me)
 	if err != nil {
 		return nil, err
 	}
-	if !po.All && len(po.Drafts) == 0 {
+	ids := po.Drafts
+	switch {
+	case !po.All && !po.Mine && len(po.Drafts) == 0:
 		if len(drafts) == 0 {
 			fmt.Fprintln(o.Stderr, "no pending drafts")
 			return nil, nil
 		}
-		tw := tabwriter.NewWriter(o.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DRAFT\tEVENT\tRECORD\tTITLE")
-		for _, d := range drafts {
-			fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\n", d.ID, d.Event, d.ItemType, d.ItemID, d.Label)
-		}
-		tw.Flush()
-		fmt.Fprintf(o.Stderr, "%d pending drafts; publish with `pressroom publish --all -m COMMENT` or `--draft ID`\n", len(drafts))
+		printDrafts(o.Stdout, drafts)
+		fmt.Fprintf(o.Stderr, "%d pending %s, newest first; publish yours with `pressroom publish --mine -m COMMENT`, "+
+			"some with `--draft ID`, or everyone's with `--all`\n", len(drafts), plural(len(drafts), "draft", "drafts"))
 		return nil, nil
-	}
-	ids := po.Drafts
-	if po.All {
+	case po.All || po.Mine:
 		if len(drafts) == 0 {
 			fmt.Fprintln(o.Stderr, "no pending drafts: nothing to publish")
 			return nil, nil
@@ -88,14 +113,108 @@ func Publish(ctx context.Context, o Options, po PublishOptions) (*PublishResult,
 	if len(ids) > maxListedDrafts {
 		return nil, fmt.Errorf("publish: %d drafts; a revision lists at most %d: publish them with --draft in parts", len(ids), maxListedDrafts)
 	}
+	var ok bool
+	switch {
+	case po.All:
+		ok, err = confirmAll(o, po, drafts)
+	case po.Mine:
+		ok, err = c.confirmPulledIn(ctx, o, po, me, drafts)
+	default:
+		ok = true
+	}
+	if !ok || err != nil {
+		return nil, err
+	}
+	return c.publishRevision(ctx, o, po, ids)
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// printDrafts writes the drafts as a table.
+func printDrafts(w io.Writer, drafts []Draft) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DRAFT\tUPDATED\tAUTHOR\tCHANGE")
+	for _, d := range drafts {
+		author := d.Author
+		if author == "" {
+			author = "(unknown)"
+		}
+		updated := "-"
+		if !d.Updated.IsZero() {
+			updated = d.Updated.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.ID, updated, author, d.Summary)
+	}
+	tw.Flush()
+}
+
+// confirm asks question on the terminal, or, without one, refuses with
+// refusal (an ErrNotConfirmed). A "no" is not an error: nothing happens.
+func confirm(o Options, question, refusal string) (bool, error) {
+	if !o.Terminal {
+		return false, fmt.Errorf("%w: %s", ErrNotConfirmed, refusal)
+	}
+	fmt.Fprintf(o.Stderr, "%s [y/N] ", question)
+	answer, err := readLine(o.Stdin)
+	if err != nil {
+		return false, fmt.Errorf("read the answer: %w", err)
+	}
+	if a := strings.ToLower(answer); a == "y" || a == "yes" {
+		return true, nil
+	}
+	fmt.Fprintln(o.Stderr, "nothing published")
+	return false, nil
+}
+
+// confirmAll asks before --all publishes every editor's drafts.
+func confirmAll(o Options, po PublishOptions, drafts []Draft) (bool, error) {
+	if po.Yes {
+		return true, nil
+	}
+	people := map[string]bool{}
+	for _, d := range drafts {
+		people[d.UserID] = true
+	}
+	n, k := len(drafts), len(people)
+	what := fmt.Sprintf("%d %s by %d %s", n, plural(n, "draft", "drafts"), k, plural(k, "person", "people"))
+	if o.Terminal {
+		printDrafts(o.Stdout, drafts)
+	}
+	return confirm(o, "Publish "+what+"?", fmt.Sprintf("publish --all would publish %s, and there is no terminal to ask: "+
+		"add --yes to publish them all, or publish only yours with --mine", what))
+}
+
+// revisionBody is the body of POST /revisions (and, with typ
+// publish-plans, of its plan) listing ids.
+func revisionBody(typ, comment string, ids []string) map[string]any {
 	members := make([]map[string]any, len(ids))
 	for i, id := range ids {
 		members[i] = map[string]any{"type": "drafts", "id": id}
 	}
-	body := map[string]any{"data": map[string]any{"type": "revisions",
-		"attributes":    map[string]any{"comments": po.Comment},
+	return map[string]any{"data": map[string]any{"type": typ,
+		"attributes":    map[string]any{"comments": comment},
 		"relationships": map[string]any{"drafts": map[string]any{"data": members}}}}
-	fmt.Fprintf(o.Stderr, "publishing %d drafts…\n", len(ids))
+}
+
+// publishRevision publishes ids in one revision and follows it.
+func (c *client) publishRevision(ctx context.Context, o Options, po PublishOptions, ids []string) (*PublishResult, error) {
+	body := revisionBody("revisions", po.Comment, ids)
+	fmt.Fprintf(o.Stderr, "publishing %d %s…\n", len(ids), plural(len(ids), "draft", "drafts"))
 	// The key makes a repeated POST (none today; a retry later) answer with
 	// the same revision instead of publishing twice.
 	r, err := c.do(ctx, http.MethodPost, "/revisions", body, "Idempotency-Key", "cli-"+randomString())
@@ -155,6 +274,62 @@ func Publish(ctx context.Context, o Options, po PublishOptions) (*PublishResult,
 	return res, nil
 }
 
+// confirmPulledIn asks before --mine publishes other people's drafts:
+// publishing a draft publishes the create drafts of the records it points
+// to (docs/drafts.md, Dependencies), which may be someone else's. The
+// publish plan of the same body (POST /publish-plans, which changes
+// nothing) lists every draft the revision would publish.
+func (c *client) confirmPulledIn(ctx context.Context, o Options, po PublishOptions, me string, mine []Draft) (bool, error) {
+	fmt.Fprintf(o.Stderr, "your %d pending %s:\n", len(mine), plural(len(mine), "draft", "drafts"))
+	printDrafts(o.Stderr, mine)
+	if po.Yes {
+		return true, nil
+	}
+	ids := make([]string, len(mine))
+	for i, d := range mine {
+		ids[i] = d.ID
+	}
+	const path = "/publish-plans?include=drafts"
+	r, err := c.do(ctx, http.MethodPost, path, revisionBody("publish-plans", po.Comment, ids))
+	if err != nil {
+		return false, err
+	}
+	if r.status != http.StatusOK {
+		return false, r.err(http.MethodPost, "/publish-plans")
+	}
+	var included []resource
+	if err := json.Unmarshal(r.doc.Included, &included); err != nil && len(r.doc.Included) > 0 {
+		return false, fmt.Errorf("POST /publish-plans: %w", err)
+	}
+	var others []Draft
+	authors := map[string]string{}
+	for _, inc := range included {
+		if d := draftOf(inc, nil); inc.Type == "drafts" && d.UserID != me {
+			others = append(others, d)
+			authors[d.UserID] = ""
+		}
+	}
+	if len(others) == 0 {
+		return true, nil
+	}
+	// The plan includes the drafts, not their users: a look-up per person.
+	for id := range authors {
+		if id == "" { // the user is gone
+			continue
+		}
+		if u, err := c.get(ctx, "/users/"+url.PathEscape(id)); err == nil {
+			authors[id], _ = u.Attributes["email"].(string)
+		}
+	}
+	for i := range others {
+		others[i].Author = printable(authors[others[i].UserID])
+	}
+	fmt.Fprintf(o.Stderr, "Your drafts need %d %s by other people published with them:\n", len(others), plural(len(others), "draft", "drafts"))
+	printDrafts(o.Stderr, others)
+	return confirm(o, "Publish those too?", "your drafts need other people's drafts published with them, "+
+		"and there is no terminal to ask: add --yes to publish them all, or wait until their authors publish them")
+}
+
 func revisionResult(rev resource) *PublishResult {
 	res := &PublishResult{RevisionID: rev.ID}
 	res.Status, _ = rev.Attributes["status"].(string)
@@ -165,25 +340,39 @@ func revisionResult(rev resource) *PublishResult {
 	return res
 }
 
-// listDrafts reads every page of GET /drafts (bounded: a revision cannot
-// list more anyway).
-func (c *client) listDrafts(ctx context.Context) ([]Draft, error) {
+// listDrafts reads every page of GET /drafts, newest first, with their
+// users and records (bounded: a revision cannot list more anyway); only
+// the drafts of the user userID when it is not empty.
+func (c *client) listDrafts(ctx context.Context, userID string) ([]Draft, error) {
 	var out []Draft
-	next := "/drafts?page[size]=100"
+	q := url.Values{"sort": {"-updated-at"}, "include": {"user,item"}, "page[size]": {"100"}}
+	if userID != "" {
+		q.Set("filter[user]", userID)
+	}
+	next := "/drafts?" + q.Encode()
 	for next != "" {
 		r, err := c.do(ctx, http.MethodGet, next, nil)
 		if err != nil {
 			return nil, err
 		}
 		if r.status != http.StatusOK {
-			return nil, r.err("GET", next)
+			return nil, r.err("GET", "/drafts")
 		}
-		var page []resource
+		var page, included []resource
 		if err := json.Unmarshal(r.doc.Data, &page); err != nil {
 			return nil, fmt.Errorf("GET /drafts: %w", err)
 		}
+		if len(r.doc.Included) > 0 {
+			if err := json.Unmarshal(r.doc.Included, &included); err != nil {
+				return nil, fmt.Errorf("GET /drafts: included: %w", err)
+			}
+		}
+		byKey := map[string]resource{}
+		for _, inc := range included {
+			byKey[inc.Type+"/"+inc.ID] = inc
+		}
 		for _, d := range page {
-			out = append(out, draftOf(d))
+			out = append(out, draftOf(d, byKey))
 		}
 		if len(out) > maxListedDrafts {
 			return nil, fmt.Errorf("more than %d pending drafts", maxListedDrafts)
@@ -196,30 +385,95 @@ func (c *client) listDrafts(ctx context.Context) ([]Draft, error) {
 	return out, nil
 }
 
-func draftOf(r resource) Draft {
-	d := Draft{ID: r.ID}
-	d.Event, _ = r.Attributes["event"].(string)
-	var item struct {
+// toOne reads a to-one relationship's linkage.
+func toOne(r resource, name string) (typ, id string) {
+	var rel struct {
 		Data *struct{ Type, ID string } `json:"data"`
 	}
-	if raw, ok := r.Relationships["item"]; ok && json.Unmarshal(raw, &item) == nil && item.Data != nil {
-		d.ItemType, d.ItemID = item.Data.Type, item.Data.ID
+	if raw, ok := r.Relationships[name]; ok && json.Unmarshal(raw, &rel) == nil && rel.Data != nil {
+		return rel.Data.Type, rel.Data.ID
 	}
-	// object-changes holds [before, after] per attribute; show the title
-	// (or a block's var-name) the draft gives the record.
+	return "", ""
+}
+
+// draftOf reads a draft, its author and its record from the included
+// resources (keyed type/id; nil when there are none).
+func draftOf(r resource, included map[string]resource) Draft {
+	d := Draft{ID: r.ID}
+	d.Event, _ = r.Attributes["event"].(string)
+	d.ItemType, d.ItemID = toOne(r, "item")
+	_, d.UserID = toOne(r, "user")
+	if s, ok := r.Attributes["updated-at"].(string); ok {
+		d.Updated, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	if u, ok := included["users/"+d.UserID]; ok {
+		d.Author, _ = u.Attributes["email"].(string)
+	}
+	d.Author = printable(d.Author)
 	changes, _ := r.Attributes["object-changes"].(map[string]any)
-	for _, k := range []string{"title", "var-name", "slug"} {
-		if pair, ok := changes[k].([]any); ok && len(pair) == 2 {
-			if s, ok := pair[1].(string); ok && s != "" {
-				d.Label = s
-				break
-			}
-			if s, ok := pair[0].(string); ok && s != "" {
-				d.Label = s
-				break
+	d.Summary = summarize(d, included[d.ItemType+"/"+d.ItemID], changes)
+	return d
+}
+
+// kindNames are the record kinds as a sentence names them.
+var kindNames = map[string]string{"pages": "page", "contents": "content", "content-blocks": "content block"}
+
+// summarize is a draft in one line: the event, the kind, the record (a
+// page's path, a content's title, a block's var-name) and, for an update,
+// which attributes it changes: "update page /about: title, slug".
+func summarize(d Draft, item resource, changes map[string]any) string {
+	kind, ok := kindNames[d.ItemType]
+	if !ok {
+		kind = strings.TrimSuffix(d.ItemType, "s")
+	}
+	label := ""
+	switch d.ItemType {
+	case "pages":
+		label, _ = item.Attributes["path"].(string)
+	case "contents":
+		if t, _ := item.Attributes["title"].(string); t != "" {
+			label = strconv.Quote(t)
+		}
+	case "content-blocks":
+		label, _ = item.Attributes["var-name"].(string)
+	}
+	if label == "" { // the record was not included: what the change names
+		for _, k := range []string{"title", "var-name", "slug"} {
+			if pair, ok := changes[k].([]any); ok && len(pair) == 2 {
+				if s, ok := pair[1].(string); ok && s != "" {
+					label = strconv.Quote(s)
+					break
+				}
+				if s, ok := pair[0].(string); ok && s != "" {
+					label = strconv.Quote(s)
+					break
+				}
 			}
 		}
 	}
-	d.Label = strings.ReplaceAll(d.Label, "\t", " ")
-	return d
+	if label == "" {
+		label = d.ItemID
+	}
+	line := d.Event + " " + kind + " " + label
+	if d.Event == "update" && len(changes) > 0 {
+		names := make([]string, 0, len(changes))
+		for k := range changes {
+			names = append(names, strings.TrimSuffix(k, "-id"))
+		}
+		slices.Sort(names)
+		line += ": " + strings.Join(names, ", ")
+	}
+	return printable(line)
+}
+
+// printable keeps what the API returns from steering the terminal: other
+// people's titles could hold escape sequences. Control characters become
+// spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -70,16 +70,21 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 		}
 	}
 	var c *client
+	var types assetTypes
 	if readable > 0 {
 		var err error
 		if c, err = connect(ctx, o); err != nil {
 			return nil, err
 		}
+		// Without the table the API alone judges the types (and says so
+		// less plainly); a failed sign-in or an unreachable API shows at
+		// the first file.
+		types, _ = c.assetTypes(ctx)
 	}
 	failed := 0
 	for i, f := range files {
 		if results[i].Err == nil {
-			results[i] = c.uploadOne(ctx, o, uo, f, fmt.Sprintf("[%d/%d] %s", i+1, len(files), f))
+			results[i] = c.uploadOne(ctx, o, uo, types, f, fmt.Sprintf("[%d/%d] %s", i+1, len(files), f))
 		}
 		if results[i].Err != nil {
 			failed++
@@ -100,36 +105,51 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 	return results, nil
 }
 
-func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, path, label string) UploadResult {
-	res := UploadResult{File: path}
+// openUpload opens a file to upload and names its type from its first
+// bytes; a file that cannot be uploaded (not a regular file, empty, of a
+// type types does not list) is refused with the reason in plain words.
+func openUpload(path string, types assetTypes) (*os.File, os.FileInfo, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		res.Err = fmt.Errorf("cannot read the file: %w", err)
-		return res
+		return nil, nil, "", fmt.Errorf("cannot read the file: %w", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !st.Mode().IsRegular():
+		err = errors.New("not a regular file")
+	case st.Size() == 0:
+		err = errors.New("the file is empty")
+	}
 	if err != nil {
-		res.Err = err
-		return res
-	}
-	if !st.Mode().IsRegular() {
-		res.Err = errors.New("not a regular file")
-		return res
-	}
-	if st.Size() == 0 {
-		res.Err = errors.New("the file is empty")
-		return res
+		f.Close()
+		return nil, nil, "", err
 	}
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	// The server decides which types it accepts (GET /asset-types) and
 	// checks the bytes again; this only names what the file looks like.
 	ctype := http.DetectContentType(head[:n])
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	if msg := types.refusal(ctype); msg != "" {
+		err = errors.New(msg)
+	} else {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, "", err
+	}
+	return f, st, ctype, nil
+}
+
+func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
+	res := UploadResult{File: path}
+	f, st, ctype, err := openUpload(path, types)
+	if err != nil {
 		res.Err = err
 		return res
 	}
+	defer f.Close()
 	name := filepath.Base(path)
 
 	sigResp, err := c.do(ctx, http.MethodPost, "/upload-signatures", map[string]any{"data": map[string]any{
@@ -156,63 +176,21 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, pat
 	notice := map[string]any{"data": map[string]any{"type": "asset-uploads", "attributes": map[string]any{
 		"file-name": name, "key": sig.Attributes["key"], "content-type": sig.Attributes["content-type"],
 		"file-size": st.Size(), "user-agent": userAgent}}}
-	var up resource
-	for attempt := 0; ; attempt++ {
-		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
-			wait := retryAfter(r.header, 2*time.Second)
-			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
-			if err := sleep(ctx, wait); err != nil {
-				res.Err = err
-				return res
-			}
-			continue
-		}
-		if r.status != http.StatusAccepted {
-			res.Err = r.err("POST", "/asset-uploads")
-			return res
-		}
-		if up, err = r.resource(); err != nil {
-			res.Err = err
-			return res
-		}
-		break
+	up, err := c.sendNotice(ctx, o, label, notice)
+	if err != nil {
+		res.Err = err
+		return res
 	}
 	res.UploadID = up.ID
 	fmt.Fprintf(o.Stderr, "%s: processing (upload %s)\n", label, up.ID)
-
 	start := time.Now()
-	deadline := start.Add(uo.Timeout)
-	for up.Attributes["status"] == "processing" {
-		if time.Now().After(deadline) {
-			res.Err = fmt.Errorf("still processing after %s (upload %s): look again later with GET /asset-uploads/%s", uo.Timeout, up.ID, up.ID)
-			return res
-		}
-		p := "/asset-uploads/" + up.ID + "?wait=" + longPoll
-		r, err := c.do(ctx, http.MethodGet, p, nil)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if r.status != http.StatusOK {
-			res.Err = r.err("GET", p)
-			return res
-		}
-		if up, err = r.resource(); err != nil {
-			res.Err = err
-			return res
-		}
-		if up.Attributes["status"] == "processing" {
-			fmt.Fprintf(o.Stderr, "%s: still processing… %s\n", label, time.Since(start).Round(time.Second))
-		}
+	if up, err = c.awaitUpload(ctx, o, uo, label, up); err != nil {
+		res.Err = err
+		return res
 	}
 	if up.Attributes["status"] != "finished" {
 		msg, _ := up.Attributes["error-message"].(string)
-		res.Err = fmt.Errorf("status %v: %s", up.Attributes["status"], msg)
+		res.Err = fmt.Errorf("Pressroom could not use the file: %s (upload %s, status %v)", msg, up.ID, up.Attributes["status"])
 		return res
 	}
 	p := "/asset-uploads/" + up.ID + "/asset-file"
@@ -233,6 +211,56 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, pat
 	res.URL, _ = file.Attributes["url"].(string)
 	fmt.Fprintf(o.Stderr, "%s: finished in %s\n", label, time.Since(start).Round(100*time.Millisecond))
 	return res
+}
+
+// sendNotice posts the upload notice, again after a while when the site
+// has as many uploads processing as it may (429 too_many_uploads).
+func (c *client) sendNotice(ctx context.Context, o Options, label string, notice map[string]any) (resource, error) {
+	for attempt := 0; ; attempt++ {
+		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
+		if err != nil {
+			return resource{}, err
+		}
+		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
+			wait := retryAfter(r.header, 2*time.Second)
+			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
+			if err := sleep(ctx, wait); err != nil {
+				return resource{}, err
+			}
+			continue
+		}
+		if r.status != http.StatusAccepted {
+			return resource{}, r.err("POST", "/asset-uploads")
+		}
+		return r.resource()
+	}
+}
+
+// awaitUpload long-polls the upload until it stops processing, for at
+// most uo.Timeout.
+func (c *client) awaitUpload(ctx context.Context, o Options, uo UploadOptions, label string, up resource) (resource, error) {
+	start := time.Now()
+	deadline := start.Add(uo.Timeout)
+	for up.Attributes["status"] == "processing" {
+		if time.Now().After(deadline) {
+			return up, fmt.Errorf("still processing after %s (upload %s): look again later with GET /asset-uploads/%s", uo.Timeout, up.ID, up.ID)
+		}
+		p := "/asset-uploads/" + up.ID + "?wait=" + longPoll
+		r, err := c.do(ctx, http.MethodGet, p, nil)
+		if err != nil {
+			return up, err
+		}
+		if r.status != http.StatusOK {
+			return up, r.err("GET", p)
+		}
+		if up, err = r.resource(); err != nil {
+			return up, err
+		}
+		if up.Attributes["status"] == "processing" {
+			fmt.Fprintf(o.Stderr, "%s: still processing… %s\n", label, time.Since(start).Round(time.Second))
+		}
+	}
+	return up, nil
 }
 
 // storageFields maps the signature's attributes to the S3 POST form fields
@@ -297,9 +325,22 @@ func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.
 		Message string `xml:"Message"`
 	}
 	if xml.Unmarshal(b, &s3) == nil && s3.Code != "" {
+		if plain, ok := storageRefusals[s3.Code]; ok {
+			return fmt.Errorf("%s (storage said: %d %s: %s)", plain, resp.StatusCode, s3.Code, s3.Message)
+		}
 		return fmt.Errorf("storage refused the file: %d %s: %s", resp.StatusCode, s3.Code, s3.Message)
 	}
 	return fmt.Errorf("storage refused the file: %d %.200s", resp.StatusCode, b)
+}
+
+// storageRefusals are the S3 refusals of an upload's form POST an editor
+// can act on, in plain words (the signature's policy sets the limits).
+var storageRefusals = map[string]string{
+	"EntityTooLarge":       "the file is larger than the API accepts (PRESSROOM_MAX_UPLOAD_BYTES on the server, 25 MiB by default)",
+	"EntityTooSmall":       "the file is empty",
+	"AccessDenied":         "storage refused the upload: its signature has expired or does not match the file; try again",
+	"ExpiredToken":         "storage refused the upload: its signature has expired; try again",
+	"RequestTimeTooSkewed": "storage refused the upload: this computer's clock is too far off; set it right and try again",
 }
 
 // retryAfter reads Retry-After in seconds, bounded to a minute.

@@ -3,8 +3,10 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	_ "image/jpeg" // image.DecodeConfig of the asset
 	"io"
@@ -19,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
 )
 
@@ -85,20 +89,26 @@ func TestCLIUploadAndPublishWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.jpg")
+	report := filepath.Join(dir, "report.pdf")
+	if err := os.WriteFile(report, []byte("%PDF-1.7\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("upload", func(t *testing.T) {
-		stdout, stderr, code := c.run(t, "", "upload", photo, missing, notes)
+		stdout, stderr, code := c.run(t, "", "upload", photo, missing, notes, report)
 		t.Logf("pressroom upload:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 		if code != 1 {
-			t.Errorf("exit code %d with two bad files, want 1\nstderr:\n%s", code, stderr)
+			t.Errorf("exit code %d with three bad files, want 1\nstderr:\n%s", code, stderr)
 		}
 		for _, want := range []string{
-			"[1/3] " + photo + ": uploading",
-			"[1/3] " + photo + ": processing",
-			"[1/3] " + photo + ": finished",
-			"[2/3] " + missing + ": failed: cannot read the file",
-			"[3/3] " + notes + ": failed: POST /upload-signatures: 422",
-			"some files failed: 2 of 3",
+			"[1/4] " + photo + ": uploading",
+			"[1/4] " + photo + ": processing",
+			"[1/4] " + photo + ": finished",
+			"[2/4] " + missing + ": failed: cannot read the file",
+			// In plain words, from the API's GET /asset-types.
+			"[3/4] " + notes + ": failed: this file looks like a text file, not an image: Pressroom accepts JPEG, PNG and GIF\n",
+			"[4/4] " + report + ": failed: this file looks like a PDF, not an image: Pressroom accepts JPEG, PNG and GIF\n",
+			"some files failed: 3 of 4",
 		} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -130,8 +140,9 @@ func TestCLIUploadAndPublishWithToken(t *testing.T) {
 		contact, contactDraft := e.page("Contact", "contact", "")
 
 		stdout, stderr, code := c.run(t, "", "publish")
-		if code != 0 || !strings.Contains(stdout, aboutDraft) || !strings.Contains(stdout, contactDraft) ||
-			!regexp.MustCompile(aboutDraft+` +create +pages/`+about+` +About us`).MatchString(stdout) {
+		// Newest first, with the author and what the draft does.
+		if code != 0 || !strings.Contains(stdout, aboutDraft) || strings.Index(stdout, contactDraft) > strings.Index(stdout, aboutDraft) ||
+			!regexp.MustCompile(aboutDraft+` +\d{4}-\d\d-\d\d \d\d:\d\d +editor@demo\.test +create page /about\n`).MatchString(stdout) {
 			t.Fatalf("publish (list) = %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 
@@ -150,7 +161,7 @@ func TestCLIUploadAndPublishWithToken(t *testing.T) {
 			t.Errorf("the revision lacks the comment: %s", revs.Raw)
 		}
 
-		stdout, stderr, code = c.run(t, "", "publish", "--all", "--comment", "The rest")
+		stdout, stderr, code = c.run(t, "", "publish", "--all", "--yes", "--comment", "The rest")
 		if code != 0 || !strings.HasPrefix(stdout, "published: ") {
 			t.Fatalf("publish --all = %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
@@ -171,7 +182,8 @@ func TestCLIUploadAndPublishWithToken(t *testing.T) {
 	t.Run("bad token", func(t *testing.T) {
 		bad := newPressroomCLI(t, c.bin, s.URL, "PRESSROOM_TOKEN=not-a-token")
 		_, stderr, code := bad.run(t, "", "publish")
-		if code != 1 || !strings.Contains(stderr, "GET /drafts?page[size]=100: 401") || !strings.Contains(stderr, "pressroom login") {
+		if code != 1 || !strings.Contains(stderr, "the API did not accept your sign-in: sign in again with `pressroom login`") ||
+			!strings.Contains(stderr, "GET /drafts: 401") {
 			t.Errorf("publish with a bad token = %d\n%s", code, stderr)
 		}
 	})
@@ -182,34 +194,74 @@ var (
 	oobCode        = regexp.MustCompile(`<code id="code"[^>]*>([A-Za-z0-9_-]+)</code>`)
 )
 
-// signInInBrowser does what the editor does with the URL `pressroom login`
-// prints: opens it, signs in on the form, and reads the code off the page.
-func signInInBrowser(t *testing.T, authURL, email string) string {
-	t.Helper()
+// browserSignIn does what an editor does in a browser with a sign-in
+// address: opens it (following the redirect to the login form), signs in
+// as email, and returns the page it ends on: the code's page for the
+// out-of-band flow, the CLI's own page for its loopback redirect.
+func browserSignIn(authURL, email string) (int, []byte, error) {
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, Timeout: time.Minute}
 	resp, err := browser.Get(authURL) // follows the redirect to the login form
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	m := loginFormToken.FindSubmatch(page)
 	if resp.StatusCode != 200 || m == nil {
-		t.Fatalf("login form = %d %s", resp.StatusCode, page)
+		return resp.StatusCode, page, fmt.Errorf("login form = %d %s", resp.StatusCode, page)
 	}
+	// The form's POST redirects to the client's redirect URI, which the
+	// client follows as a browser does.
 	resp, err = browser.PostForm(resp.Request.URL.Scheme+"://"+resp.Request.URL.Host+"/oauth/login", url.Values{
 		"id": {resp.Request.URL.Query().Get("id")}, "token": {string(m[1])}, "username": {email}, "password": {password}})
 	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	page, err = io.ReadAll(resp.Body)
+	return resp.StatusCode, page, err
+}
+
+// signInInBrowser is browserSignIn for the out-of-band flow: the code
+// the page shows.
+func signInInBrowser(t *testing.T, authURL, email string) string {
+	t.Helper()
+	status, page, err := browserSignIn(authURL, email)
+	if err != nil {
 		t.Fatal(err)
 	}
-	page, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
 	code := oobCode.FindSubmatch(page)
-	if resp.StatusCode != 200 || code == nil {
-		t.Fatalf("code page = %d %s", resp.StatusCode, page)
+	if status != 200 || code == nil {
+		t.Fatalf("code page = %d %s", status, page)
 	}
 	return string(code[1])
+}
+
+// The test binary is `pressroom login`'s browser when run with
+// fakeBrowserEmail set (TestMain): PRESSROOM_BROWSER names it.
+const (
+	fakeBrowserEmail = "PRESSROOM_E2E_BROWSER_EMAIL"
+	// fakeBrowserMark names a file the browser creates when it is run.
+	fakeBrowserMark = "PRESSROOM_E2E_BROWSER_MARK"
+)
+
+// fakeBrowser signs in as email at the address (the last argument) and
+// expects the CLI's page saying it is signed in; 0 when it did.
+func fakeBrowser(email string, args []string) int {
+	if mark := os.Getenv(fakeBrowserMark); mark != "" {
+		_ = os.WriteFile(mark, []byte(strings.Join(args, " ")), 0o600)
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "fake browser: no address")
+		return 2
+	}
+	status, page, err := browserSignIn(args[len(args)-1], email)
+	if err != nil || status != 200 || !bytes.Contains(page, []byte("You can close this tab")) {
+		fmt.Fprintf(os.Stderr, "fake browser: %v: %d %s\n", err, status, page)
+		return 1
+	}
+	return 0
 }
 
 func TestCLISignInWithTheCodeFlow(t *testing.T) {
@@ -261,8 +313,11 @@ func TestCLISignInWithTheCodeFlow(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("login: %v\n%s%s", err, shown.String(), rest)
 	}
-	if !strings.Contains(string(rest), "signed in to "+s.URL) {
-		t.Errorf("login said %q", rest)
+	// Without a browser to open (no DISPLAY, no PRESSROOM_BROWSER here), it
+	// fell back to the pasted code, and names who signed in.
+	if !strings.Contains(shown.String(), "Could not open a browser: no graphical session here") ||
+		!strings.HasSuffix(string(rest), "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+		t.Errorf("login said %q then %q", shown.String(), rest)
 	}
 
 	credPath := filepath.Join(c.configHome, "pressroom", "credentials.json")
@@ -317,7 +372,7 @@ func TestCLISignInWithTheCodeFlow(t *testing.T) {
 	// Once it is stale, the command refreshes, and stores the rotated
 	// refresh token; the rotated one works for the next refresh.
 	expire()
-	if stdout, stderr, code := c.run(t, "", "publish", "--all", "-m", "from the CLI"); code != 0 || !strings.HasPrefix(stdout, "published: ") {
+	if stdout, stderr, code := c.run(t, "", "publish", "--all", "--yes", "-m", "from the CLI"); code != 0 || !strings.HasPrefix(stdout, "published: ") {
 		t.Fatalf("publish --all after a refresh = %d\n%s%s", code, stdout, stderr)
 	}
 	second := read().Servers[s.URL]
@@ -353,5 +408,153 @@ func TestCLISignInWithTheCodeFlow(t *testing.T) {
 
 	if _, stderr, code := c.run(t, "", "logout"); code != 0 || !strings.Contains(stderr, "signed out") {
 		t.Errorf("logout = %d %s", code, stderr)
+	}
+}
+
+// TestCLILoginInTheBrowser: `pressroom login` opens the browser (here
+// the test binary as PRESSROOM_BROWSER, signing in with an HTTP client)
+// with a loopback redirect of the built-in public client, takes the code
+// on it, and names who signed in. The API named as localhost with a
+// trailing slash is the same API as 127.0.0.1: one stored sign-in.
+func TestCLILoginInTheBrowser(t *testing.T) {
+	t.Parallel()
+	build := testsupport.BuildPressroom(t)
+	s := start(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(t.TempDir(), "browser-opened")
+	c := newPressroomCLI(t, build(), s.URL, "PRESSROOM_BROWSER="+self, fakeBrowserEmail+"=editor@demo.test", fakeBrowserMark+"="+mark)
+	localhost := strings.Replace(s.URL, "127.0.0.1", "localhost", 1) + "/"
+
+	_, stderr, code := c.run(t, "", "login", "--api", localhost)
+	if code != 0 || !strings.HasSuffix(stderr, "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+		t.Fatalf("login = %d\n%s", code, stderr)
+	}
+	opened, _ := os.ReadFile(mark)
+	authURL, err := url.Parse(string(opened))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := authURL.Query()
+	if q.Get("client_id") != "pressroom" || q.Get("code_challenge_method") != "S256" ||
+		!regexp.MustCompile(`^http://127\.0\.0\.1:\d+/callback$`).MatchString(q.Get("redirect_uri")) {
+		t.Errorf("the browser opened %s; want the public client, S256 PKCE and a loopback redirect", opened)
+	}
+
+	// One sign-in, under the normalized URL, serves either spelling.
+	b, _ := os.ReadFile(filepath.Join(c.configHome, "pressroom", "credentials.json"))
+	var f struct{ Servers map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &f); err != nil || len(f.Servers) != 1 || f.Servers[s.URL] == nil {
+		t.Errorf("credentials = %s, %v; want one sign-in under %s", b, err, s.URL)
+	}
+	for _, api := range []string{s.URL, localhost, strings.TrimSuffix(localhost, "/")} {
+		if _, stderr, code := c.run(t, "", "publish", "--api", api); code != 0 || !strings.Contains(stderr, "no pending drafts") {
+			t.Errorf("publish --api %s after login = %d\n%s", api, code, stderr)
+		}
+	}
+
+	// --no-browser opens none: it prints the address and reads the code.
+	if err := os.Remove(mark); err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.command("login", "--no-browser")
+	stdin, _ := cmd.StdinPipe()
+	stderrPipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewReader(stderrPipe)
+	for {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			_ = cmd.Process.Kill()
+			t.Fatalf("login --no-browser printed no URL: %v", err)
+		}
+		if u := strings.TrimSpace(line); strings.HasPrefix(u, s.URL+"/oauth/authorize?") {
+			if !strings.Contains(u, "redirect_uri=urn%3Aietf%3Awg%3Aoauth%3A2.0%3Aoob") {
+				t.Errorf("login --no-browser URL %s, want the out-of-band redirect", u)
+			}
+			_, _ = io.WriteString(stdin, signInInBrowser(t, u, "editor@demo.test")+"\n")
+			break
+		}
+	}
+	rest, _ := io.ReadAll(lines)
+	if err := cmd.Wait(); err != nil || !strings.HasSuffix(string(rest), "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+		t.Errorf("login --no-browser = %v: %s", err, rest)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("login --no-browser opened the browser")
+	}
+}
+
+// TestCLIPublishMineAndAll: two editors of one site. `publish` lists both
+// editors' drafts newest first with their authors; --mine publishes only
+// the caller's; --all without --yes and without a terminal refuses; --mine
+// whose drafts need another editor's asks first (here: refuses).
+func TestCLIPublishMineAndAll(t *testing.T) {
+	t.Parallel()
+	build := testsupport.BuildPressroom(t)
+	s := start(t)
+	hash, _ := auth.HashPassword(password)
+	if _, err := models.CreateUser(context.Background(), s.DB, s.Site.ID, "second@demo.test", "Second", hash); err != nil {
+		t.Fatal(err)
+	}
+	first, second := s.editor(t, "editor@demo.test"), s.editor(t, "second@demo.test")
+	bin := build()
+	c := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+second.token)
+
+	team, teamDraft := first.page("Team", "team", "")
+	news, newsDraft := second.page("News", "news", "")
+	_, jobsDraft := first.page("Jobs", "jobs", "")
+
+	stdout, stderr, code := c.run(t, "", "publish")
+	rows := regexp.MustCompile(`(?m)^(\S+) +\d{4}-\d\d-\d\d \d\d:\d\d +(\S+) +(.*)$`).FindAllStringSubmatch(stdout, -1)
+	if code != 0 || len(rows) != 3 {
+		t.Fatalf("publish (list) = %d\n%s%s", code, stdout, stderr)
+	}
+	for i, want := range [][3]string{{jobsDraft, "editor@demo.test", "create page /jobs"},
+		{newsDraft, "second@demo.test", "create page /news"}, {teamDraft, "editor@demo.test", "create page /team"}} {
+		if rows[i][1] != want[0] || rows[i][2] != want[1] || rows[i][3] != want[2] {
+			t.Errorf("row %d = %q, want %q (newest first)", i, rows[i][1:], want)
+		}
+	}
+
+	// --all on no terminal, without --yes: refused, nothing published.
+	_, stderr, code = c.run(t, "", "publish", "--all", "-m", "everything")
+	if code != 1 || !strings.Contains(stderr, "publish --all would publish 3 drafts by 2 people, and there is no terminal to ask: add --yes") {
+		t.Errorf("publish --all without --yes = %d\n%s", code, stderr)
+	}
+	if st := second.status("/pages/" + news); st != 404 {
+		t.Errorf("a page was published by a refused --all: %d", st)
+	}
+
+	// --mine: the second editor's page only.
+	stdout, stderr, code = c.run(t, "", "publish", "--mine", "-m", "news")
+	if code != 0 || !regexp.MustCompile(`^published: revision [0-9a-f-]{36}, 1 versions\n$`).MatchString(stdout) {
+		t.Fatalf("publish --mine = %d\n%s%s", code, stdout, stderr)
+	}
+	if second.status("/pages/"+news) != 200 || first.status("/pages/"+team) != 404 {
+		t.Errorf("after --mine: news %d (want 200), team %d (want 404)", second.status("/pages/"+news), first.status("/pages/"+team))
+	}
+
+	// Content of the second editor on the first editor's new page: --mine
+	// would publish that page too, so it names it and, with no terminal,
+	// refuses.
+	second.create("contents", map[string]any{"title": "Open roles"}, map[string]any{"page": ref("pages", team)})
+	_, stderr, code = c.run(t, "", "publish", "--mine")
+	if code != 1 || !regexp.MustCompile(`Your drafts need 1 draft by other people published with them:\n.*\n`+teamDraft+` .* editor@demo\.test +create page "Team"`).MatchString(stderr) {
+		t.Errorf("publish --mine needing another editor's draft = %d\n%s", code, stderr)
+	}
+	if first.status("/pages/"+team) != 404 {
+		t.Error("the other editor's page was published")
+	}
+	if stdout, stderr, code = c.run(t, "", "publish", "--mine", "--yes"); code != 0 || !strings.HasPrefix(stdout, "published: ") {
+		t.Errorf("publish --mine --yes = %d\n%s%s", code, stdout, stderr)
+	}
+	// The first editor's other draft is still pending.
+	if stdout, _, _ = c.run(t, "", "publish"); !strings.Contains(stdout, jobsDraft) || strings.Count(stdout, "\n") != 2 {
+		t.Errorf("pending after --mine = %s", stdout)
 	}
 }

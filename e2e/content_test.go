@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -315,5 +317,85 @@ func TestEveryPatchNeedsItsID(t *testing.T) {
 		if other.Status != 409 || len(other.Errors) != 1 || other.Errors[0].Code != "id_mismatch" || other.Errors[0].Source.Pointer != "/data/id" {
 			t.Errorf("%s: PATCH naming another id = %d %s, want 409 id_mismatch", tc.typ, other.Status, other.Raw)
 		}
+	}
+}
+
+// TestDraftListWithAuthorsAndRecords: GET /drafts?include=user,item gives
+// each draft's author and its record as drafted (a page with its drafted
+// path), filter[user] one editor's drafts, sort=-updated-at the newest
+// first; another site's editor sees none of them.
+func TestDraftListWithAuthorsAndRecords(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	hash, _ := auth.HashPassword(password)
+	second, err := models.CreateUser(context.Background(), s.DB, s.Site.ID, "second@demo.test", "Second", hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.editor(t, "editor@demo.test"), s.editor(t, "second@demo.test")
+	parent, parentDraft := a.page("Parent", "parent", "")
+	_, childDraft := b.page("Child", "child", parent)
+	_, contentDraft := b.create("contents", map[string]any{"title": "Intro"}, map[string]any{"page": ref("pages", parent)})
+
+	type listed struct {
+		Data []struct {
+			ID            string
+			Relationships map[string]struct{ Data struct{ Type, ID string } }
+		}
+		Included []struct {
+			Type, ID   string
+			Attributes map[string]any
+		}
+	}
+	list := func(e *editor, query string) listed {
+		t.Helper()
+		d := e.do(http.MethodGet, "/drafts?"+query, nil)
+		var l listed
+		if d.Status != 200 || json.Unmarshal(d.Raw, &l) != nil {
+			t.Fatalf("GET /drafts?%s = %d %s", query, d.Status, d.Raw)
+		}
+		return l
+	}
+	l := list(a, "sort=-updated-at&include=user,item")
+	var order []string
+	for _, d := range l.Data {
+		order = append(order, d.ID)
+	}
+	if want := []string{contentDraft, childDraft, parentDraft}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("sort=-updated-at: %v, want %v", order, want)
+	}
+	got := map[string]string{}
+	for _, inc := range l.Included {
+		switch inc.Type {
+		case "users":
+			got[inc.ID] = fmt.Sprint(inc.Attributes["email"])
+		case "pages":
+			got[inc.ID] = fmt.Sprint(inc.Attributes["path"])
+		case "contents":
+			got[inc.ID] = fmt.Sprint(inc.Attributes["title"])
+		}
+	}
+	for _, d := range l.Data {
+		user, item := d.Relationships["user"].Data, d.Relationships["item"].Data
+		if got[user.ID] == "" || got[item.ID] == "" {
+			t.Errorf("draft %s: user %v or item %v not included: %v", d.ID, user, item, got)
+		}
+	}
+	if got[second.ID.String()] != "second@demo.test" || got[parent] != "/parent" || len(l.Included) != 5 {
+		t.Errorf("included = %v (%d); want both users, two pages with drafted paths, the content", got, len(l.Included))
+	}
+
+	// One editor's drafts: the second's.
+	l = list(a, "filter[user]="+second.ID.String()+"&include=user")
+	if len(l.Data) != 2 || len(l.Included) != 1 || l.Included[0].ID != second.ID.String() {
+		t.Errorf("filter[user] = %+v", l)
+	}
+	// Another site's editor: none of them, nor their users.
+	other := s.editor(t, "editor@other.test")
+	if l := list(other, "include=user,item"); len(l.Data) != 0 || len(l.Included) != 0 {
+		t.Errorf("another site's editor sees %+v", l)
+	}
+	if d := a.do(http.MethodGet, "/drafts?include=revision", nil); d.Status != 400 {
+		t.Errorf("include=revision = %d, want 400", d.Status)
 	}
 }

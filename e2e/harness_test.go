@@ -30,7 +30,14 @@ import (
 	"github.com/pressroom/pressroom/worker"
 )
 
-func TestMain(m *testing.M) { os.Exit(testsupport.Main(m)) }
+func TestMain(m *testing.M) {
+	// Run as `pressroom login`'s browser (PRESSROOM_BROWSER, e2e/cli_test.go):
+	// sign in at the address given, then exit.
+	if email := os.Getenv(fakeBrowserEmail); email != "" {
+		os.Exit(fakeBrowser(email, os.Args[1:]))
+	}
+	os.Exit(testsupport.Main(m))
+}
 
 const password = "pressroom-dev"
 

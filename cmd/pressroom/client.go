@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	clicmd "github.com/pressroom/pressroom/cli"
 	"github.com/pressroom/pressroom/config"
@@ -26,20 +29,26 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&api, "api", "", "the API's base URL")
 	var (
-		clientID    string
-		timeout     time.Duration
-		all         bool
-		drafts      draftIDs
-		comment     string
-		publishWait time.Duration
+		clientID       string
+		noBrowser      bool
+		timeout        time.Duration
+		all, mine, yes bool
+		drafts         draftIDs
+		comment        string
+		publishWait    time.Duration
 	)
 	switch name {
 	case "login":
 		fs.StringVar(&clientID, "client-id", clicmd.ClientID, "OAuth client id")
+		fs.BoolVar(&noBrowser, "no-browser", false, "print the address and read the pasted code")
+		fs.DurationVar(&timeout, "timeout", 5*time.Minute, "wait for the sign-in in the browser")
 	case "upload":
 		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "wait for one file's processing")
 	case "publish":
 		fs.BoolVar(&all, "all", false, "publish every pending draft")
+		fs.BoolVar(&mine, "mine", false, "publish the caller's pending drafts")
+		fs.BoolVar(&yes, "yes", false, "publish without asking")
+		fs.BoolVar(&yes, "y", false, "publish without asking")
 		fs.Var(&drafts, "draft", "a draft to publish (repeatable)")
 		fs.StringVar(&comment, "comment", "", "the revision's comment")
 		fs.StringVar(&comment, "m", "", "the revision's comment")
@@ -51,10 +60,11 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 	if name != "upload" && fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
 	}
-	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, ConfigDir: configDir(getenv)}
+	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
 	switch name {
 	case "login":
-		return clicmd.Login(ctx, o, clientID)
+		return clicmd.Login(ctx, o, clicmd.LoginOptions{ClientID: clientID, NoBrowser: noBrowser, Timeout: timeout})
 	case "logout":
 		return clicmd.Logout(o)
 	case "upload":
@@ -64,13 +74,19 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		_, err := clicmd.Upload(ctx, o, clicmd.UploadOptions{Timeout: timeout}, fs.Args())
 		return err
 	case "publish":
-		if all && len(drafts) > 0 {
-			return usageError{"publish: give --all or --draft, not both"}
+		if (all && mine) || ((all || mine) && len(drafts) > 0) {
+			return usageError{"publish: give one of --all, --mine or --draft"}
 		}
-		_, err := clicmd.Publish(ctx, o, clicmd.PublishOptions{All: all, Drafts: drafts, Comment: comment, Wait: publishWait})
+		_, err := clicmd.Publish(ctx, o, clicmd.PublishOptions{All: all, Mine: mine, Yes: yes, Drafts: drafts, Comment: comment, Wait: publishWait})
 		return err
 	}
 	return usageError{fmt.Sprintf("unknown command %q", name)}
+}
+
+// isTerminal says whether f is a terminal (a person may be asked there).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // configDir is where the sign-in is kept: $XDG_CONFIG_HOME/pressroom when

@@ -91,21 +91,37 @@ PRESSROOM_S3_ASSETS_BUCKET) when missing and sets their rules. Safe to repeat.
 Example:
   pressroom storage init
 `},
-	{name: "login", synopsis: "login [--api URL] [--client-id ID]", summary: "sign in to an API (prints a URL, reads the code)", client: true, help: `
-Signs in with the OAuth authorization-code flow and PKCE, out of band: it
-prints an address to open in a browser; sign in there and paste the code the
-page shows. The refresh token is stored in the user's configuration directory
-($XDG_CONFIG_HOME/pressroom/credentials.json, mode 0600) per API URL, and
-replaced every time it is used, as the server rotates it. Instead of signing
-in, a command may use an access token from PRESSROOM_TOKEN.
+	{name: "login", synopsis: "login [--api URL] [--no-browser] [--client-id ID]", summary: "sign in to an API in the browser (or with a pasted code)", client: true, help: `
+Signs in with the OAuth authorization-code flow and PKCE, as a desktop app
+does: it opens the system browser on the API's sign-in page and takes the
+answer on http://127.0.0.1:<a free port>/callback; the page then says you can
+close it. When no browser can be opened (no graphical session, as over SSH),
+or with --no-browser, it prints an address to open in any browser instead;
+sign in there and paste the code the page shows. It ends with
+"signed in as <email> to <site> at <API>".
+
+The browser is the command in PRESSROOM_BROWSER, else in BROWSER (a list of
+commands separated by ":", "%s" standing for the address), else the
+system's (xdg-open, open). The refresh token is stored in the user's
+configuration directory ($XDG_CONFIG_HOME/pressroom/credentials.json, mode
+0600) per API: http://localhost:8080, http://127.0.0.1:8080/ and
+http://127.0.0.1:8080 are one API. It is replaced every time it is used, as
+the server rotates it. Instead of signing in, a command may use an access
+token from PRESSROOM_TOKEN.
 
 Flags:
-  --api URL        the API (default $PRESSROOM_API_URL, else http://localhost:8080)
-  --client-id ID   the OAuth client (default: the built-in public client "pressroom")
+  --api URL        the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  --no-browser     print the address and read the pasted code
+  --timeout D      how long to wait for the sign-in in the browser (default 5m)
+  --client-id ID   the OAuth client (default: the built-in public client
+                   "pressroom"); a client of your own needs the redirect URI
+                   http://127.0.0.1/callback (pressroom client create -public
+                   -redirect-uri http://127.0.0.1/callback)
 
 Examples:
   pressroom login
   pressroom login --api https://api.example.com
+  ssh editor@host pressroom login --no-browser
 `},
 	{name: "logout", synopsis: "logout [--api URL]", summary: "forget the stored sign-in", client: true, help: `
 Removes the stored sign-in for the API.
@@ -114,15 +130,16 @@ Example:
   pressroom logout --api https://api.example.com
 `},
 	{name: "upload", synopsis: "upload [--api URL] [--timeout D] FILE...", summary: "upload images as assets; prints their URLs", client: true, help: `
-For each file, in turn: asks for an upload signature, posts the file straight to
-storage, sends the upload notice and waits (long poll) until the service has
-processed it. A line of progress per step goes to stderr; at the end stdout
+For each file, in turn: checks its type against GET /asset-types ("this file
+looks like a PDF, not an image: Pressroom accepts JPEG, PNG and GIF"), asks
+for an upload signature, posts the file straight to storage, sends the upload
+notice and waits (long poll) until the service has processed it. A line of progress per step goes to stderr; at the end stdout
 lists each uploaded file with its asset's URL. A file that fails (missing,
 refused by the API or by storage, rejected while processing) is reported with
 the reason and the others go on; the exit status is then 1.
 
 Flags (before the files):
-  --api URL      the API (default $PRESSROOM_API_URL, else http://localhost:8080)
+  --api URL      the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
   --timeout D    how long to wait for one file's processing (default 10m)
 
 Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
@@ -132,17 +149,27 @@ Examples:
   pressroom upload --api https://api.example.com *.png
   PRESSROOM_TOKEN=eyJ… pressroom upload logo.gif > urls.txt
 `},
-	{name: "publish", synopsis: "publish [--api URL] [--all | --draft ID ...] [-m COMMENT]", summary: "list pending drafts, publish all or some", client: true, help: `
-Without --all or --draft, lists the site's pending drafts (id, event, record,
-title). With them, publishes those drafts in one revision with the comment and
-shows the outcome: published (with the number of versions), failed (with the
-server's reason; exit status 1), or still publishing after --wait (the
-revision goes on publishing on the server).
+	{name: "publish", synopsis: "publish [--api URL] [--mine | --all [--yes] | --draft ID ...] [-m COMMENT]", summary: "list pending drafts; publish yours, some or all", client: true, help: `
+Without --mine, --all or --draft, lists the site's pending drafts, newest
+first: id, when it last changed, its author, and one line saying what it
+changes ("update page /about: title, slug"). With them, publishes those
+drafts in one revision with the comment and shows the outcome: published
+(with the number of versions), failed (with the server's reason; exit status
+1), or still publishing after --wait (the revision goes on publishing on the
+server).
+
+--all publishes every editor's drafts: on a terminal it lists them and asks
+"Publish N drafts by K people? [y/N]"; elsewhere (a script) it refuses unless
+--yes is given. --mine publishes only your drafts; should they need another
+editor's drafts published with them (a new page someone else drafted, which
+your content is on), it names those and asks the same way.
 
 Flags:
-  --api URL        the API (default $PRESSROOM_API_URL, else http://localhost:8080)
-  --all            publish every pending draft
+  --api URL        the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  --mine           publish your pending drafts
+  --all            publish every pending draft, everyone's
   --draft ID       publish this draft (repeatable)
+  -y, --yes        do not ask
   -m, --comment C  the revision's comment
   --wait D         how long to follow a revision still publishing (default 1m)
 
@@ -150,7 +177,9 @@ Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
 
 Examples:
   pressroom publish
+  pressroom publish --mine -m "About page"
   pressroom publish --all -m "Spring update"
+  pressroom publish --all --yes -m "Nightly"       # from a script
   pressroom publish --draft 0192f3c4-… --draft 0192f3c5-… -m "Fix the footer"
 `},
 }
@@ -196,7 +225,7 @@ var usage = func() string {
 			fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)
 		}
 	}
-	b.WriteString("\nEditor commands (talk to a running API: --api or PRESSROOM_API_URL, default http://localhost:8080):\n")
+	b.WriteString("\nEditor commands (talk to a running API: --api or PRESSROOM_API_URL, default http://127.0.0.1:8080):\n")
 	for _, c := range commands {
 		if c.client {
 			fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)

@@ -14,10 +14,15 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cli/browser"
+
 	"github.com/pressroom/pressroom/config"
 )
 
 func main() {
+	// What the system's browser launcher (xdg-open, open) prints is
+	// progress, not a command's output: stdout stays for results.
+	browser.Stdout = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
