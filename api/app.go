@@ -81,7 +81,8 @@ func New(d Deps) (*fiber.App, error) {
 	// a group with middleware in Fiber catches every later path, and unknown
 	// routes must stay 404.
 	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, h} }
-	r := routes{app: app, authed: authed, deps: d, links: links{base: d.Config.PublicURL}}
+	l := links{base: d.Config.PublicURL}
+	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l)}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
 	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
@@ -95,11 +96,16 @@ func New(d Deps) (*fiber.App, error) {
 	registerLayoutRoutes(r)
 	registerThemeAssetRoutes(r)
 	engine := drafts.NewEngine(d.Config.Storage)
-	kinds := registerContentRoutes(r, engine)
-	registerDraftRoutes(r, engine, kinds)
+	registerContentRoutes(r, engine)
+	registerDraftRoutes(r, engine)
 	registerRevisionRoutes(r, engine)
 	registerPublishPlanRoutes(r, engine)
 	if err := registerWebhookRoutes(r); err != nil {
+		return nil, err
+	}
+	// The relationship endpoints of every type the routes above put in the
+	// catalog (relations.go): every link a document advertises answers.
+	if err := r.cat.routes(r); err != nil {
 		return nil, err
 	}
 
@@ -119,6 +125,11 @@ type routes struct {
 	authed func(fiber.Handler) []fiber.Handler
 	deps   Deps
 	links  links
+	// cat is every resource type: each register function adds its own,
+	// New registers their relationships' endpoints last (relations.go).
+	cat *catalog
+	// drafts renders drafts, wherever they appear, with their linkage.
+	drafts *draftRenderer
 }
 
 // get, post, patch and delete register an endpoint behind the token.
@@ -147,6 +158,7 @@ func (r routes) themeResources() *themeResources {
 		assets:     assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
 		users:      usersHandler{db: d.DB, links: r.links},
 		pageCounts: models.LivePagesPerLayout(d.DB),
+		cat:        r.cat,
 	}
 }
 

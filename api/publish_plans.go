@@ -16,6 +16,7 @@ type publishPlansHandler struct {
 	db     *bun.DB
 	engine *drafts.Engine
 	links  links
+	drafts *draftRenderer
 }
 
 type planRequest struct{}
@@ -70,7 +71,7 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	}
 	attrs := planAttributes{Steps: make([]planStep, len(plan.Steps)), BrokenHyperlinks: make([]brokenHyperlink, len(plan.BrokenLinks))}
 	draftIDs := make([]string, len(plan.Steps))
-	included := []*jsonapi.Resource{}
+	var planned []*drafts.Draft
 	for i, st := range plan.Steps {
 		d := st.Draft
 		var held *string
@@ -81,8 +82,12 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 		attrs.Steps[i] = planStep{Draft: d.ID.String(), Item: planItem{d.ItemType, d.ItemID.String()}, Event: d.Event, Group: st.Group, HeldBy: held}
 		draftIDs[i] = d.ID.String()
 		if q.Include["drafts"] {
-			included = append(included, q.Sparse(draftResource(h.links, d)))
+			planned = append(planned, d)
 		}
+	}
+	included, err := h.drafts.render(c.UserContext(), siteOf(c), planned)
+	if err != nil {
+		return err
 	}
 	for i, bl := range plan.BrokenLinks {
 		var draft, newPath *string
@@ -99,11 +104,11 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	res := &jsonapi.Resource{Type: "publish-plans", ID: uuid.NewString(), Attributes: attrs,
 		Relationships: map[string]*jsonapi.Relationship{"drafts": {Data: jsonapi.ToMany("drafts", draftIDs)}},
 		Meta:          map[string]any{"drafts-count": len(plan.Steps), "pulled-in-count": len(plan.Steps) - plan.Listed}}
-	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, q.Include["drafts"])
+	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: sparseAll(q, included)}, q.Include["drafts"])
 }
 
 // registerPublishPlanRoutes registers /publish-plans (docs/drafts.md).
 func registerPublishPlanRoutes(r routes, engine *drafts.Engine) {
-	h := publishPlansHandler{db: r.deps.DB, engine: engine, links: r.links}
+	h := publishPlansHandler{db: r.deps.DB, engine: engine, links: r.links, drafts: r.drafts}
 	r.post("/publish-plans", h.create)
 }
