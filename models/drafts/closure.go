@@ -177,10 +177,12 @@ func storedTargets(ctx context.Context, db bun.IDB, liveOf, targets pointers) er
 }
 
 // childDraft is a draft of a child record with the parent its stored row
-// names.
+// names and the one it is drafted under (the drafts table's generated
+// column drafted_parent, read with d.*).
 type childDraft struct {
-	Draft        `bun:",extend"`
-	StoredParent *uuid.UUID `bun:"stored_parent,type:uuid"`
+	Draft         `bun:",extend"`
+	DraftedParent *uuid.UUID `bun:"drafted_parent,type:uuid"`
+	StoredParent  *uuid.UUID `bun:"stored_parent,type:uuid"`
 }
 
 // childDrafts finds the drafts of the children of the records of
@@ -219,10 +221,8 @@ func childDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, childrenOf p
 				if p := ds[i].StoredParent; p != nil {
 					parents = append(parents, *p)
 				}
-				if s, ok := x.Drafted[c.Column].(string); ok {
-					if p, err := uuid.Parse(s); err == nil && (len(parents) == 0 || parents[0] != p) {
-						parents = append(parents, p)
-					}
+				if p := ds[i].DraftedParent; p != nil && (len(parents) == 0 || parents[0] != *p) {
+					parents = append(parents, *p)
 				}
 				for _, p := range parents {
 					for _, from := range by[p] {
