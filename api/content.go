@@ -163,7 +163,10 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	if !ok || len(id) != 36 {
 		id = row.ID().String()
 	}
-	self := h.path(id)
+	self, l := h.path(id), h.links
+	if drafted && !v.Row.Live() {
+		l = l.drafted() // an unpublished create: GET /<kind>/:id alone is 404
+	}
 	attrs := make(map[string]any, len(h.kind.Fields)+len(timestampAttributes)+1)
 	rels := make(map[string]*jsonapi.Relationship, 4+len(h.lists))
 	for _, f := range h.kind.Fields {
@@ -172,7 +175,7 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 			if s, ok := row[f.Column].(string); ok && s != "" {
 				ref = &s
 			}
-			rels[f.Name] = h.links.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
+			rels[f.Name] = l.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
 			continue
 		}
 		attrs[f.Name] = row[f.Column]
@@ -192,12 +195,12 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 		s := v.Draft.ID.String()
 		draftID = &s
 	}
-	rels["draft"] = h.links.relationship(self, "draft", jsonapi.ToOne("drafts", draftID))
+	rels["draft"] = l.relationship(self, "draft", jsonapi.ToOne("drafts", draftID))
 	for _, name := range h.lists {
-		rels[name] = h.links.relationship(self, name, nil) // linkage: catalog.fillMany
+		rels[name] = l.relationship(self, name, nil) // linkage: catalog.fillMany
 	}
 	f, _ := v.Row["version"].(float64)
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(self)}, int(f))
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, int(f))
 }
 
 // timestampAttributes are the timestamps every content resource has.
@@ -305,6 +308,9 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 	}
 	f, _ := v.Row["version"].(float64)
 	setETag(c, r.ID, int(f))
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, r.Links.Self) // where it reads: ?include=draft until published
+	}
 	return respondIncluded(c, status, doc, len(q.Include) > 0)
 }
 

@@ -39,7 +39,7 @@ func (cat *catalog) relatedOne(t *resourceType, name string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		self := cat.links.base + c.Path()
+		self := cat.links.base + c.OriginalURL() // with its query: include=draft reads another view
 		ids := linkageOf(src.Relationships[name])
 		if len(ids) == 0 {
 			return respondNull(c, self, q)

@@ -248,7 +248,8 @@ func setPage(rel *jsonapi.Relationship, typ string, p idPage, drafted bool) {
 			v.Set("include", "draft")
 		}
 		next := *rel.Links
-		next.Next = rel.Links.Self + "?" + v.Encode()
+		self, _, _ := strings.Cut(rel.Links.Self, "?") // a drafted record's carries include=draft, set again above
+		next.Next = self + "?" + v.Encode()
 		rel.Links = &next
 	}
 }
