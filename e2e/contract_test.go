@@ -95,8 +95,9 @@ func TestAssetTypesNeedsABearerToken(t *testing.T) {
 	}
 }
 
-// toManyOf fails unless the resource's relationship name is links-only or
-// an array (never null), and returns the ids of its linkage.
+// toManyOf fails unless the resource's relationship name is an array
+// (never null, never left out: issue 24 item 3), and returns the ids of
+// its linkage.
 func toManyOf(t *testing.T, r resource, name string) (ids []string, present bool) {
 	t.Helper()
 	rel, ok := r.Relationships[name]
@@ -107,6 +108,7 @@ func toManyOf(t *testing.T, r resource, name string) (ids []string, present bool
 		t.Errorf("%s %s: %s lacks links.self or links.related", r.Type, r.ID, name)
 	}
 	if rel.Data == nil {
+		t.Errorf("%s %s: %s has no data", r.Type, r.ID, name)
 		return nil, false
 	}
 	var idents []struct{ Type, ID string }
@@ -139,7 +141,7 @@ func includedOf(t *testing.T, d *doc) []resource {
 
 // TestToManyLinkageIsNeverNull: drafts (in GET /drafts, in included of a
 // drafted read, alone) and revisions (in GET /revisions, in a 202) render
-// their to-many relationships as arrays or links only, never "data": null
+// their to-many relationships as arrays, never "data": null
 // (issue 11 item 2); call's ValidateJSONAPI checks the same for every
 // response of every e2e test.
 func TestToManyLinkageIsNeverNull(t *testing.T) {
@@ -315,10 +317,11 @@ func TestContentBlocksAndHyperlinksRelationships(t *testing.T) {
 	}
 	b2Draft = draftOf(t, upd.resource(t))
 
-	// Without include: links only, pointing at the endpoints.
+	// Without include: the linkage too (issue 24 item 3), and links
+	// pointing at the endpoints.
 	c := e.do(http.MethodGet, "/contents/"+content, nil).resource(t)
-	if _, present := toManyOf(t, c, "content-blocks"); present {
-		t.Errorf("content-blocks linkage without include: %s", c.Relationships["content-blocks"].Data)
+	if ids, present := toManyOf(t, c, "content-blocks"); !present || strings.Join(ids, ",") != b1+","+b2 {
+		t.Errorf("content-blocks linkage without include = %v (present %v), want [%s %s]", ids, present, b1, b2)
 	}
 	if l := c.Relationships["content-blocks"].Links; l.Self != s.URL+"/contents/"+content+"/relationships/content-blocks" || l.Related != s.URL+"/contents/"+content+"/content-blocks" {
 		t.Errorf("content-blocks links = %+v", l)
