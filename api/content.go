@@ -42,6 +42,8 @@ type contentHandler struct {
 	// drafts renders the drafts a read includes.
 	cat    *catalog
 	drafts *draftRenderer
+	// specs are spec's answers, computed once.
+	specs [2]QuerySpec
 }
 
 // roAttributes are set by the server; sending one is 422.
@@ -208,12 +210,21 @@ var timestampAttributes = [...]struct{ column, name string }{
 	{"published_at", "published-at"}, {"trashed_at", "trashed-at"}, {"created_at", "created-at"}, {"updated_at", "updated-at"},
 }
 
+// spec is the query a read of the kind accepts (set up by
+// registerContentRoutes: GET /pages/:id is the hot path).
 func (h contentHandler) spec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
 	if collection {
-		s.Collection, s.Filters, s.Sorts, s.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+		return h.specs[1]
 	}
-	return s
+	return h.specs[0]
+}
+
+// querySpecs are the kind's specs for one record and for its list.
+func (h contentHandler) querySpecs() [2]QuerySpec {
+	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
+	list := one
+	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+	return [2]QuerySpec{one, list}
 }
 
 // list serves GET /<kind>: live records, or with include=draft every record
@@ -340,6 +351,7 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 			}
 		}
 		h.cat, h.drafts = r.cat, r.drafts
+		h.specs = h.querySpecs()
 		kinds[typ] = h
 	}
 	// Reads of drafted content are the hot path: identical concurrent ones

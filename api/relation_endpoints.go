@@ -186,9 +186,11 @@ func (cat *catalog) includeFrom(ctx context.Context, siteID uuid.UUID, q *Query,
 	if len(rs) == 0 || len(q.Include) == 0 {
 		return nil
 	}
-	for _, path := range slices.Sorted(mapKeys(q.Include)) {
+	// In the order the endpoint lists them (q.Include holds the paths
+	// asked for and their prefixes, all of them listed).
+	for _, path := range q.spec.Includes {
 		name, ok := strings.CutPrefix(path, prefix)
-		if !ok || name == "" || strings.Contains(name, ".") {
+		if !ok || !q.Include[path] || name == "" || strings.Contains(name, ".") {
 			continue
 		}
 		linked, err := cat.linked(ctx, siteID, cd, rs, name, drafted)
@@ -209,9 +211,9 @@ func (cat *catalog) linked(ctx context.Context, siteID uuid.UUID, cd *compound, 
 		typ     string
 		drafted bool
 	}
-	want := map[batch][]string{}
+	var want map[batch][]string
 	var keys []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	for _, r := range rs {
 		view := drafted
 		if t := cat.types[r.Type]; t != nil && t.drafted[name] {
@@ -219,6 +221,9 @@ func (cat *catalog) linked(ctx context.Context, siteID uuid.UUID, cd *compound, 
 		}
 		for _, id := range linkageOf(r.Relationships[name]) {
 			key := id.Type + "/" + id.ID
+			if seen == nil {
+				seen, want = map[string]bool{}, map[batch][]string{}
+			}
 			if !seen[key] {
 				seen[key] = true
 				keys = append(keys, key)
@@ -228,6 +233,9 @@ func (cat *catalog) linked(ctx context.Context, siteID uuid.UUID, cd *compound, 
 				}
 			}
 		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
 	}
 	batches := slices.SortedFunc(func(yield func(batch) bool) {
 		for b := range want {

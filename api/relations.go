@@ -216,7 +216,7 @@ func (cat *catalog) fetch(ctx context.Context, siteID uuid.UUID, typ string, ids
 
 // linkageOf reads a relationship's linkage back into identifiers.
 func linkageOf(rel *jsonapi.Relationship) []jsonapi.Identifier {
-	if rel == nil || len(rel.Data) == 0 {
+	if rel == nil || len(rel.Data) == 0 || string(rel.Data) == "null" || string(rel.Data) == "[]" {
 		return nil
 	}
 	d := rel.Data
