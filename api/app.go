@@ -87,25 +87,7 @@ func New(d Deps) (*fiber.App, error) {
 	// /oauth/token (DESIGN.md §2).
 	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
 
-	// Every resource's routes: each function sits beside its handlers.
-	registerUserRoutes(r)
-	registerSiteRoutes(r)
-	registerUploadRoutes(r)
-	registerAssetRoutes(r)
-	registerThemeRoutes(r)
-	registerLayoutRoutes(r)
-	registerThemeAssetRoutes(r)
-	engine := drafts.NewEngine(d.Config.Storage)
-	registerContentRoutes(r, engine)
-	registerDraftRoutes(r, engine)
-	registerRevisionRoutes(r, engine)
-	registerPublishPlanRoutes(r, engine)
-	if err := registerWebhookRoutes(r); err != nil {
-		return nil, err
-	}
-	// The relationship endpoints of every type the routes above put in the
-	// catalog (relations.go): every link a document advertises answers.
-	if err := r.cat.routes(r); err != nil {
+	if err := registerResources(r); err != nil {
 		return nil, err
 	}
 
@@ -117,6 +99,29 @@ func New(d Deps) (*fiber.App, error) {
 		return nil, err
 	}
 	return app, nil
+}
+
+// registerResources registers every resource's routes (each function sits
+// beside its handlers), then the relationship endpoints of every type they
+// put in the catalog (relations.go): every link a document advertises
+// answers.
+func registerResources(r routes) error {
+	registerUserRoutes(r)
+	registerSiteRoutes(r)
+	registerUploadRoutes(r)
+	registerAssetRoutes(r)
+	registerThemeRoutes(r)
+	registerLayoutRoutes(r)
+	registerThemeAssetRoutes(r)
+	engine := drafts.NewEngine(r.deps.Config.Storage)
+	registerContentRoutes(r, engine)
+	registerDraftRoutes(r, engine)
+	registerRevisionRoutes(r, engine)
+	registerPublishPlanRoutes(r, engine)
+	if err := registerWebhookRoutes(r); err != nil {
+		return err
+	}
+	return r.cat.routes(r)
 }
 
 // routes is what a resource needs to register its endpoints.
