@@ -70,25 +70,13 @@ func New(d Deps) (*fiber.App, error) {
 	// The body is read (bounded) only once the token is known good.
 	readBody := intake.ReadBody(d.Config.BodyLimit)
 	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, readBody, h} }
-	r := routes{app: app, authed: authed, deps: d, links: links{base: d.Config.PublicURL}}
+	l := links{base: d.Config.PublicURL}
+	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l)}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
 	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
 
-	// Every resource's routes: each function sits beside its handlers.
-	registerUserRoutes(r)
-	registerSiteRoutes(r)
-	registerUploadRoutes(r)
-	registerAssetRoutes(r)
-	registerThemeRoutes(r)
-	registerLayoutRoutes(r)
-	registerThemeAssetRoutes(r)
-	engine := drafts.NewEngine(d.Config.Storage)
-	kinds := registerContentRoutes(r, engine)
-	registerDraftRoutes(r, engine, kinds)
-	registerRevisionRoutes(r, engine)
-	registerPublishPlanRoutes(r, engine)
-	if err := registerWebhookRoutes(r); err != nil {
+	if err := registerResources(r); err != nil {
 		return nil, err
 	}
 
@@ -140,12 +128,40 @@ func newServer(cfg config.Config, errs fiber.ErrorHandler) *fiber.App {
 	return app
 }
 
+// registerResources registers every resource's routes (each function sits
+// beside its handlers), then the relationship endpoints of every type they
+// put in the catalog (relations.go): every link a document advertises
+// answers.
+func registerResources(r routes) error {
+	registerUserRoutes(r)
+	registerSiteRoutes(r)
+	registerUploadRoutes(r)
+	registerAssetRoutes(r)
+	registerThemeRoutes(r)
+	registerLayoutRoutes(r)
+	registerThemeAssetRoutes(r)
+	engine := drafts.NewEngine(r.deps.Config.Storage)
+	registerContentRoutes(r, engine)
+	registerDraftRoutes(r, engine)
+	registerRevisionRoutes(r, engine)
+	registerPublishPlanRoutes(r, engine)
+	if err := registerWebhookRoutes(r); err != nil {
+		return err
+	}
+	return r.cat.routes(r)
+}
+
 // routes is what a resource needs to register its endpoints.
 type routes struct {
 	app    *fiber.App
 	authed func(fiber.Handler) []fiber.Handler
 	deps   Deps
 	links  links
+	// cat is every resource type: each register function adds its own,
+	// New registers their relationships' endpoints last (relations.go).
+	cat *catalog
+	// drafts renders drafts, wherever they appear, with their linkage.
+	drafts *draftRenderer
 }
 
 // get, post, patch and delete register an endpoint behind the token.
@@ -174,6 +190,7 @@ func (r routes) themeResources() *themeResources {
 		assets:     assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links},
 		users:      usersHandler{db: d.DB, links: r.links},
 		pageCounts: models.LivePagesPerLayout(d.DB),
+		cat:        r.cat,
 	}
 }
 

@@ -84,58 +84,19 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 }
 
 // assetSpec is the query GET /assets reads: the site's assets, newest first.
-var assetSpec = QuerySpec{Collection: true, Fields: []string{"assets"},
+var assetSpec = QuerySpec{Collection: true, Fields: fieldsOf("assets"), Includes: includesOf("assets"),
 	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: "created_at DESC, id",
 	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
 
-// respondFound answers with the caller's site's record find finds by id,
-// rendered by render.
-func respondFound[M any](c *fiber.Ctx, db bun.IDB, id uuid.UUID, find models.FindFunc[M], render func(*M) *jsonapi.Resource) error {
-	m, err := find(c.UserContext(), db, siteOf(c), id)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: render(m)})
-}
-
-// getByID serves GET /<type>/:id of a type without query parameters; what
-// names the type in a 404.
-func getByID[M any](db bun.IDB, what string, find models.FindFunc[M], render func(*M) *jsonapi.Resource) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		id, err := idParam(c, what)
-		if err != nil {
-			return err
-		}
-		return respondFound(c, db, id, find, render)
-	}
-}
-
-// uploadRelated serves GET /asset-uploads/:id/asset and /asset-file: the
-// related record, or data null until the upload has finished.
-func (h assetsHandler) uploadRelated(uploads uploadsHandler, name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		up, err := uploads.loadUpload(c)
-		if err != nil {
-			return err
-		}
-		if up.Status != models.UploadFinished || up.AssetID == nil || up.AssetImageID == nil {
-			return respondNull(c, h.links.base+c.Path())
-		}
-		if name == "asset" {
-			return respondFound(c, h.db, *up.AssetID, models.FindAsset, h.assetResource)
-		}
-		return respondFound(c, h.db, *up.AssetImageID, models.FindAssetImage, h.imageResource)
-	}
-}
-
 // registerAssetRoutes registers /assets and /asset-images.
 func registerAssetRoutes(r routes) {
 	assets := assetsHandler{db: r.deps.DB, storage: r.deps.Config.Storage, links: r.links}
-	r.get("/assets", rowRenderer[models.Asset]{render: renderEach(assets.assetResource)}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
-	r.get("/assets/:id", getByID(assets.db, "asset", models.FindAsset, assets.assetResource))
-	r.get("/asset-images/:id", getByID(assets.db, "asset image", models.FindAssetImage, assets.imageResource))
+	t := &resourceType{typ: "assets", what: "asset", fetch: byIDs(assets.db, assets.assetResource)}
+	images := &resourceType{typ: "asset-images", what: "asset image", fetch: byIDs(assets.db, assets.imageResource)}
+	r.cat.add(t)
+	r.cat.add(images)
+	r.get("/assets", rowRenderer[models.Asset]{render: renderEach(assets.assetResource), cat: r.cat}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
+	r.get("/assets/:id", r.cat.get(t))
+	r.get("/asset-images/:id", r.cat.get(images))
 }

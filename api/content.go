@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,12 +32,18 @@ type contentHandler struct {
 	validate func(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, id *uuid.UUID, state, prev drafts.Row) error
 	filters  map[string]string
 	sorts    map[string]string
-	// related are the read-only to-many relationships other records make
-	// up (content_related.go).
-	related []relatedMany
+	// lists are the kind's read-only to-many relationships, which other
+	// records make up (content_related.go).
+	lists []string
 	// loads batches the reads of GET /<kind>/:id: concurrent requests for
 	// different records of a site share one query.
 	loads *drafts.Loader
+	// cat includes what a read asks for and fills the to-many linkage;
+	// drafts renders the drafts a read includes.
+	cat    *catalog
+	drafts *draftRenderer
+	// specs are spec's answers, computed once.
+	specs [2]QuerySpec
 }
 
 // roAttributes are set by the server; sending one is 422.
@@ -158,16 +165,19 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	if !ok || len(id) != 36 {
 		id = row.ID().String()
 	}
-	self := h.path(id)
+	self, l := h.path(id), h.links
+	if drafted && !v.Row.Live() {
+		l = l.drafted() // an unpublished create: GET /<kind>/:id alone is 404
+	}
 	attrs := make(map[string]any, len(h.kind.Fields)+len(timestampAttributes)+1)
-	rels := make(map[string]*jsonapi.Relationship, 4+len(h.related))
+	rels := make(map[string]*jsonapi.Relationship, 4+len(h.lists))
 	for _, f := range h.kind.Fields {
 		if f.IsRef() {
 			var ref *string
 			if s, ok := row[f.Column].(string); ok && s != "" {
 				ref = &s
 			}
-			rels[f.Name] = h.links.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
+			rels[f.Name] = l.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
 			continue
 		}
 		attrs[f.Name] = row[f.Column]
@@ -187,12 +197,12 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 		s := v.Draft.ID.String()
 		draftID = &s
 	}
-	rels["draft"] = h.links.relationship(self, "draft", jsonapi.ToOne("drafts", draftID))
-	for _, r := range h.related {
-		rels[r.name] = h.links.relationship(self, r.name, nil) // linkage only when included
+	rels["draft"] = l.relationship(self, "draft", jsonapi.ToOne("drafts", draftID))
+	for _, name := range h.lists {
+		rels[name] = l.relationship(self, name, nil) // linkage: catalog.fillMany
 	}
 	f, _ := v.Row["version"].(float64)
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: h.links.self(self)}, int(f))
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, int(f))
 }
 
 // timestampAttributes are the timestamps every content resource has.
@@ -200,15 +210,21 @@ var timestampAttributes = [...]struct{ column, name string }{
 	{"published_at", "published-at"}, {"trashed_at", "trashed-at"}, {"created_at", "created-at"}, {"updated_at", "updated-at"},
 }
 
+// spec is the query a read of the kind accepts (set up by
+// registerContentRoutes: GET /pages/:id is the hot path).
 func (h contentHandler) spec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: []string{"draft"}, Fields: []string{h.kind.Type, "drafts"}}
-	for _, r := range h.related {
-		s.Includes, s.Fields = append(s.Includes, r.name), append(s.Fields, r.typ)
-	}
 	if collection {
-		s.Collection, s.Filters, s.Sorts, s.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+		return h.specs[1]
 	}
-	return s
+	return h.specs[0]
+}
+
+// querySpecs are the kind's specs for one record and for its list.
+func (h contentHandler) querySpecs() [2]QuerySpec {
+	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
+	list := one
+	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+	return [2]QuerySpec{one, list}
 }
 
 // list serves GET /<kind>: live records, or with include=draft every record
@@ -218,39 +234,45 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	siteID := siteOf(c)
+	ctx, siteID := c.UserContext(), siteOf(c)
 	withDraft := q.Include["draft"]
-	views, total, err := drafts.ListViews(c.UserContext(), h.db, h.kind, siteID, withDraft, q.Apply)
+	views, total, err := drafts.ListViews(ctx, h.db, h.kind, siteID, withDraft, q.Apply)
 	if err != nil {
 		return err
 	}
-	included := []*jsonapi.Resource{}
-	for _, v := range views {
-		if v.Draft != nil {
-			included = append(included, q.Sparse(draftResource(h.links, v.Draft)))
-		}
-	}
-	var paths map[uuid.UUID]string
-	if withDraft {
-		if paths, err = h.draftedPaths(c.UserContext(), siteID, views...); err != nil {
-			return err
-		}
-	}
-	data := make([]*jsonapi.Resource, len(views))
-	for i, v := range views {
-		data[i] = h.resource(v, withDraft, paths)
-	}
-	more, err := h.includeRelated(c.UserContext(), q, siteID, views, data, withDraft)
+	data, err := h.render(ctx, siteID, views, withDraft)
 	if err != nil {
 		return err
 	}
-	included = append(included, more...)
-	data = sparseAll(q, data)
-	doc := jsonapi.Document{Data: data, Links: h.links.collection("/"+h.kind.Type, q, total), Meta: map[string]any{"total": total}}
-	if len(q.Include) > 0 {
-		doc.Included = included
+	cd, err := h.compound(ctx, q, siteID, views, data, withDraft)
+	if err != nil {
+		return err
 	}
-	return respondIncluded(c, fiber.StatusOK, doc, len(q.Include) > 0)
+	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/"+h.kind.Type, q, total), map[string]any{"total": total})
+}
+
+// compound collects what include asks for of views, rendered as rs: their
+// drafts from the views themselves (no read), the rest through the
+// catalog.
+func (h contentHandler) compound(ctx context.Context, q *Query, siteID uuid.UUID, views []*drafts.View, rs []*jsonapi.Resource, drafted bool) (*compound, error) {
+	cd := newCompound(q, rs...)
+	if len(q.Include) == 0 {
+		return cd, nil
+	}
+	if q.Include["draft"] {
+		var ds []*drafts.Draft
+		for _, v := range views {
+			if v.Draft != nil {
+				ds = append(ds, v.Draft)
+			}
+		}
+		dr, err := h.drafts.render(ctx, siteID, ds)
+		if err != nil {
+			return nil, err
+		}
+		cd.add(dr...)
+	}
+	return cd, h.cat.include(ctx, siteID, q, cd, rs, drafted)
 }
 
 // target reads what every /<kind>/:id route starts with: the query and the id.
@@ -281,31 +303,31 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 }
 
 func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID uuid.UUID, v *drafts.View, drafted bool) error {
-	var paths map[uuid.UUID]string
-	if drafted {
-		var err error
-		if paths, err = h.draftedPaths(c.UserContext(), siteID, v); err != nil {
-			return err
-		}
-	}
-	r := h.resource(v, drafted, paths)
-	more, err := h.includeRelated(c.UserContext(), q, siteID, []*drafts.View{v}, []*jsonapi.Resource{r}, drafted)
+	ctx := c.UserContext()
+	rs, err := h.render(ctx, siteID, []*drafts.View{v}, drafted)
 	if err != nil {
 		return err
 	}
-	doc := jsonapi.Document{Data: q.Sparse(r), Included: []*jsonapi.Resource{}}
-	if q.Include["draft"] && v.Draft != nil {
-		doc.Included = append(doc.Included, q.Sparse(draftResource(h.links, v.Draft)))
+	r := rs[0]
+	doc := jsonapi.Document{Data: q.Sparse(r)}
+	if len(q.Include) > 0 {
+		cd, err := h.compound(ctx, q, siteID, []*drafts.View{v}, rs, drafted)
+		if err != nil {
+			return err
+		}
+		doc.Included = cd.list
 	}
-	doc.Included = append(doc.Included, more...)
 	f, _ := v.Row["version"].(float64)
 	setETag(c, r.ID, int(f))
+	if status == fiber.StatusCreated {
+		c.Set(fiber.HeaderLocation, r.Links.Self) // where it reads: ?include=draft until published
+	}
 	return respondIncluded(c, status, doc, len(q.Include) > 0)
 }
 
 // registerContentRoutes registers /pages, /contents and /content-blocks
-// with their related links, and answers the handler of each kind.
-func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHandler {
+// (their relationships' endpoints: catalog.routes).
+func registerContentRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
 	kinds := map[string]contentHandler{
 		"pages": {db: d.DB, engine: engine, kind: drafts.Pages, links: r.links, validate: validatePage,
@@ -321,14 +343,17 @@ func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHa
 			filters:  map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
 			sorts:    map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
 	}
-	// The read-only to-many relationships (content_related.go): blocks get
-	// theirs before contents copy the blocks' handler to render them.
-	blocks := kinds["content-blocks"]
-	blocks.related = []relatedMany{hyperlinksOfBlocks(blocks)}
-	kinds["content-blocks"] = blocks
-	contents := kinds["contents"]
-	contents.related = []relatedMany{blocksOfContents(blocks)}
-	kinds["contents"] = contents
+	// The read-only to-many relationships (content_related.go).
+	for typ, h := range kinds {
+		for _, name := range slices.Sorted(mapKeys(jsonapi.Relationships[typ])) {
+			if jsonapi.Relationships[typ][name].ToMany {
+				h.lists = append(h.lists, name)
+			}
+		}
+		h.cat, h.drafts = r.cat, r.drafts
+		h.specs = h.querySpecs()
+		kinds[typ] = h
+	}
 	// Reads of drafted content are the hot path: identical concurrent ones
 	// share a run (shared_reads.go).
 	shared := &sharedReads{}
@@ -340,10 +365,6 @@ func registerContentRoutes(r routes, engine *drafts.Engine) map[string]contentHa
 		r.get("/"+typ+"/:id", shared.wrap(h.get))
 		r.patch("/"+typ+"/:id", h.update)
 		r.delete("/"+typ+"/:id", h.remove)
-		for _, rel := range h.related {
-			r.get("/"+typ+"/:id/"+rel.name, shared.wrap(h.relatedEndpoint(rel, false)))
-			r.get("/"+typ+"/:id/relationships/"+rel.name, shared.wrap(h.relatedEndpoint(rel, true)))
-		}
+		r.cat.add(h.contentType())
 	}
-	return kinds
 }

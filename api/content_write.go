@@ -134,7 +134,6 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderLocation, h.links.base+h.path(v.Row.ID().String()))
 	return h.respondView(c, fiber.StatusCreated, q, pr.SiteID, v, true)
 }
 

@@ -13,25 +13,30 @@ import (
 
 // compound collects the included resources of a response: each resource
 // once (and never one that is primary data), with the sparse fieldsets
-// applied, and nothing that include did not ask for.
+// applied, and nothing that include did not ask for. catalog.include fills
+// it from the linkage of the primary data.
 type compound struct {
-	q    *Query
-	seen map[string]bool
+	q *Query
+	// full holds every resource of the document (primary data and
+	// included) by type/id, as rendered: nested include paths walk on from
+	// them, and a resource is never read twice.
+	full map[string]*jsonapi.Resource
 	list []*jsonapi.Resource
 }
 
 func newCompound(q *Query, primary ...*jsonapi.Resource) *compound {
-	cd := &compound{q: q, seen: map[string]bool{}, list: []*jsonapi.Resource{}}
+	cd := &compound{q: q, full: make(map[string]*jsonapi.Resource, len(primary)), list: []*jsonapi.Resource{}}
 	for _, r := range primary {
-		cd.seen[r.Type+"/"+r.ID] = true
+		cd.full[r.Type+"/"+r.ID] = r
 	}
 	return cd
 }
 
+// add includes rs (those not in the document yet).
 func (cd *compound) add(rs ...*jsonapi.Resource) {
 	for _, r := range rs {
-		if key := r.Type + "/" + r.ID; !cd.seen[key] {
-			cd.seen[key] = true
+		if key := r.Type + "/" + r.ID; cd.full[key] == nil {
+			cd.full[key] = r
 			cd.list = append(cd.list, cd.q.Sparse(r))
 		}
 	}
@@ -66,33 +71,17 @@ func sparseAll(q *Query, rs []*jsonapi.Resource) []*jsonapi.Resource {
 	return out
 }
 
-// serveLinkage serves GET /<type>/:id/relationships/<name>: the linkage
-// rel gives of the row load finds.
-func serveLinkage[M any](load func(*fiber.Ctx) (*M, error), rel func(context.Context, *M) (*jsonapi.Relationship, error)) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if _, err := queryParams(c); err != nil {
-			return err
-		}
-		row, err := load(c)
-		if err != nil {
-			return err
-		}
-		r, err := rel(c.UserContext(), row)
-		if err != nil {
-			return err
-		}
-		return respondLinkage(c, r)
-	}
-}
-
 // respondLinkage answers GET .../relationships/<name>.
 func respondLinkage(c *fiber.Ctx, rel *jsonapi.Relationship) error {
 	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
 }
 
-// respondNull answers a related-resource link whose relationship is empty.
-func respondNull(c *fiber.Ctx, self string) error {
-	return respondRaw(c, fiber.StatusOK, map[string]any{"data": nil, "links": &jsonapi.Links{Self: self}, "jsonapi": jsonapi.V11})
+// respondNull answers a related-resource link whose relationship is empty
+// (or names a record gone since): data null, and included [] when include
+// was asked for.
+func respondNull(c *fiber.Ctx, self string, q *Query) error {
+	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Links: &jsonapi.Links{Self: self}, Included: []*jsonapi.Resource{}},
+		q != nil && len(q.Include) > 0)
 }
 
 // respondIncluded writes doc, making sure included is present (possibly
@@ -106,13 +95,12 @@ func respondIncluded(c *fiber.Ctx, status int, doc jsonapi.Document, included bo
 
 // rowRenderer writes rows of one type (themes, layouts, theme assets,
 // assets, drafts, webhooks, webhook deliveries) as primary data with what
-// include asks for: render makes their resources, include (nil: nothing to
-// include) adds their related records to the compound document, version
-// reads a row's version (its ETag; nil: rows without one, answered without
-// an ETag).
+// include asks for: render makes their resources (linkage and all), cat
+// includes what their linkage names, version reads a row's version (its
+// ETag; nil: rows without one, answered without an ETag).
 type rowRenderer[M any] struct {
 	render  func(ctx context.Context, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, error)
-	include func(ctx context.Context, siteID uuid.UUID, q *Query, rows []M, cd *compound) error
+	cat     *catalog
 	version func(*M) int
 }
 
@@ -123,10 +111,7 @@ func (rr rowRenderer[M]) compound(c *fiber.Ctx, q *Query, siteID uuid.UUID, rows
 		return nil, nil, err
 	}
 	cd := newCompound(q, rs...)
-	if rr.include == nil {
-		return rs, cd, nil
-	}
-	if err := rr.include(c.UserContext(), siteID, q, rows, cd); err != nil {
+	if err := rr.cat.include(c.UserContext(), siteID, q, cd, rs, false); err != nil {
 		return nil, nil, err
 	}
 	return rs, cd, nil

@@ -2,16 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"maps"
-	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -21,8 +17,8 @@ type draftAttributes struct {
 	timestamps
 }
 
-// draftResource renders a draft; its dependency relationships carry links
-// only (their data needs the closures, computed by GET /drafts/:id).
+// draftResource renders a draft; draftRenderer fills its to-many
+// relationships.
 func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 	p := "/drafts/" + d.ID.String()
 	item := d.ItemID.String()
@@ -35,12 +31,119 @@ func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 		"item": l.relationship(p, "item", jsonapi.ToOne(d.ItemType, &item)),
 		"user": l.relationship(p, "user", jsonapi.ToOne("users", user)),
 	}
-	for _, name := range []string{"publication-dependencies", "reversion-dependencies", "hyperlinks"} {
-		rels[name] = &jsonapi.Relationship{Links: &jsonapi.Links{Self: l.base + p + "/relationships/" + name, Related: l.base + p + "/" + name}}
+	for _, name := range draftLists {
+		rels[name] = l.relationship(p, name, nil)
 	}
 	return versioned(&jsonapi.Resource{Type: "drafts", ID: d.ID.String(), Links: l.self(p),
 		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
 		Relationships: rels}, d.Version)
+}
+
+// draftLists are a draft's to-many relationships.
+var draftLists = []string{"publication-dependencies", "reversion-dependencies", "hyperlinks"}
+
+// draftRenderer renders drafts, wherever they appear (GET /drafts, a
+// drafted read's included draft, a publish plan), with their to-many
+// linkage: both dependency closures and the hyperlinks to the item.
+type draftRenderer struct {
+	db    *bun.DB
+	links links
+	// deps batches the linkage of single drafts that concurrent requests
+	// render (a page read with include=draft is the hot path).
+	deps *drafts.DependencyLoader
+}
+
+func newDraftRenderer(db *bun.DB, l links) *draftRenderer {
+	return &draftRenderer{db: db, links: l, deps: drafts.NewDependencyLoader(db, maxPageSize)}
+}
+
+// render renders ds of the site with their linkage.
+func (dr *draftRenderer) render(ctx context.Context, siteID uuid.UUID, ds []*drafts.Draft) ([]*jsonapi.Resource, error) {
+	out := make([]*jsonapi.Resource, len(ds))
+	if len(ds) == 0 {
+		return out, nil
+	}
+	var all map[*drafts.Draft]*drafts.DraftLinks
+	if len(ds) > 1 {
+		var err error
+		if all, err = drafts.LinksOf(ctx, dr.db, siteID, ds, maxPageSize); err != nil {
+			return nil, err
+		}
+	}
+	for i, d := range ds {
+		dl := all[d]
+		if dl == nil {
+			var err error
+			if dl, err = dr.deps.Load(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+		r := draftResource(dr.links, d)
+		setPage(r.Relationships["publication-dependencies"], "drafts", firstPage(dl.Publication), false)
+		setPage(r.Relationships["reversion-dependencies"], "drafts", firstPage(dl.Reversion), false)
+		setPage(r.Relationships["hyperlinks"], "hyperlinks", idPage{ids: uuidStrings(dl.Hyperlinks), total: dl.HyperlinksTotal}, false)
+		out[i] = r
+	}
+	return out, nil
+}
+
+// fetch is the drafts' fetchFunc.
+func (dr *draftRenderer) fetch(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+	ds, err := drafts.Drafts(ctx, dr.db, siteID, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	return dr.render(ctx, siteID, ds)
+}
+
+// firstPage is the first page of a closure's linkage.
+func firstPage(ds []*drafts.Draft) idPage {
+	return dependencyPage(ds, 0, maxPageSize)
+}
+
+// dependencyPage is the page [offset, offset+limit) of a closure.
+func dependencyPage(ds []*drafts.Draft, offset, limit int) idPage {
+	p := idPage{ids: []string{}, total: len(ds)}
+	for i := offset; i < len(ds) && i < offset+limit; i++ {
+		p.ids = append(p.ids, ds[i].ID.String())
+	}
+	return p
+}
+
+func uuidStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// dependencies pages through the drafts' closures in direction dir.
+func (dr *draftRenderer) dependencies(dir drafts.Direction) manyFunc {
+	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
+		ds, err := drafts.Drafts(ctx, dr.db, siteID, parents, false)
+		if err != nil {
+			return nil, err
+		}
+		deps, err := drafts.Dependencies(ctx, dr.db, siteID, ds, dir)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[uuid.UUID]idPage, len(ds))
+		for _, d := range ds {
+			out[d.ID] = dependencyPage(deps[d.ID], offset, limit)
+		}
+		return out, nil
+	}
+}
+
+// hyperlinksTo pages through the hyperlinks to the drafts' items.
+func (dr *draftRenderer) hyperlinksTo(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
+	rows, err := drafts.HyperlinksToDrafts(ctx, dr.db, siteID, parents, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return idPages(rows, parents, offset), nil
 }
 
 type hyperlinkAttributes struct {
@@ -48,29 +151,27 @@ type hyperlinkAttributes struct {
 	CreatedAt string `json:"created-at"`
 }
 
-func hyperlinkResource(l links, h drafts.Hyperlink) *jsonapi.Resource {
+func hyperlinkResource(l links, h *drafts.Hyperlink) *jsonapi.Resource {
 	p := "/hyperlinks/" + h.ID.String()
 	block, target := h.LinkableID.String(), h.LinkedID.String()
 	return &jsonapi.Resource{Type: "hyperlinks", ID: h.ID.String(),
 		Attributes: hyperlinkAttributes{Href: h.Href, CreatedAt: timestamp(h.CreatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
-			"linkable":  {Data: jsonapi.ToOne("content-blocks", &block)},
-			"linked-to": {Data: jsonapi.ToOne(h.LinkedType, &target)},
+			"linkable":  l.relationship(p, "linkable", jsonapi.ToOne("content-blocks", &block)),
+			"linked-to": l.relationship(p, "linked-to", jsonapi.ToOne(h.LinkedType, &target)),
 		}, Links: l.self(p)}
 }
 
 type draftsHandler struct {
-	db      *bun.DB
-	engine  *drafts.Engine
-	links   links
-	content map[string]contentHandler
+	db     *bun.DB
+	engine *drafts.Engine
+	links  links
+	render *draftRenderer
+	cat    *catalog
 }
 
-// draftSpec is the query GET /drafts reads: the site's pending drafts,
-// with their authors and records when include asks (the CLI's listing
-// shows who changed what: sort=-updated-at&include=user,item).
-var draftSpec = QuerySpec{Collection: true, Includes: []string{"user", "item"},
-	Fields:      []string{"drafts", "users", "pages", "contents", "content-blocks"},
+// draftSpec is the query GET /drafts reads: the site's pending drafts.
+var draftSpec = QuerySpec{Collection: true, Includes: includesOf("drafts"), Fields: fieldsOf("drafts"),
 	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: "d.created_at, d.id"}
@@ -78,160 +179,6 @@ var draftSpec = QuerySpec{Collection: true, Includes: []string{"user", "item"},
 // load finds the draft named by the URL.
 func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
 	return loadByID(c, h.db, "draft", drafts.FindDraft)
-}
-
-// dependencies computes a draft's closure in one direction, without itself.
-func (h draftsHandler) dependencies(ctx context.Context, d *drafts.Draft, dir drafts.Direction) ([]*drafts.Draft, error) {
-	all, err := drafts.Closure(ctx, h.db, d.SiteID, []*drafts.Draft{d}, dir, false)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, x := range all {
-		if x.ID != d.ID {
-			out = append(out, x)
-		}
-	}
-	return out, nil
-}
-
-// get serves GET /drafts/:id with its dependencies and hyperlinks.
-func (h draftsHandler) get(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{
-		Includes: []string{"publication-dependencies", "reversion-dependencies", "hyperlinks", "item", "user"},
-		Fields:   []string{"drafts", "hyperlinks", "pages", "contents", "content-blocks", "users"}})
-	if err != nil {
-		return err
-	}
-	d, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.UserContext()
-	res := draftResource(h.links, d)
-	cd := newCompound(q, res)
-	for name, dir := range map[string]drafts.Direction{"publication-dependencies": drafts.Publication, "reversion-dependencies": drafts.Reversion} {
-		deps, err := h.dependencies(ctx, d, dir)
-		if err != nil {
-			return err
-		}
-		ids := make([]string, len(deps))
-		for i, x := range deps {
-			ids[i] = x.ID.String()
-			if q.Include[name] {
-				cd.add(draftResource(h.links, x))
-			}
-		}
-		res.Relationships[name].Data = jsonapi.ToMany("drafts", ids)
-	}
-	links, err := drafts.HyperlinksTo(ctx, h.db, d)
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(links))
-	for i, l := range links {
-		ids[i] = l.ID.String()
-		if q.Include["hyperlinks"] {
-			cd.add(hyperlinkResource(h.links, l))
-		}
-	}
-	res.Relationships["hyperlinks"].Data = jsonapi.ToMany("hyperlinks", ids)
-	if err := h.includeItemAndUser(ctx, q, cd, d); err != nil {
-		return err
-	}
-	setETag(c, d.ID.String(), d.Version)
-	return cd.respondOne(c, fiber.StatusOK, res)
-}
-
-// includeItemAndUser adds the draft's item and user when asked. A failed
-// load is the request's error (the error table answers it); only a record
-// gone since the draft was read (a publish in between) is left out.
-func (h draftsHandler) includeItemAndUser(ctx context.Context, q *Query, cd *compound, d *drafts.Draft) error {
-	if ch, ok := h.content[d.ItemType]; ok && q.Include["item"] {
-		v, err := h.engine.Load(ctx, h.db, ch.kind, d.SiteID, d.ItemID, true)
-		if err = skipGone(err); err != nil {
-			return err
-		}
-		if v != nil {
-			paths, err := ch.draftedPaths(ctx, d.SiteID, v)
-			if err != nil {
-				return err
-			}
-			cd.add(ch.resource(v, true, paths))
-		}
-	}
-	if q.Include["user"] && d.UserID != nil {
-		user, err := models.FindUser(ctx, h.db, d.SiteID, *d.UserID)
-		if user != nil {
-			cd.add(usersHandler{db: h.db, links: h.links}.resource(user))
-		}
-		return skipGone(err)
-	}
-	return nil
-}
-
-// includeForList adds a page of drafts' users and items when include asks:
-// one query for the users and one per kind of item (Engine.LoadMany, with
-// the pages' drafted paths in one more), whatever the page's size. Items
-// and users are read in the drafts' site only; one gone since the drafts
-// were read (published, or the user deleted) is left out.
-func (h draftsHandler) includeForList(ctx context.Context, siteID uuid.UUID, q *Query, ds []*drafts.Draft, cd *compound) error {
-	if q.Include["user"] {
-		var userIDs []uuid.UUID
-		for _, d := range ds {
-			if d.UserID != nil {
-				userIDs = append(userIDs, *d.UserID)
-			}
-		}
-		us, err := models.ByIDs[models.User](ctx, h.db, siteID, userIDs)
-		if err != nil {
-			return err
-		}
-		users := usersHandler{db: h.db, links: h.links}
-		for i := range us {
-			cd.add(users.resource(&us[i]))
-		}
-	}
-	if !q.Include["item"] {
-		return nil
-	}
-	byType := map[string][]uuid.UUID{}
-	for _, d := range ds {
-		byType[d.ItemType] = append(byType[d.ItemType], d.ItemID)
-	}
-	for _, typ := range slices.Sorted(maps.Keys(byType)) { // a stable order of included
-		ids := byType[typ]
-		ch, ok := h.content[typ]
-		if !ok {
-			continue
-		}
-		views, err := h.engine.LoadMany(ctx, h.db, ch.kind, siteID, models.Unique(ids), true)
-		if err != nil {
-			return err
-		}
-		vs := make([]*drafts.View, 0, len(views))
-		for _, id := range models.Unique(ids) { // in the drafts' order, not the map's
-			if v := views[id]; v != nil {
-				vs = append(vs, v)
-			}
-		}
-		paths, err := ch.draftedPaths(ctx, siteID, vs...)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			cd.add(ch.resource(v, true, paths))
-		}
-	}
-	return nil
-}
-
-// skipGone is err, or nil when err says the record is not found.
-func skipGone(err error) error {
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 // revert serves DELETE /drafts/:id: the draft and its reversion closure
@@ -257,12 +204,22 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-// registerDraftRoutes registers /drafts; kinds render a draft's item.
-func registerDraftRoutes(r routes, engine *drafts.Engine, kinds map[string]contentHandler) {
-	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, content: kinds}
-	rows := rowRenderer[*drafts.Draft]{include: h.includeForList,
-		render: renderEach(func(d **drafts.Draft) *jsonapi.Resource { return draftResource(h.links, *d) })}
+// registerDraftRoutes registers /drafts and /hyperlinks/:id (their
+// relationships' endpoints: catalog.routes).
+func registerDraftRoutes(r routes, engine *drafts.Engine) {
+	h := draftsHandler{db: r.deps.DB, engine: engine, links: r.links, render: r.drafts, cat: r.cat}
+	rows := rowRenderer[*drafts.Draft]{render: h.render.render, cat: r.cat}
+	t := &resourceType{typ: "drafts", what: "draft", fetch: h.render.fetch, drafted: map[string]bool{"item": true},
+		many: map[string]manyFunc{"publication-dependencies": h.render.dependencies(drafts.Publication),
+			"reversion-dependencies": h.render.dependencies(drafts.Reversion), "hyperlinks": h.render.hyperlinksTo}}
+	r.cat.add(t)
 	r.get("/drafts", rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
-	r.get("/drafts/:id", h.get)
+	r.get("/drafts/:id", r.cat.get(t))
 	r.delete("/drafts/:id", h.revert)
+	// Hyperlinks join what they link (drafted bodies' links join records
+	// that may be unpublished): read drafted.
+	hyperlinks := &resourceType{typ: "hyperlinks", what: "hyperlink", drafted: map[string]bool{"linkable": true, "linked-to": true},
+		fetch: byIDs(h.db, func(x *drafts.Hyperlink) *jsonapi.Resource { return hyperlinkResource(h.links, x) })}
+	r.cat.add(hyperlinks)
+	r.get("/hyperlinks/:id", r.cat.get(hyperlinks))
 }

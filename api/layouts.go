@@ -47,7 +47,7 @@ var layoutColumns = []attrColumn[models.Layout, layoutFields]{
 var fileNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.liquid$`)
 
 func layoutSpec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: []string{"theme"}, Fields: []string{"layouts", "themes"}}
+	s := QuerySpec{Includes: includesOf("layouts"), Fields: fieldsOf("layouts")}
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"title": "title", "file-name": "file_name", "created-at": "created_at", "updated-at": "updated_at"}
@@ -84,13 +84,6 @@ func (k *themeResources) renderLayouts(ctx context.Context, siteID uuid.UUID, ls
 	return out, nil
 }
 
-func (k *themeResources) includeForLayouts(ctx context.Context, siteID uuid.UUID, q *Query, ls []models.Layout, cd *compound) error {
-	if q.Include["theme"] && len(ls) > 0 {
-		return k.includeThemes(ctx, siteID, ids(ls, func(l *models.Layout) uuid.UUID { return l.ThemeID }), cd)
-	}
-	return nil
-}
-
 // layoutsHandler serves /layouts. Its pageCounts (from themeResources)
 // fills pages-count.
 type layoutsHandler struct{ *themeResources }
@@ -104,8 +97,7 @@ func (h layoutsHandler) listOf(c *fiber.Ctx, t *models.Theme) error {
 
 // rows writes layouts with their pages-count and what include asks for.
 func (h layoutsHandler) rows() rowRenderer[models.Layout] {
-	return rowRenderer[models.Layout]{render: h.renderLayouts, include: h.includeForLayouts,
-		version: func(l *models.Layout) int { return l.Version }}
+	return rowRenderer[models.Layout]{render: h.renderLayouts, cat: h.cat, version: func(l *models.Layout) int { return l.Version }}
 }
 
 // load finds the layout (of any theme of the site) named by the URL.
@@ -208,21 +200,19 @@ func (h layoutsHandler) update(c *fiber.Ctx) error {
 	return patchRow(c, h.db, patch)
 }
 
-// theme serves GET /layouts/:id/theme.
-func (h layoutsHandler) theme(c *fiber.Ctx) error {
-	return serveOne(c, themeSpec(false), h.load, func(q *Query, l *models.Layout) error {
-		return h.respondRelatedTheme(c, q, &l.ThemeID)
-	})
-}
-
-// registerLayoutRoutes registers /layouts (docs/themes.md).
+// registerLayoutRoutes registers /layouts (docs/themes.md; the theme
+// relationship's endpoints: catalog.routes).
 func registerLayoutRoutes(r routes) {
 	layouts := layoutsHandler{r.themeResources()}
 	// GET /layouts: the layouts of the latest published theme (the one with
 	// the greatest published-at), an empty list while none is published.
 	editable(r, "/layouts", layouts.rows(), layoutSpec, models.ListLiveLayouts, layouts.load, layouts.create, layouts.update)
-	r.get("/layouts/:id/theme", layouts.theme)
-	r.get("/layouts/:id/relationships/theme", serveLinkage(layouts.load, func(_ context.Context, l *models.Layout) (*jsonapi.Relationship, error) {
-		return layouts.layoutResource(l, 0).Relationships["theme"], nil
-	}))
+	r.cat.add(&resourceType{typ: "layouts", what: "layout",
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			ls, err := models.ByIDs[models.Layout](ctx, layouts.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			return layouts.renderLayouts(ctx, siteID, ls)
+		}})
 }

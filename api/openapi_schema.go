@@ -88,9 +88,22 @@ func (b *specBuilder) resourceSchemas(typ string) {
 		relNames = append(relNames, rel)
 	}
 	slices.Sort(relNames)
+	// Every relationship carries its linkage, and its links but on a
+	// publish plan (which is not kept: nothing to link to); a to-many one
+	// its first page, with meta.count (and links.next when there is more).
+	required := []any{"data", "links"}
+	if typ == "publish-plans" {
+		required = []any{"data"}
+	}
 	for _, rel := range relNames {
-		rels[rel] = map[string]any{"type": "object", "properties": map[string]any{
-			"data": linkageSchema(jsonapi.Relationships[typ][rel]), "links": ref("Links"), "meta": ref("Meta")}}
+		l := jsonapi.Relationships[typ][rel]
+		meta := ref("Meta")
+		if l.ToMany {
+			meta = map[string]any{"type": "object", "properties": map[string]any{
+				"count": map[string]any{"type": "integer", "minimum": 0, "description": "How many records the relationship has in all"}}}
+		}
+		rels[rel] = map[string]any{"type": "object", "required": required, "properties": map[string]any{
+			"data": linkageSchema(l), "links": ref("Links"), "meta": meta}}
 	}
 	attrs := map[string]any{"type": "object"}
 	if v, ok := attributeTypes[typ]; ok {

@@ -20,6 +20,7 @@ type publishPlansHandler struct {
 	db     *bun.DB
 	engine *drafts.Engine
 	links  links
+	drafts *draftRenderer
 }
 
 type planItem struct {
@@ -85,16 +86,21 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	}); err != nil {
 		return err
 	}
-	res, included := h.resource(plan, req, q)
-	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: included}, q.Include["drafts"])
+	res, planned := h.resource(plan, req, q)
+	// Included drafts carry their linkage, as everywhere a draft appears.
+	included, err := h.drafts.render(c.UserContext(), siteOf(c), planned)
+	if err != nil {
+		return err
+	}
+	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: sparseAll(q, included)}, q.Include["drafts"])
 }
 
 // resource renders a plan, with its drafts to include when q asks.
-func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q *Query) (*jsonapi.Resource, []*jsonapi.Resource) {
+func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q *Query) (*jsonapi.Resource, []*drafts.Draft) {
 	attrs := planAttributes{Steps: make([]planStep, len(plan.Steps)), BrokenHyperlinks: make([]brokenHyperlink, len(plan.BrokenLinks)),
 		Conflicts: make([]planConflict, len(plan.Conflicts))}
 	draftIDs := []string{}
-	included := []*jsonapi.Resource{}
+	var included []*drafts.Draft
 	for i, st := range plan.Steps {
 		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group}
 		if d := st.Draft; d != nil {
@@ -102,7 +108,7 @@ func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q 
 			attrs.Steps[i].Draft, attrs.Steps[i].HeldBy = &id, optionalID(d.RevisionID)
 			draftIDs = append(draftIDs, id)
 			if q.Include["drafts"] {
-				included = append(included, q.Sparse(draftResource(h.links, d)))
+				included = append(included, d)
 			}
 		}
 	}
@@ -138,6 +144,6 @@ func conflictOf(e *models.Error) planConflict {
 
 // registerPublishPlanRoutes registers /publish-plans (docs/drafts.md).
 func registerPublishPlanRoutes(r routes, engine *drafts.Engine) {
-	h := publishPlansHandler{db: r.deps.DB, engine: engine, links: r.links}
+	h := publishPlansHandler{db: r.deps.DB, engine: engine, links: r.links, drafts: r.drafts}
 	r.post("/publish-plans", h.create)
 }

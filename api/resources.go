@@ -55,17 +55,26 @@ func optionalID(id *uuid.UUID) *string {
 }
 
 // links builds absolute URLs from the configured public base URL.
-type links struct{ base string }
+type links struct {
+	base string
+	// query ends the URLs of a record's own links ("?include=draft" for a
+	// record that is not live, rendered drafted: its plain URLs read the
+	// live view, which does not have it).
+	query string
+}
 
-func (l links) self(path string) *jsonapi.Links { return &jsonapi.Links{Self: l.base + path} }
+// drafted is l for the links of a record only the drafted view has.
+func (l links) drafted() links { return links{base: l.base, query: "?include=draft"} }
+
+func (l links) self(path string) *jsonapi.Links { return &jsonapi.Links{Self: l.base + path + l.query} }
 
 // relationship builds a relationship object with its self and related links.
 func (l links) relationship(resourcePath, name string, data []byte) *jsonapi.Relationship {
 	// One allocation for the relationship and its links, and one for both
 	// URLs (the related one is the tail of the joined text): every rendered
 	// resource builds several of these.
-	both := l.base + resourcePath + "/relationships/" + name + l.base + resourcePath + "/" + name
-	self := len(l.base) + len(resourcePath) + len("/relationships/") + len(name)
+	both := l.base + resourcePath + "/relationships/" + name + l.query + l.base + resourcePath + "/" + name + l.query
+	self := len(l.base) + len(resourcePath) + len("/relationships/") + len(name) + len(l.query)
 	rel := new(struct {
 		rel   jsonapi.Relationship
 		links jsonapi.Links

@@ -32,6 +32,7 @@ type revisionsHandler struct {
 	links    links
 	log      *slog.Logger
 	engine   *drafts.Engine
+	cat      *catalog
 }
 
 type revisionAttributes struct {
@@ -43,33 +44,42 @@ type revisionAttributes struct {
 	CreatedAt     string  `json:"created-at"`
 }
 
-func (h revisionsHandler) resource(r *drafts.Revision, versionIDs []string) *jsonapi.Resource {
+// resource renders a revision: its drafts' linkage from the row (the
+// first page), its versions' filled by render.
+func (h revisionsHandler) resource(r *drafts.Revision) *jsonapi.Resource {
 	p := "/revisions/" + r.ID.String()
 	ids := make([]string, len(r.DraftIDs))
 	for i, d := range r.DraftIDs {
 		ids[i] = d.String()
 	}
-	var user *string
-	if r.UserID != nil {
-		s := r.UserID.String()
-		user = &s
-	}
+	page := idPage{ids: ids[:min(len(ids), maxPageSize)], total: len(ids)}
 	rels := map[string]*jsonapi.Relationship{
-		"drafts":   h.links.relationship(p, "drafts", jsonapi.ToMany("drafts", ids)),
-		"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
-		"versions": {Links: &jsonapi.Links{Self: h.links.base + p + "/relationships/versions", Related: h.links.base + p + "/versions"}},
+		"drafts":   h.links.relationship(p, "drafts", nil),
+		"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(r.UserID))),
+		"versions": h.links.relationship(p, "versions", nil),
 	}
+	setPage(rels["drafts"], "drafts", page, false)
 	// Only a revert has reverts (GET /revisions carries no null linkage).
 	if r.RevertsID != nil {
-		s := r.RevertsID.String()
-		rels["reverts"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &s)}
-	}
-	if versionIDs != nil {
-		rels["versions"].Data = jsonapi.ToMany("versions", versionIDs)
+		rels["reverts"] = h.links.relationship(p, "reverts", jsonapi.ToOne("revisions", optionalID(r.RevertsID)))
 	}
 	return &jsonapi.Resource{Type: "revisions", ID: r.ID.String(), Links: h.links.self(p), Relationships: rels,
 		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage,
 			PublishAt: optionalTimestamp(r.PublishAt), CreatedAt: timestamp(r.CreatedAt)}}
+}
+
+// render renders revisions with the first page of their versions' linkage.
+func (h revisionsHandler) render(ctx context.Context, siteID uuid.UUID, revs []*drafts.Revision) ([]*jsonapi.Resource, error) {
+	out := make([]*jsonapi.Resource, len(revs))
+	for i, r := range revs {
+		out[i] = h.resource(r)
+	}
+	return out, h.cat.fillMany(ctx, siteID, h.cat.types["revisions"], out, false)
+}
+
+// revisionSpec is the query a revision's document reads.
+func revisionSpec() QuerySpec {
+	return QuerySpec{Includes: includesOf("revisions"), Fields: fieldsOf("revisions")}
 }
 
 type revisionRequest struct {
@@ -179,7 +189,7 @@ func readDraftIdents(rels map[string]jsonapi.RequestRelationship) ([]uuid.UUID, 
 // With publish-at the revision is scheduled: 201 at once, status
 // scheduled, and the workflow waits on a durable timer.
 func (h revisionsHandler) create(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Includes: []string{"versions"}, Fields: []string{"revisions", "versions"}})
+	q, err := parseQuery(c, revisionSpec())
 	if err != nil {
 		return err
 	}
@@ -293,25 +303,23 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 		}
 		return jsonapi.Unprocessable("publish_failed", "Nothing was published: "+msg+". The revision at "+location+" records this; every draft is as it was.")
 	case drafts.Publishing:
-		return respondIncluded(c, fiber.StatusAccepted, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))}, q.Include["versions"])
+		return h.respondRevision(c, q, rev, fiber.StatusAccepted)
 	}
 	return h.respondRevision(c, q, rev, fiber.StatusCreated)
 }
 
+// respondRevision writes rev with what include asks for.
 func (h revisionsHandler) respondRevision(c *fiber.Ctx, q *Query, rev *drafts.Revision, status int) error {
-	versions, err := drafts.VersionsOf(c.UserContext(), h.db, rev.ID, maxRevisionDrafts*2)
+	ctx := c.UserContext()
+	rs, err := h.render(ctx, rev.SiteID, []*drafts.Revision{rev})
 	if err != nil {
 		return err
 	}
-	ids := make([]string, len(versions))
-	included := []*jsonapi.Resource{}
-	for i, v := range versions {
-		ids[i] = v.ID.String()
-		if q.Include["versions"] {
-			included = append(included, q.Sparse(h.versionResource(v)))
-		}
+	cd := newCompound(q, rs...)
+	if err := h.cat.include(ctx, rev.SiteID, q, cd, rs, false); err != nil {
+		return err
 	}
-	return respondIncluded(c, status, jsonapi.Document{Data: q.Sparse(h.resource(rev, ids)), Included: included}, q.Include["versions"])
+	return respondIncluded(c, status, jsonapi.Document{Data: q.Sparse(rs[0]), Included: cd.list}, len(q.Include) > 0)
 }
 
 func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
@@ -320,7 +328,7 @@ func (h revisionsHandler) load(c *fiber.Ctx) (*drafts.Revision, error) {
 
 // get serves GET /revisions/:id.
 func (h revisionsHandler) get(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Includes: []string{"versions"}, Fields: []string{"revisions", "versions"}})
+	q, err := parseQuery(c, revisionSpec())
 	if err != nil {
 		return err
 	}
@@ -334,7 +342,7 @@ func (h revisionsHandler) get(c *fiber.Ctx) error {
 // list serves GET /revisions, newest first; filter[status]=scheduled lists
 // what is coming, soonest first.
 func (h revisionsHandler) list(c *fiber.Ctx) error {
-	spec := QuerySpec{Collection: true, Fields: []string{"revisions"},
+	spec := QuerySpec{Collection: true, Includes: includesOf("revisions"), Fields: fieldsOf("revisions"),
 		Filters: map[string]string{"status": "status"},
 		Sorts:   map[string]string{"created-at": "created_at", "publish-at": "publish_at"}, DefaultSort: "r.created_at DESC, r.id"}
 	if c.Query("filter[status]") == drafts.Scheduled {
@@ -344,26 +352,60 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	revs, total, err := drafts.ListRevisions(c.UserContext(), h.db, siteOf(c), q.Apply)
+	ctx, siteID := c.UserContext(), siteOf(c)
+	revs, total, err := drafts.ListRevisions(ctx, h.db, siteID, q.Apply)
 	if err != nil {
 		return err
 	}
-	data := make([]*jsonapi.Resource, len(revs))
-	for i, r := range revs {
-		data[i] = q.Sparse(h.resource(r, nil))
+	data, err := h.render(ctx, siteID, revs)
+	if err != nil {
+		return err
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions", q, total), Meta: map[string]any{"total": total}})
+	cd := newCompound(q, data...)
+	if err := h.cat.include(ctx, siteID, q, cd, data, false); err != nil {
+		return err
+	}
+	return cd.respondPage(c, h.links, "/revisions", data, total)
 }
 
 // registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
 func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
-	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine}
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine, cat: r.cat}
 	r.post("/revisions", h.create)
 	r.get("/revisions", h.list)
 	r.get("/revisions/:id", h.get)
 	r.patch("/revisions/:id", h.update)
 	r.delete("/revisions/:id", h.cancel)
-	r.get("/revisions/:id/versions", h.versions)
-	r.get("/versions/:id", getByID(h.db, "version", drafts.FindVersion, h.versionResource))
+	// The relationships' endpoints (GET /revisions/:id/versions among
+	// them): catalog.routes.
+	r.cat.add(&resourceType{typ: "revisions", what: "revision",
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			revs, err := models.ByIDs[*drafts.Revision](ctx, h.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			return h.render(ctx, siteID, revs)
+		},
+		many: map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", "created_at, id")}})
+	versions := &resourceType{typ: "versions", what: "version", fetch: byIDs(h.db, h.versionResource)}
+	r.cat.add(versions)
+	r.get("/versions/:id", r.cat.get(versions))
+}
+
+// draftsOf pages through the drafts revisions list (their rows hold them).
+func (h revisionsHandler) draftsOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
+	revs, err := models.ByIDs[drafts.Revision](ctx, h.db, siteID, parents)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]idPage, len(revs))
+	for _, r := range revs {
+		p := idPage{ids: []string{}, total: len(r.DraftIDs)}
+		for i := offset; i < len(r.DraftIDs) && i < offset+limit; i++ {
+			p.ids = append(p.ids, r.DraftIDs[i].String())
+		}
+		out[r.ID] = p
+	}
+	return out, nil
 }

@@ -73,7 +73,7 @@ func (h revisionsHandler) update(c *fiber.Ctx) error {
 		return err
 	}
 	rev.PublishAt = &at
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.resource(rev, nil))})
+	return h.respondRevision(c, q, rev, fiber.StatusOK)
 }
 
 // cancel serves DELETE /revisions/:id: a scheduled revision is cancelled

@@ -33,11 +33,12 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 type siteHandler struct {
 	db    *bun.DB
 	links links
+	cat   *catalog
 }
 
 // siteSpec: GET and PATCH /site may include the live theme.
 func siteSpec() QuerySpec {
-	return QuerySpec{Includes: []string{"theme"}, Fields: []string{"sites", "themes"}}
+	return QuerySpec{Includes: includesOf("sites"), Fields: fieldsOf("sites")}
 }
 
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
@@ -52,19 +53,11 @@ func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 	return versioned(r, s.Version)
 }
 
-// themes renders the live theme for include=theme. Only theme resources
-// with their linkage are rendered through it (nothing nested is included),
-// so it needs no asset or user rendering; GET /site/theme, which may
-// include more, is served by themesHandler.live.
-func (h siteHandler) themes() *themeResources { return &themeResources{db: h.db, links: h.links} }
-
 func (h siteHandler) respondSite(c *fiber.Ctx, q *Query, s *models.ThemedSite) error {
 	r := h.resource(s)
 	cd := newCompound(q, r)
-	if q.Include["theme"] && s.ThemeID != nil {
-		if err := h.themes().includeThemes(c.UserContext(), s.ID, []uuid.UUID{*s.ThemeID}, cd); err != nil {
-			return err
-		}
+	if err := h.cat.include(c.UserContext(), s.ID, q, cd, []*jsonapi.Resource{r}, false); err != nil {
+		return err
 	}
 	setETag(c, s.ID.String(), s.Version)
 	return cd.respond(c, fiber.StatusOK, q.Sparse(r), nil, nil)
@@ -223,7 +216,7 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 // registerSiteRoutes registers /site, its live theme and its theme
 // relationship (docs/themes.md).
 func registerSiteRoutes(r routes) {
-	site := siteHandler{db: r.deps.DB, links: r.links}
+	site := siteHandler{db: r.deps.DB, links: r.links, cat: r.cat}
 	r.get("/site", site.get)
 	r.patch("/site", site.update)
 	r.get("/site/theme", themesHandler{r.themeResources()}.live)

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -27,7 +26,7 @@ type themeAssetRequest struct {
 }
 
 func themeAssetSpec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: []string{"theme", "asset"}, Fields: []string{"theme-assets", "themes", "assets"}}
+	s := QuerySpec{Includes: includesOf("theme-assets"), Fields: fieldsOf("theme-assets")}
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"path": "path", "created-at": "created_at", "updated-at": "updated_at"}
@@ -47,21 +46,6 @@ func (k *themeResources) themeAssetResource(ta *models.ThemeAsset) *jsonapi.Reso
 			"asset": k.links.relationship(p, "asset", jsonapi.ToOne("assets", &asset)),
 		}}
 	return versioned(r, ta.Version)
-}
-
-func (k *themeResources) includeForThemeAssets(ctx context.Context, siteID uuid.UUID, q *Query, tas []models.ThemeAsset, cd *compound) error {
-	if len(tas) == 0 {
-		return nil
-	}
-	if q.Include["theme"] {
-		if err := k.includeThemes(ctx, siteID, ids(tas, func(ta *models.ThemeAsset) uuid.UUID { return ta.ThemeID }), cd); err != nil {
-			return err
-		}
-	}
-	if q.Include["asset"] {
-		return k.includeAssets(ctx, siteID, ids(tas, func(ta *models.ThemeAsset) uuid.UUID { return ta.AssetID }), cd)
-	}
-	return nil
 }
 
 // validate checks the attributes of a POST: the path, and no read-only member.
@@ -108,8 +92,7 @@ func (h themeAssetsHandler) load(c *fiber.Ctx) (*models.ThemeAsset, error) {
 
 // rows writes theme assets with what include asks for.
 func (h themeAssetsHandler) rows() rowRenderer[models.ThemeAsset] {
-	return rowRenderer[models.ThemeAsset]{include: h.includeForThemeAssets,
-		render:  renderEach(h.themeAssetResource),
+	return rowRenderer[models.ThemeAsset]{cat: h.cat, render: renderEach(h.themeAssetResource),
 		version: func(ta *models.ThemeAsset) int { return ta.Version }}
 }
 
@@ -168,34 +151,12 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-// related serves GET /theme-assets/:id/{theme,asset}.
-func (h themeAssetsHandler) related(name string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if name == "theme" {
-			return serveOne(c, themeSpec(false), h.load, func(q *Query, ta *models.ThemeAsset) error {
-				return h.respondRelatedTheme(c, q, &ta.ThemeID)
-			})
-		}
-		return serveOne(c, QuerySpec{Fields: []string{"assets"}}, h.load, func(q *Query, ta *models.ThemeAsset) error {
-			a, err := models.FindAsset(c.UserContext(), h.db, ta.SiteID, ta.AssetID)
-			if err != nil {
-				return err
-			}
-			return respond(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(h.assets.assetResource(a))})
-		})
-	}
-}
-
-// registerThemeAssetRoutes registers /theme-assets (docs/themes.md).
+// registerThemeAssetRoutes registers /theme-assets (docs/themes.md; the
+// theme and asset relationships' endpoints: catalog.routes).
 func registerThemeAssetRoutes(r routes) {
 	themeAssets := themeAssetsHandler{r.themeResources()}
+	r.cat.add(&resourceType{typ: "theme-assets", what: "theme asset", fetch: byIDs(themeAssets.db, themeAssets.themeAssetResource)})
 	r.post("/theme-assets", themeAssets.create)
 	r.get("/theme-assets/:id", themeAssets.rows().get(themeAssetSpec(false), themeAssets.load))
 	r.delete("/theme-assets/:id", themeAssets.delete)
-	for _, name := range []string{"theme", "asset"} {
-		r.get("/theme-assets/:id/"+name, themeAssets.related(name))
-		r.get("/theme-assets/:id/relationships/"+name, serveLinkage(themeAssets.load, func(_ context.Context, ta *models.ThemeAsset) (*jsonapi.Relationship, error) {
-			return themeAssets.themeAssetResource(ta).Relationships[name], nil
-		}))
-	}
 }

@@ -34,6 +34,9 @@ type themeResources struct {
 	// (app.go) sets livePagesPerLayout, which counts the site's live pages per
 	// layout_id in one query for all ids.
 	pageCounts models.PageCounter
+	// cat includes what documents ask for and fills the themes' to-many
+	// linkage (relations.go).
+	cat *catalog
 }
 
 func themePath(id uuid.UUID) string { return "/themes/" + id.String() }
@@ -46,133 +49,44 @@ func ids[T any](rows []T, id func(*T) uuid.UUID) []uuid.UUID {
 	return out
 }
 
-// themeResource renders a theme with the linkage of its layouts and theme assets.
-func (k *themeResources) themeResource(t *models.Theme, layoutIDs, assetIDs []string) *jsonapi.Resource {
+// themeResource renders a theme; renderThemes fills the linkage of its
+// layouts and theme assets.
+func (k *themeResources) themeResource(t *models.Theme) *jsonapi.Resource {
 	p := themePath(t.ID)
 	r := &jsonapi.Resource{Type: "themes", ID: t.ID.String(), Links: k.links.self(p),
 		Attributes: themeAttributes{Title: t.Title, Description: t.Description, PublishedAt: optionalTimestamp(t.PublishedAt),
 			timestamps: timestampsOf(t.CreatedAt, t.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"user":         k.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(t.UserID))),
-			"layouts":      k.links.relationship(p, "layouts", jsonapi.ToMany("layouts", layoutIDs)),
-			"theme-assets": k.links.relationship(p, "theme-assets", jsonapi.ToMany("theme-assets", assetIDs)),
+			"layouts":      k.links.relationship(p, "layouts", nil),
+			"theme-assets": k.links.relationship(p, "theme-assets", nil),
 		}}
 	return versioned(r, t.Version)
 }
 
-// childIDs returns, per theme, the ids of its layouts (by file name) and
-// theme assets (by path): the linkage of its to-many relationships.
-func (k *themeResources) childIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID) (layouts, assets map[uuid.UUID][]string, err error) {
-	layouts, assets = map[uuid.UUID][]string{}, map[uuid.UUID][]string{}
-	if len(themeIDs) == 0 {
-		return layouts, assets, nil
-	}
-	ls, err := models.OfThemes[models.Layout](ctx, db, siteID, themeIDs, "id", "theme_id")
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, l := range ls {
-		layouts[l.ThemeID] = append(layouts[l.ThemeID], l.ID.String())
-	}
-	tas, err := models.OfThemes[models.ThemeAsset](ctx, db, siteID, themeIDs, "id", "theme_id")
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, ta := range tas {
-		assets[ta.ThemeID] = append(assets[ta.ThemeID], ta.ID.String())
-	}
-	return layouts, assets, nil
+// themesType is the themes' resourceType: their layouts (by file name)
+// and theme assets (by path), one query each for all themes.
+func (k *themeResources) themesType() *resourceType {
+	return &resourceType{typ: "themes", what: "theme", nested: []string{"theme-assets.asset"},
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			ts, err := models.ByIDs[models.Theme](ctx, k.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			return k.renderThemes(ctx, siteID, ts)
+		},
+		many: map[string]manyFunc{
+			"layouts":      childMany(k.db, "layouts", "theme_id", "lower(file_name), id"),
+			"theme-assets": childMany(k.db, "theme_assets", "theme_id", "lower(path), id"),
+		}}
 }
 
-// renderThemes renders themes, loading their linkage in two queries.
-func (k *themeResources) renderThemes(ctx context.Context, db bun.IDB, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
-	layouts, assets, err := k.childIDs(ctx, db, siteID, ids(ts, func(t *models.Theme) uuid.UUID { return t.ID }))
-	if err != nil {
-		return nil, err
-	}
+// renderThemes renders themes with the first page of their layouts' and
+// theme assets' linkage.
+func (k *themeResources) renderThemes(ctx context.Context, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
 	out := make([]*jsonapi.Resource, len(ts))
 	for i := range ts {
-		out[i] = k.themeResource(&ts[i], layouts[ts[i].ID], assets[ts[i].ID])
+		out[i] = k.themeResource(&ts[i])
 	}
-	return out, nil
-}
-
-// includeForThemes adds what include asks for to the themes' compound document.
-func (k *themeResources) includeForThemes(ctx context.Context, siteID uuid.UUID, q *Query, ts []models.Theme, cd *compound) error {
-	if len(ts) == 0 || len(q.Include) == 0 {
-		return nil
-	}
-	themeIDs := ids(ts, func(t *models.Theme) uuid.UUID { return t.ID })
-	if q.Include["user"] {
-		var userIDs []uuid.UUID
-		for _, t := range ts {
-			if t.UserID != nil {
-				userIDs = append(userIDs, *t.UserID)
-			}
-		}
-		if len(userIDs) > 0 {
-			us, err := models.ByIDs[models.User](ctx, k.db, siteID, userIDs)
-			if err != nil {
-				return err
-			}
-			for i := range us {
-				cd.add(k.users.resource(&us[i]))
-			}
-		}
-	}
-	if q.Include["layouts"] {
-		ls, err := models.OfThemes[models.Layout](ctx, k.db, siteID, themeIDs)
-		if err != nil {
-			return err
-		}
-		rs, err := k.renderLayouts(ctx, siteID, ls)
-		if err != nil {
-			return err
-		}
-		cd.add(rs...)
-	}
-	if q.Include["theme-assets"] {
-		tas, err := models.OfThemes[models.ThemeAsset](ctx, k.db, siteID, themeIDs)
-		if err != nil {
-			return err
-		}
-		for i := range tas {
-			cd.add(k.themeAssetResource(&tas[i]))
-		}
-		if q.Include["theme-assets.asset"] {
-			if err := k.includeAssets(ctx, siteID, ids(tas, func(ta *models.ThemeAsset) uuid.UUID { return ta.AssetID }), cd); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// includeThemes adds the site's themes with the given ids.
-func (k *themeResources) includeThemes(ctx context.Context, siteID uuid.UUID, themeIDs []uuid.UUID, cd *compound) error {
-	ts, err := models.ByIDs[models.Theme](ctx, k.db, siteID, themeIDs)
-	if err != nil {
-		return err
-	}
-	rs, err := k.renderThemes(ctx, k.db, siteID, ts)
-	if err != nil {
-		return err
-	}
-	cd.add(rs...)
-	return nil
-}
-
-// includeAssets adds the site's assets with the given ids.
-func (k *themeResources) includeAssets(ctx context.Context, siteID uuid.UUID, assetIDs []uuid.UUID, cd *compound) error {
-	if len(assetIDs) == 0 {
-		return nil
-	}
-	as, err := models.ByIDs[models.Asset](ctx, k.db, siteID, assetIDs)
-	if err != nil {
-		return err
-	}
-	for i := range as {
-		cd.add(k.assets.assetResource(&as[i]))
-	}
-	return nil
+	return out, k.cat.fillMany(ctx, siteID, k.cat.types["themes"], out, false)
 }

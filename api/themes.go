@@ -2,13 +2,11 @@ package api
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 )
@@ -61,10 +59,7 @@ func (r themeRequest) validate(sent map[string]bool, create bool) (f themeFields
 
 // Query specs of the themes endpoints.
 func themeSpec(collection bool) QuerySpec {
-	s := QuerySpec{
-		Includes: []string{"user", "layouts", "theme-assets", "theme-assets.asset"},
-		Fields:   []string{"themes", "users", "layouts", "theme-assets", "assets"},
-	}
+	s := QuerySpec{Includes: includesOf("themes", "theme-assets.asset"), Fields: fieldsOf("themes", "assets")}
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}
@@ -78,11 +73,7 @@ type themesHandler struct{ *themeResources }
 
 // rows writes themes with their linkage and what include asks for.
 func (h themesHandler) rows() rowRenderer[models.Theme] {
-	return rowRenderer[models.Theme]{include: h.includeForThemes,
-		render: func(ctx context.Context, siteID uuid.UUID, ts []models.Theme) ([]*jsonapi.Resource, error) {
-			return h.renderThemes(ctx, h.db, siteID, ts)
-		},
-		version: func(t *models.Theme) int { return t.Version }}
+	return rowRenderer[models.Theme]{cat: h.cat, render: h.renderThemes, version: func(t *models.Theme) int { return t.Version }}
 }
 
 // load finds the theme named by the URL.
@@ -128,53 +119,28 @@ func (h themesHandler) update(c *fiber.Ctx) error {
 	return patchRow(c, h.db, patchOf(c, req, h.rows(), models.FindTheme, themeColumns))
 }
 
-// related serves GET /themes/:id/{user,layouts,theme-assets}: the related
-// user, or the theme's layouts or theme assets as a paginated collection.
+// related serves GET /themes/:id/{layouts,theme-assets}: the theme's
+// layouts or theme assets as a collection, sorted, filtered and paginated
+// as GET /layouts is (the catalog's generic endpoint pages through the
+// linkage only).
 func (h themesHandler) related(name string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		t, err := h.load(c)
 		if err != nil {
 			return err
 		}
-		switch name {
-		case "user":
-			if _, err := queryParams(c); err != nil {
-				return err
-			}
-			if t.UserID == nil {
-				return respondNull(c, h.links.base+c.Path())
-			}
-			u, err := models.FindUser(c.UserContext(), h.db, t.SiteID, *t.UserID)
-			if errors.Is(err, models.ErrNotFound) {
-				return respondNull(c, h.links.base+c.Path())
-			} else if err != nil {
-				return err
-			}
-			return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.users.resource(u)})
-		case "layouts":
+		if name == "layouts" {
 			return layoutsHandler{h.themeResources}.listOf(c, t)
-		default: // theme-assets
-			return themeAssetsHandler{h.themeResources}.listOf(c, t)
 		}
-	}
-}
-
-// relationship is the linkage of a theme's relationship name.
-func (h themesHandler) relationship(name string) func(context.Context, *models.Theme) (*jsonapi.Relationship, error) {
-	return func(ctx context.Context, t *models.Theme) (*jsonapi.Relationship, error) {
-		rs, err := h.renderThemes(ctx, h.db, t.SiteID, []models.Theme{*t})
-		if err != nil {
-			return nil, err
-		}
-		return rs[0].Relationships[name], nil
+		return themeAssetsHandler{h.themeResources}.listOf(c, t)
 	}
 }
 
 // respondRelatedTheme answers a related-resource link that names one theme
-// (or none): /layouts/:id/theme, /theme-assets/:id/theme, /site/theme.
+// (or none): /site/theme.
 func (k *themeResources) respondRelatedTheme(c *fiber.Ctx, q *Query, themeID *uuid.UUID) error {
 	if themeID == nil {
-		return respondNull(c, k.links.base+c.Path())
+		return respondNull(c, k.links.base+c.Path(), q)
 	}
 	t, err := models.FindTheme(c.UserContext(), k.db, siteOf(c), *themeID)
 	if err != nil {
@@ -202,8 +168,7 @@ func registerThemeRoutes(r routes) {
 	themes := themesHandler{r.themeResources()}
 	// GET /themes: the site's themes, newest first, paginated.
 	editable(r, "/themes", themes.rows(), themeSpec, models.ListThemes, themes.load, themes.create, themes.update)
-	for _, name := range []string{"user", "layouts", "theme-assets"} {
-		r.get("/themes/:id/"+name, themes.related(name))
-		r.get("/themes/:id/relationships/"+name, serveLinkage(themes.load, themes.relationship(name)))
-	}
+	t := themes.themesType()
+	t.related = map[string]fiber.Handler{"layouts": themes.related("layouts"), "theme-assets": themes.related("theme-assets")}
+	r.cat.add(t)
 }

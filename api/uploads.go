@@ -94,23 +94,48 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	pr := oauth.PrincipalOf(c)
 	sigID := uuid.New()
 	key := pr.SiteID.String() + "/" + sigID.String() + "/" + sanitiseFilename(attrs.Filename)
-	expires := time.Now().UTC().Add(h.cfg.SignatureTTL)
-
-	pp, err := storage.SignPost(h.cfg.Storage, key, contentType, h.cfg.MaxUploadBytes, time.Now(), expires)
+	// Whole milliseconds, as stored: GET /upload-signatures/:id signs the
+	// stored record again and must answer the same fields.
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	sig := &models.UploadSignature{SiteRow: models.SiteRow{ID: sigID, SiteID: pr.SiteID, CreatedAt: now}, Key: key,
+		Filename: attrs.Filename, ContentType: contentType, MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: now.Add(h.cfg.SignatureTTL)}
+	res, err := h.signatureResource(sig)
 	if err != nil {
 		return err
 	}
-	sig := &models.UploadSignature{SiteRow: models.SiteRow{ID: sigID, SiteID: pr.SiteID, CreatedAt: time.Now().UTC()}, Key: key,
-		Filename: attrs.Filename, ContentType: contentType, MaxBytes: h.cfg.MaxUploadBytes, ExpiresAt: expires}
 	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
 		return err
 	}
-	res := &jsonapi.Resource{Type: "upload-signatures", ID: sigID.String(), Links: h.links.self("/upload-signatures/" + sigID.String()),
-		Attributes: signatureAttributes{
-			Filename: attrs.Filename, Key: key, ACL: pp.ACL, ContentType: contentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
-			Credential: pp.Credential, Algorithm: pp.Algorithm, Date: pp.Date, Signature: pp.Signature,
-		}}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: res})
+}
+
+// signatureResource renders a signature with its POST policy, signed for
+// its key, content type, size and times (the same fields each time).
+func (h uploadsHandler) signatureResource(sig *models.UploadSignature) (*jsonapi.Resource, error) {
+	pp, err := storage.SignPost(h.cfg.Storage, sig.Key, sig.ContentType, sig.MaxBytes, sig.CreatedAt, sig.ExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonapi.Resource{Type: "upload-signatures", ID: sig.ID.String(), Links: h.links.self("/upload-signatures/" + sig.ID.String()),
+		Attributes: signatureAttributes{
+			Filename: sig.Filename, Key: sig.Key, ACL: pp.ACL, ContentType: sig.ContentType, Policy: pp.Policy, Endpoint: pp.Endpoint,
+			Credential: pp.Credential, Algorithm: pp.Algorithm, Date: pp.Date, Signature: pp.Signature,
+		}}, nil
+}
+
+// fetchSignatures renders the site's signatures with the given ids.
+func (h uploadsHandler) fetchSignatures(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+	sigs, err := models.ByIDs[models.UploadSignature](ctx, h.db, siteID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*jsonapi.Resource, len(sigs))
+	for i := range sigs {
+		if out[i], err = h.signatureResource(&sigs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 type uploadRequest struct {
@@ -305,45 +330,44 @@ func (h uploadsHandler) loadUpload(c *fiber.Ctx) (*models.AssetUpload, error) {
 	return loadByID(c, h.db, "asset upload", models.FindUpload)
 }
 
+// uploadSpec is the query GET /asset-uploads/:id reads: include and
+// fields, and wait.
+var uploadSpec = QuerySpec{Includes: includesOf("asset-uploads"), Fields: fieldsOf("asset-uploads"), Extra: []string{"wait"}}
+
 // getUpload serves GET /asset-uploads/:id.
-func (h uploadsHandler) getUpload(c *fiber.Ctx) error {
-	q, err := queryParams(c, "wait")
-	if err != nil {
-		return err
-	}
-	up, err := h.loadUpload(c)
-	if err != nil {
-		return err
-	}
-	if q.Has("wait") {
-		if up, err = h.waitForUpload(c, up, q.Get("wait")); err != nil {
+func (h uploadsHandler) getUpload(cat *catalog) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		q, err := parseQuery(c, uploadSpec)
+		if err != nil {
 			return err
 		}
+		up, err := h.loadUpload(c)
+		if err != nil {
+			return err
+		}
+		if q.Values.Has("wait") {
+			if up, err = h.waitForUpload(c, up, q.Values.Get("wait")); err != nil {
+				return err
+			}
+		}
+		position, err := models.QueuePosition(c.UserContext(), h.db, up)
+		if err != nil {
+			return err
+		}
+		return cat.respondOne(c, q, fiber.StatusOK, withQueuePosition(h.resource(up), position))
 	}
-	position, err := models.QueuePosition(c.UserContext(), h.db, up)
-	if err != nil {
-		return err
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: withQueuePosition(h.resource(up), position)})
 }
 
-// relationship serves GET /asset-uploads/:id/relationships/{asset,asset-file}.
-func (h uploadsHandler) relationship(name string) fiber.Handler {
-	return serveLinkage(h.loadUpload, func(_ context.Context, up *models.AssetUpload) (*jsonapi.Relationship, error) {
-		return h.resource(up).Relationships[name], nil
-	})
-}
-
-// registerUploadRoutes registers /upload-signatures and /asset-uploads.
+// registerUploadRoutes registers /upload-signatures and /asset-uploads
+// (their asset and asset-file relationships: catalog.routes).
 func registerUploadRoutes(r routes) {
 	d := r.deps
 	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: r.links}
-	assets := assetsHandler{db: d.DB, storage: d.Config.Storage, links: r.links}
+	sigs := &resourceType{typ: "upload-signatures", what: "upload signature", fetch: uploads.fetchSignatures}
+	r.cat.add(sigs)
+	r.cat.add(&resourceType{typ: "asset-uploads", what: "asset upload", fetch: byIDs(d.DB, uploads.resource)})
 	r.post("/upload-signatures", uploads.createSignature)
+	r.get("/upload-signatures/:id", r.cat.get(sigs))
 	r.post("/asset-uploads", uploads.createUpload)
-	r.get("/asset-uploads/:id", uploads.getUpload)
-	for _, name := range []string{"asset", "asset-file"} {
-		r.get("/asset-uploads/:id/"+name, assets.uploadRelated(uploads, name))
-		r.get("/asset-uploads/:id/relationships/"+name, uploads.relationship(name))
-	}
+	r.get("/asset-uploads/:id", uploads.getUpload(r.cat))
 }

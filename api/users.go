@@ -28,13 +28,19 @@ func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
 
 // me serves GET /users/me: the token's user.
 func (h usersHandler) me(c *fiber.Ctx) error {
-	return respondFound(c, h.db, oauth.PrincipalOf(c).UserID, models.FindUser, h.resource)
+	u, err := models.FindUser(c.UserContext(), h.db, siteOf(c), oauth.PrincipalOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u)})
 }
 
 // registerUserRoutes registers /users/me and /users/:id (within the
 // caller's site only: another site's user looks the same as none).
 func registerUserRoutes(r routes) {
 	users := usersHandler{db: r.deps.DB, links: r.links}
+	t := &resourceType{typ: "users", what: "user", fetch: byIDs(users.db, users.resource)}
+	r.cat.add(t)
 	r.get("/users/me", users.me)
-	r.get("/users/:id", getByID(users.db, "user", models.FindUser, users.resource))
+	r.get("/users/:id", r.cat.get(t))
 }

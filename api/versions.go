@@ -1,8 +1,6 @@
 package api
 
 import (
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -32,25 +30,4 @@ func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
 			"revision": h.links.relationship(p, "revision", jsonapi.ToOne("revisions", &rev)),
 			"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
 		}}
-}
-
-// versions serves GET /revisions/:id/versions.
-func (h revisionsHandler) versions(c *fiber.Ctx) error {
-	q, err := parseQuery(c, QuerySpec{Collection: true, Fields: []string{"versions"}, DefaultSort: "v.created_at, v.id"})
-	if err != nil {
-		return err
-	}
-	rev, err := h.load(c)
-	if err != nil {
-		return err
-	}
-	vs, total, err := drafts.ListVersions(c.UserContext(), h.db, rev.ID, q.Apply)
-	if err != nil {
-		return err
-	}
-	data := make([]*jsonapi.Resource, len(vs))
-	for i, v := range vs {
-		data[i] = q.Sparse(h.versionResource(v))
-	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: data, Links: h.links.collection("/revisions/"+rev.ID.String()+"/versions", q, total), Meta: map[string]any{"total": total}})
 }

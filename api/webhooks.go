@@ -140,7 +140,7 @@ func (r webhookRequest) validate(sent map[string]bool, create bool) (f webhookFi
 }
 
 func webhookSpec(collection bool) QuerySpec {
-	s := QuerySpec{Fields: []string{"webhooks"}}
+	s := QuerySpec{Includes: includesOf("webhooks"), Fields: fieldsOf("webhooks")}
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"created-at": "created_at", "updated-at": "updated_at", "url": "url"}
@@ -151,7 +151,7 @@ func webhookSpec(collection bool) QuerySpec {
 }
 
 func deliverySpec(collection bool) QuerySpec {
-	s := QuerySpec{Fields: []string{"webhook-deliveries"}}
+	s := QuerySpec{Includes: includesOf("webhook-deliveries"), Fields: fieldsOf("webhook-deliveries")}
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"created-at": "created_at", "status": "status"}
@@ -166,6 +166,7 @@ type webhooksHandler struct {
 	links        links
 	box          *models.SecretBox
 	allowPrivate bool
+	cat          *catalog
 }
 
 func webhookPath(id uuid.UUID) string { return "/webhooks/" + id.String() }
@@ -187,8 +188,19 @@ func (h webhooksHandler) resource(w *models.Webhook, secret string) *jsonapi.Res
 // rows writes webhooks; secret is the full secret when this answer made it
 // (create, rotate-secret), otherwise each secret is masked.
 func (h webhooksHandler) rows(secret string) rowRenderer[models.Webhook] {
-	return rowRenderer[models.Webhook]{render: renderEach(func(w *models.Webhook) *jsonapi.Resource { return h.resource(w, secret) }),
-		version: func(w *models.Webhook) int { return w.Version }}
+	return rowRenderer[models.Webhook]{cat: h.cat, version: func(w *models.Webhook) int { return w.Version },
+		render: func(ctx context.Context, siteID uuid.UUID, ws []models.Webhook) ([]*jsonapi.Resource, error) {
+			return h.render(ctx, siteID, ws, secret)
+		}}
+}
+
+// render renders webhooks with the first page of their deliveries' linkage.
+func (h webhooksHandler) render(ctx context.Context, siteID uuid.UUID, ws []models.Webhook, secret string) ([]*jsonapi.Resource, error) {
+	out := make([]*jsonapi.Resource, len(ws))
+	for i := range ws {
+		out[i] = h.resource(&ws[i], secret)
+	}
+	return out, h.cat.fillMany(ctx, siteID, h.cat.types["webhooks"], out, false)
 }
 
 // load finds the webhook named by the URL.
@@ -292,7 +304,7 @@ func (h webhooksHandler) deliveryResource(d *models.WebhookDelivery) *jsonapi.Re
 
 // deliveryRows writes deliveries (they have no version: no ETag).
 func (h webhooksHandler) deliveryRows() rowRenderer[models.WebhookDelivery] {
-	return rowRenderer[models.WebhookDelivery]{render: renderEach(h.deliveryResource)}
+	return rowRenderer[models.WebhookDelivery]{render: renderEach(h.deliveryResource), cat: h.cat}
 }
 
 // deliveries serves GET /webhooks/:id/deliveries.
@@ -313,20 +325,6 @@ func (h webhooksHandler) deliveries(c *fiber.Ctx) error {
 // loadDelivery finds the delivery named by the URL.
 func (h webhooksHandler) loadDelivery(c *fiber.Ctx) (*models.WebhookDelivery, error) {
 	return loadByID(c, h.db, "webhook delivery", models.FindDelivery)
-}
-
-// loadDeliveryWebhook finds the webhook of the delivery named by the URL.
-func (h webhooksHandler) loadDeliveryWebhook(c *fiber.Ctx) (*models.Webhook, error) {
-	d, err := h.loadDelivery(c)
-	if err != nil {
-		return nil, err
-	}
-	return models.FindWebhook(c.UserContext(), h.db, d.SiteID, d.WebhookID)
-}
-
-// deliveryLinkage is the linkage of a delivery's webhook relationship.
-func (h webhooksHandler) deliveryLinkage(_ context.Context, d *models.WebhookDelivery) (*jsonapi.Relationship, error) {
-	return h.deliveryResource(d).Relationships["webhook"], nil
 }
 
 // retry serves POST /webhook-deliveries/:id/retry: a failed delivery is
@@ -357,13 +355,23 @@ func registerWebhookRoutes(r routes) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
-	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate}
+	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate, cat: r.cat}
 	editable(r, "/webhooks", h.rows(""), webhookSpec, models.ListWebhooks, h.load, h.create, h.update)
 	r.delete("/webhooks/:id", h.delete)
-	r.get("/webhooks/:id/deliveries", h.deliveries)
 	r.get("/webhook-deliveries/:id", h.deliveryRows().get(deliverySpec(false), h.loadDelivery))
-	r.get("/webhook-deliveries/:id/webhook", h.rows("").get(webhookSpec(false), h.loadDeliveryWebhook))
-	r.get("/webhook-deliveries/:id/relationships/webhook", serveLinkage(h.loadDelivery, h.deliveryLinkage))
 	r.post("/webhook-deliveries/:id/retry", h.retry)
+	// The relationships' endpoints (catalog.routes); GET
+	// /webhooks/:id/deliveries sorts and filters as a list does.
+	r.cat.add(&resourceType{typ: "webhooks", what: "webhook",
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			ws, err := models.ByIDs[models.Webhook](ctx, h.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			return h.render(ctx, siteID, ws, "")
+		},
+		many:    map[string]manyFunc{"deliveries": childMany(h.db, "webhook_deliveries", "webhook_id", "created_at DESC, id")},
+		related: map[string]fiber.Handler{"deliveries": h.deliveries}})
+	r.cat.add(&resourceType{typ: "webhook-deliveries", what: "webhook delivery", fetch: byIDs(h.db, h.deliveryResource)})
 	return nil
 }

@@ -29,9 +29,9 @@ type AssetImages struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -83,18 +83,18 @@ type AssetUploads struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset,omitempty"`
 		AssetFile *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset-file,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -155,9 +155,9 @@ type Assets struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset-file,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -204,36 +204,39 @@ type ContentBlocks struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset,omitempty"`
 		Content *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"content,omitempty"`
 		Draft *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"draft,omitempty"`
 		Hyperlinks *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"hyperlinks,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -283,31 +286,34 @@ type Contents struct {
 	Meta          *Meta               `json:"meta,omitempty"`
 	Relationships *struct {
 		ContentBlocks *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"content-blocks,omitempty"`
 		Draft *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"draft,omitempty"`
 		Page *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"page,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -357,49 +363,58 @@ type Drafts struct {
 	Meta          *Meta             `json:"meta,omitempty"`
 	Relationships *struct {
 		Hyperlinks *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"hyperlinks,omitempty"`
 		Item *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"item,omitempty"`
 		PublicationDependencies *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"publication-dependencies,omitempty"`
 		ReversionDependencies *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"reversion-dependencies,omitempty"`
 		User *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"user,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -467,18 +482,18 @@ type Hyperlinks struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"linkable,omitempty"`
 		LinkedTo *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"linked-to,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -488,6 +503,15 @@ type Hyperlinks struct {
 type HyperlinksAttributes struct {
 	CreatedAt *string `json:"created-at,omitempty"`
 	Href      *string `json:"href,omitempty"`
+}
+
+// HyperlinksDocument defines model for HyperlinksDocument.
+type HyperlinksDocument struct {
+	Data     Hyperlinks  `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
 }
 
 // Identifier defines model for Identifier.
@@ -514,9 +538,9 @@ type Layouts struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"theme,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -602,27 +626,27 @@ type Pages struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"draft,omitempty"`
 		Layout *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"layout,omitempty"`
 		Parent *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"parent,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -672,20 +696,23 @@ type PublishPlans struct {
 	Meta          *Meta                   `json:"meta,omitempty"`
 	Relationships *struct {
 		Drafts *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
+			} `json:"data"`
 			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"drafts,omitempty"`
 		Reverts *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
+			} `json:"data"`
 			Links *Links `json:"links,omitempty"`
 			Meta  *Meta  `json:"meta,omitempty"`
 		} `json:"reverts,omitempty"`
@@ -781,40 +808,46 @@ type Revisions struct {
 	Meta          *Meta                `json:"meta,omitempty"`
 	Relationships *struct {
 		Drafts *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"drafts,omitempty"`
 		Reverts *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"reverts,omitempty"`
 		User *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"user,omitempty"`
 		Versions *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"versions,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -879,9 +912,9 @@ type Sites struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"theme,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -931,18 +964,18 @@ type ThemeAssets struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"asset,omitempty"`
 		Theme *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"theme,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -989,31 +1022,37 @@ type Themes struct {
 	Meta          *Meta             `json:"meta,omitempty"`
 	Relationships *struct {
 		Layouts *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"layouts,omitempty"`
 		ThemeAssets *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"theme-assets,omitempty"`
 		User *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"user,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -1162,27 +1201,27 @@ type Versions struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"item,omitempty"`
 		Revision *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"revision,omitempty"`
 		User *struct {
 			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"user,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -1225,9 +1264,9 @@ type WebhookDeliveries struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *Meta `json:"meta,omitempty"`
 		} `json:"webhook,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -1263,13 +1302,16 @@ type Webhooks struct {
 	Meta          *Meta               `json:"meta,omitempty"`
 	Relationships *struct {
 		Deliveries *struct {
-			Data *[]struct {
+			Data []struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
-			} `json:"data,omitempty"`
-			Links *Links `json:"links,omitempty"`
-			Meta  *Meta  `json:"meta,omitempty"`
+			} `json:"data"`
+			Links Links `json:"links"`
+			Meta  *struct {
+				// Count How many records the relationship has in all
+				Count *int `json:"count,omitempty"`
+			} `json:"meta,omitempty"`
 		} `json:"deliveries,omitempty"`
 	} `json:"relationships,omitempty"`
 	Type interface{} `json:"type"`
@@ -1363,6 +1405,15 @@ type GetAssetImagesIdParams struct {
 	Fields *Fields `json:"fields,omitempty"`
 }
 
+// GetAssetImagesIdAssetParams defines parameters for GetAssetImagesIdAsset.
+type GetAssetImagesIdAssetParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
 // GetAssetUploadsIdParams defines parameters for GetAssetUploadsId.
 type GetAssetUploadsIdParams struct {
 	// Include Comma-separated relationship paths to include
@@ -1410,6 +1461,15 @@ type GetAssetsParams struct {
 
 // GetAssetsIdParams defines parameters for GetAssetsId.
 type GetAssetsIdParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetAssetsIdAssetFileParams defines parameters for GetAssetsIdAssetFile.
+type GetAssetsIdAssetFileParams struct {
 	// Include Comma-separated relationship paths to include
 	Include *Include `form:"include,omitempty" json:"include,omitempty"`
 
@@ -1475,6 +1535,33 @@ type PatchContentBlocksIdParams struct {
 
 	// IfMatch The ETag last read; a stale one is 412
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetContentBlocksIdAssetParams defines parameters for GetContentBlocksIdAsset.
+type GetContentBlocksIdAssetParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetContentBlocksIdContentParams defines parameters for GetContentBlocksIdContent.
+type GetContentBlocksIdContentParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetContentBlocksIdDraftParams defines parameters for GetContentBlocksIdDraft.
+type GetContentBlocksIdDraftParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
 }
 
 // GetContentBlocksIdHyperlinksParams defines parameters for GetContentBlocksIdHyperlinks.
@@ -1555,6 +1642,24 @@ type GetContentsIdContentBlocksParams struct {
 	Fields *Fields `json:"fields,omitempty"`
 }
 
+// GetContentsIdDraftParams defines parameters for GetContentsIdDraft.
+type GetContentsIdDraftParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetContentsIdPageParams defines parameters for GetContentsIdPage.
+type GetContentsIdPageParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
 // GetDraftsParams defines parameters for GetDrafts.
 type GetDraftsParams struct {
 	// Include Comma-separated relationship paths to include
@@ -1581,6 +1686,78 @@ type DeleteDraftsIdParams struct {
 
 // GetDraftsIdParams defines parameters for GetDraftsId.
 type GetDraftsIdParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetDraftsIdHyperlinksParams defines parameters for GetDraftsIdHyperlinks.
+type GetDraftsIdHyperlinksParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetDraftsIdItemParams defines parameters for GetDraftsIdItem.
+type GetDraftsIdItemParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetDraftsIdPublicationDependenciesParams defines parameters for GetDraftsIdPublicationDependencies.
+type GetDraftsIdPublicationDependenciesParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetDraftsIdReversionDependenciesParams defines parameters for GetDraftsIdReversionDependencies.
+type GetDraftsIdReversionDependenciesParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetDraftsIdUserParams defines parameters for GetDraftsIdUser.
+type GetDraftsIdUserParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetHyperlinksIdParams defines parameters for GetHyperlinksId.
+type GetHyperlinksIdParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetHyperlinksIdLinkableParams defines parameters for GetHyperlinksIdLinkable.
+type GetHyperlinksIdLinkableParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetHyperlinksIdLinkedToParams defines parameters for GetHyperlinksIdLinkedTo.
+type GetHyperlinksIdLinkedToParams struct {
 	// Include Comma-separated relationship paths to include
 	Include *Include `form:"include,omitempty" json:"include,omitempty"`
 
@@ -1725,6 +1902,33 @@ type PatchPagesIdParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// GetPagesIdDraftParams defines parameters for GetPagesIdDraft.
+type GetPagesIdDraftParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetPagesIdLayoutParams defines parameters for GetPagesIdLayout.
+type GetPagesIdLayoutParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetPagesIdParentParams defines parameters for GetPagesIdParent.
+type GetPagesIdParentParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
 // PostPublishPlansParams defines parameters for PostPublishPlans.
 type PostPublishPlansParams struct {
 	// Include Comma-separated relationship paths to include
@@ -1789,6 +1993,33 @@ type PatchRevisionsIdParams struct {
 
 	// IfMatch The ETag last read; a stale one is 412
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetRevisionsIdDraftsParams defines parameters for GetRevisionsIdDrafts.
+type GetRevisionsIdDraftsParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetRevisionsIdRevertsParams defines parameters for GetRevisionsIdReverts.
+type GetRevisionsIdRevertsParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetRevisionsIdUserParams defines parameters for GetRevisionsIdUser.
+type GetRevisionsIdUserParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
 }
 
 // GetRevisionsIdVersionsParams defines parameters for GetRevisionsIdVersions.
@@ -1968,6 +2199,15 @@ type GetThemesIdUserParams struct {
 	Fields *Fields `json:"fields,omitempty"`
 }
 
+// GetUploadSignaturesIdParams defines parameters for GetUploadSignaturesId.
+type GetUploadSignaturesIdParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
 // GetUsersIdParams defines parameters for GetUsersId.
 type GetUsersIdParams struct {
 	// Include Comma-separated relationship paths to include
@@ -1979,6 +2219,33 @@ type GetUsersIdParams struct {
 
 // GetVersionsIdParams defines parameters for GetVersionsId.
 type GetVersionsIdParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetVersionsIdItemParams defines parameters for GetVersionsIdItem.
+type GetVersionsIdItemParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetVersionsIdRevisionParams defines parameters for GetVersionsIdRevision.
+type GetVersionsIdRevisionParams struct {
+	// Include Comma-separated relationship paths to include
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// Fields Sparse fieldsets: fields[TYPE]=a,b
+	Fields *Fields `json:"fields,omitempty"`
+}
+
+// GetVersionsIdUserParams defines parameters for GetVersionsIdUser.
+type GetVersionsIdUserParams struct {
 	// Include Comma-separated relationship paths to include
 	Include *Include `form:"include,omitempty" json:"include,omitempty"`
 
@@ -2860,6 +3127,16 @@ type ClientInterface interface {
 	// Corresponds with GET /asset-images/{id} (the `GetAssetImagesId` operationId).
 	GetAssetImagesId(ctx context.Context, id Id, params *GetAssetImagesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAssetImagesIdAsset The asset of a asset-images resource
+	//
+	// Corresponds with GET /asset-images/{id}/asset (the `GetAssetImagesIdAsset` operationId).
+	GetAssetImagesIdAsset(ctx context.Context, id Id, params *GetAssetImagesIdAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssetImagesIdRelationshipsAsset The asset linkage of a asset-images resource
+	//
+	// Corresponds with GET /asset-images/{id}/relationships/asset (the `GetAssetImagesIdRelationshipsAsset` operationId).
+	GetAssetImagesIdRelationshipsAsset(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAssetTypes The asset types table: which content types are accepted and as what
 	//
 	// Corresponds with GET /asset-types (the `GetAssetTypes` operationId).
@@ -2914,6 +3191,16 @@ type ClientInterface interface {
 	// Corresponds with GET /assets/{id} (the `GetAssetsId` operationId).
 	GetAssetsId(ctx context.Context, id Id, params *GetAssetsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAssetsIdAssetFile The asset-file of a assets resource
+	//
+	// Corresponds with GET /assets/{id}/asset-file (the `GetAssetsIdAssetFile` operationId).
+	GetAssetsIdAssetFile(ctx context.Context, id Id, params *GetAssetsIdAssetFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssetsIdRelationshipsAssetFile The asset-file linkage of a assets resource
+	//
+	// Corresponds with GET /assets/{id}/relationships/asset-file (the `GetAssetsIdRelationshipsAssetFile` operationId).
+	GetAssetsIdRelationshipsAssetFile(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetContentBlocks List content-blocks
 	//
 	// Corresponds with GET /content-blocks (the `GetContentBlocks` operationId).
@@ -2957,10 +3244,40 @@ type ClientInterface interface {
 	// Corresponds with PATCH /content-blocks/{id} (the `PatchContentBlocksId` operationId).
 	PatchContentBlocksIdWithApplicationVndAPIPlusJSONBody(ctx context.Context, id Id, params *PatchContentBlocksIdParams, body PatchContentBlocksIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetContentBlocksIdAsset The asset of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/asset (the `GetContentBlocksIdAsset` operationId).
+	GetContentBlocksIdAsset(ctx context.Context, id Id, params *GetContentBlocksIdAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentBlocksIdContent The content of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/content (the `GetContentBlocksIdContent` operationId).
+	GetContentBlocksIdContent(ctx context.Context, id Id, params *GetContentBlocksIdContentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentBlocksIdDraft The draft of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/draft (the `GetContentBlocksIdDraft` operationId).
+	GetContentBlocksIdDraft(ctx context.Context, id Id, params *GetContentBlocksIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetContentBlocksIdHyperlinks The hyperlinks of a content-blocks resource
 	//
 	// Corresponds with GET /content-blocks/{id}/hyperlinks (the `GetContentBlocksIdHyperlinks` operationId).
 	GetContentBlocksIdHyperlinks(ctx context.Context, id Id, params *GetContentBlocksIdHyperlinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentBlocksIdRelationshipsAsset The asset linkage of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/asset (the `GetContentBlocksIdRelationshipsAsset` operationId).
+	GetContentBlocksIdRelationshipsAsset(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentBlocksIdRelationshipsContent The content linkage of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/content (the `GetContentBlocksIdRelationshipsContent` operationId).
+	GetContentBlocksIdRelationshipsContent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentBlocksIdRelationshipsDraft The draft linkage of a content-blocks resource
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/draft (the `GetContentBlocksIdRelationshipsDraft` operationId).
+	GetContentBlocksIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetContentBlocksIdRelationshipsHyperlinks The hyperlinks linkage of a content-blocks resource
 	//
@@ -3015,10 +3332,30 @@ type ClientInterface interface {
 	// Corresponds with GET /contents/{id}/content-blocks (the `GetContentsIdContentBlocks` operationId).
 	GetContentsIdContentBlocks(ctx context.Context, id Id, params *GetContentsIdContentBlocksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetContentsIdDraft The draft of a contents resource
+	//
+	// Corresponds with GET /contents/{id}/draft (the `GetContentsIdDraft` operationId).
+	GetContentsIdDraft(ctx context.Context, id Id, params *GetContentsIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentsIdPage The page of a contents resource
+	//
+	// Corresponds with GET /contents/{id}/page (the `GetContentsIdPage` operationId).
+	GetContentsIdPage(ctx context.Context, id Id, params *GetContentsIdPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetContentsIdRelationshipsContentBlocks The content-blocks linkage of a contents resource
 	//
 	// Corresponds with GET /contents/{id}/relationships/content-blocks (the `GetContentsIdRelationshipsContentBlocks` operationId).
 	GetContentsIdRelationshipsContentBlocks(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentsIdRelationshipsDraft The draft linkage of a contents resource
+	//
+	// Corresponds with GET /contents/{id}/relationships/draft (the `GetContentsIdRelationshipsDraft` operationId).
+	GetContentsIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentsIdRelationshipsPage The page linkage of a contents resource
+	//
+	// Corresponds with GET /contents/{id}/relationships/page (the `GetContentsIdRelationshipsPage` operationId).
+	GetContentsIdRelationshipsPage(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDocs The API reference, rendered from /openapi.json
 	//
@@ -3045,10 +3382,85 @@ type ClientInterface interface {
 	// Corresponds with GET /drafts/{id} (the `GetDraftsId` operationId).
 	GetDraftsId(ctx context.Context, id Id, params *GetDraftsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDraftsIdHyperlinks The hyperlinks of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/hyperlinks (the `GetDraftsIdHyperlinks` operationId).
+	GetDraftsIdHyperlinks(ctx context.Context, id Id, params *GetDraftsIdHyperlinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdItem The item of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/item (the `GetDraftsIdItem` operationId).
+	GetDraftsIdItem(ctx context.Context, id Id, params *GetDraftsIdItemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdPublicationDependencies The publication-dependencies of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/publication-dependencies (the `GetDraftsIdPublicationDependencies` operationId).
+	GetDraftsIdPublicationDependencies(ctx context.Context, id Id, params *GetDraftsIdPublicationDependenciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdRelationshipsHyperlinks The hyperlinks linkage of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/relationships/hyperlinks (the `GetDraftsIdRelationshipsHyperlinks` operationId).
+	GetDraftsIdRelationshipsHyperlinks(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdRelationshipsItem The item linkage of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/relationships/item (the `GetDraftsIdRelationshipsItem` operationId).
+	GetDraftsIdRelationshipsItem(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdRelationshipsPublicationDependencies The publication-dependencies linkage of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/relationships/publication-dependencies (the `GetDraftsIdRelationshipsPublicationDependencies` operationId).
+	GetDraftsIdRelationshipsPublicationDependencies(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdRelationshipsReversionDependencies The reversion-dependencies linkage of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/relationships/reversion-dependencies (the `GetDraftsIdRelationshipsReversionDependencies` operationId).
+	GetDraftsIdRelationshipsReversionDependencies(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdRelationshipsUser The user linkage of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/relationships/user (the `GetDraftsIdRelationshipsUser` operationId).
+	GetDraftsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdReversionDependencies The reversion-dependencies of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/reversion-dependencies (the `GetDraftsIdReversionDependencies` operationId).
+	GetDraftsIdReversionDependencies(ctx context.Context, id Id, params *GetDraftsIdReversionDependenciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDraftsIdUser The user of a drafts resource
+	//
+	// Corresponds with GET /drafts/{id}/user (the `GetDraftsIdUser` operationId).
+	GetDraftsIdUser(ctx context.Context, id Id, params *GetDraftsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealthz Liveness: the process answers
 	//
 	// Corresponds with GET /healthz (the `GetHealthz` operationId).
 	GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHyperlinksId One hyperlinks resource
+	//
+	// Corresponds with GET /hyperlinks/{id} (the `GetHyperlinksId` operationId).
+	GetHyperlinksId(ctx context.Context, id Id, params *GetHyperlinksIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHyperlinksIdLinkable The linkable of a hyperlinks resource
+	//
+	// Corresponds with GET /hyperlinks/{id}/linkable (the `GetHyperlinksIdLinkable` operationId).
+	GetHyperlinksIdLinkable(ctx context.Context, id Id, params *GetHyperlinksIdLinkableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHyperlinksIdLinkedTo The linked-to of a hyperlinks resource
+	//
+	// Corresponds with GET /hyperlinks/{id}/linked-to (the `GetHyperlinksIdLinkedTo` operationId).
+	GetHyperlinksIdLinkedTo(ctx context.Context, id Id, params *GetHyperlinksIdLinkedToParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHyperlinksIdRelationshipsLinkable The linkable linkage of a hyperlinks resource
+	//
+	// Corresponds with GET /hyperlinks/{id}/relationships/linkable (the `GetHyperlinksIdRelationshipsLinkable` operationId).
+	GetHyperlinksIdRelationshipsLinkable(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHyperlinksIdRelationshipsLinkedTo The linked-to linkage of a hyperlinks resource
+	//
+	// Corresponds with GET /hyperlinks/{id}/relationships/linked-to (the `GetHyperlinksIdRelationshipsLinkedTo` operationId).
+	GetHyperlinksIdRelationshipsLinkedTo(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLayouts List layouts
 	//
@@ -3231,6 +3643,36 @@ type ClientInterface interface {
 	// Corresponds with PATCH /pages/{id} (the `PatchPagesId` operationId).
 	PatchPagesIdWithApplicationVndAPIPlusJSONBody(ctx context.Context, id Id, params *PatchPagesIdParams, body PatchPagesIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPagesIdDraft The draft of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/draft (the `GetPagesIdDraft` operationId).
+	GetPagesIdDraft(ctx context.Context, id Id, params *GetPagesIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPagesIdLayout The layout of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/layout (the `GetPagesIdLayout` operationId).
+	GetPagesIdLayout(ctx context.Context, id Id, params *GetPagesIdLayoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPagesIdParent The parent of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/parent (the `GetPagesIdParent` operationId).
+	GetPagesIdParent(ctx context.Context, id Id, params *GetPagesIdParentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPagesIdRelationshipsDraft The draft linkage of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/relationships/draft (the `GetPagesIdRelationshipsDraft` operationId).
+	GetPagesIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPagesIdRelationshipsLayout The layout linkage of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/relationships/layout (the `GetPagesIdRelationshipsLayout` operationId).
+	GetPagesIdRelationshipsLayout(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPagesIdRelationshipsParent The parent linkage of a pages resource
+	//
+	// Corresponds with GET /pages/{id}/relationships/parent (the `GetPagesIdRelationshipsParent` operationId).
+	GetPagesIdRelationshipsParent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostPublishPlansWithBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes any type of body and a specified content type.
@@ -3292,6 +3734,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /revisions/{id} (the `PatchRevisionsId` operationId).
 	PatchRevisionsIdWithApplicationVndAPIPlusJSONBody(ctx context.Context, id Id, params *PatchRevisionsIdParams, body PatchRevisionsIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdDrafts The drafts of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/drafts (the `GetRevisionsIdDrafts` operationId).
+	GetRevisionsIdDrafts(ctx context.Context, id Id, params *GetRevisionsIdDraftsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdRelationshipsDrafts The drafts linkage of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/relationships/drafts (the `GetRevisionsIdRelationshipsDrafts` operationId).
+	GetRevisionsIdRelationshipsDrafts(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdRelationshipsReverts The reverts linkage of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/relationships/reverts (the `GetRevisionsIdRelationshipsReverts` operationId).
+	GetRevisionsIdRelationshipsReverts(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdRelationshipsUser The user linkage of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/relationships/user (the `GetRevisionsIdRelationshipsUser` operationId).
+	GetRevisionsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdRelationshipsVersions The versions linkage of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/relationships/versions (the `GetRevisionsIdRelationshipsVersions` operationId).
+	GetRevisionsIdRelationshipsVersions(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdReverts The reverts of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/reverts (the `GetRevisionsIdReverts` operationId).
+	GetRevisionsIdReverts(ctx context.Context, id Id, params *GetRevisionsIdRevertsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevisionsIdUser The user of a revisions resource
+	//
+	// Corresponds with GET /revisions/{id}/user (the `GetRevisionsIdUser` operationId).
+	GetRevisionsIdUser(ctx context.Context, id Id, params *GetRevisionsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRevisionsIdVersions The versions a revision published
 	//
@@ -3467,6 +3944,11 @@ type ClientInterface interface {
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
 	PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUploadSignaturesId One upload-signatures resource
+	//
+	// Corresponds with GET /upload-signatures/{id} (the `GetUploadSignaturesId` operationId).
+	GetUploadSignaturesId(ctx context.Context, id Id, params *GetUploadSignaturesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetUsersMe The signed-in user
 	//
 	// Corresponds with GET /users/me (the `GetUsersMe` operationId).
@@ -3481,6 +3963,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /versions/{id} (the `GetVersionsId` operationId).
 	GetVersionsId(ctx context.Context, id Id, params *GetVersionsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdItem The item of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/item (the `GetVersionsIdItem` operationId).
+	GetVersionsIdItem(ctx context.Context, id Id, params *GetVersionsIdItemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdRelationshipsItem The item linkage of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/relationships/item (the `GetVersionsIdRelationshipsItem` operationId).
+	GetVersionsIdRelationshipsItem(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdRelationshipsRevision The revision linkage of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/relationships/revision (the `GetVersionsIdRelationshipsRevision` operationId).
+	GetVersionsIdRelationshipsRevision(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdRelationshipsUser The user linkage of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/relationships/user (the `GetVersionsIdRelationshipsUser` operationId).
+	GetVersionsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdRevision The revision of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/revision (the `GetVersionsIdRevision` operationId).
+	GetVersionsIdRevision(ctx context.Context, id Id, params *GetVersionsIdRevisionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersionsIdUser The user of a versions resource
+	//
+	// Corresponds with GET /versions/{id}/user (the `GetVersionsIdUser` operationId).
+	GetVersionsIdUser(ctx context.Context, id Id, params *GetVersionsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookDeliveriesId One webhook-deliveries resource
 	//
@@ -3549,6 +4061,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries (the `GetWebhooksIdDeliveries` operationId).
 	GetWebhooksIdDeliveries(ctx context.Context, id Id, params *GetWebhooksIdDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhooksIdRelationshipsDeliveries The deliveries linkage of a webhooks resource
+	//
+	// Corresponds with GET /webhooks/{id}/relationships/deliveries (the `GetWebhooksIdRelationshipsDeliveries` operationId).
+	GetWebhooksIdRelationshipsDeliveries(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetWellKnownOpenidConfiguration OpenID discovery document
@@ -3571,6 +4088,36 @@ func (c *Client) GetWellKnownOpenidConfiguration(ctx context.Context, reqEditors
 // Corresponds with GET /asset-images/{id} (the `GetAssetImagesId` operationId).
 func (c *Client) GetAssetImagesId(ctx context.Context, id Id, params *GetAssetImagesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAssetImagesIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssetImagesIdAsset The asset of a asset-images resource
+//
+// Corresponds with GET /asset-images/{id}/asset (the `GetAssetImagesIdAsset` operationId).
+func (c *Client) GetAssetImagesIdAsset(ctx context.Context, id Id, params *GetAssetImagesIdAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssetImagesIdAssetRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssetImagesIdRelationshipsAsset The asset linkage of a asset-images resource
+//
+// Corresponds with GET /asset-images/{id}/relationships/asset (the `GetAssetImagesIdRelationshipsAsset` operationId).
+func (c *Client) GetAssetImagesIdRelationshipsAsset(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssetImagesIdRelationshipsAssetRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -3735,6 +4282,36 @@ func (c *Client) GetAssetsId(ctx context.Context, id Id, params *GetAssetsIdPara
 	return c.Client.Do(req)
 }
 
+// GetAssetsIdAssetFile The asset-file of a assets resource
+//
+// Corresponds with GET /assets/{id}/asset-file (the `GetAssetsIdAssetFile` operationId).
+func (c *Client) GetAssetsIdAssetFile(ctx context.Context, id Id, params *GetAssetsIdAssetFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssetsIdAssetFileRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssetsIdRelationshipsAssetFile The asset-file linkage of a assets resource
+//
+// Corresponds with GET /assets/{id}/relationships/asset-file (the `GetAssetsIdRelationshipsAssetFile` operationId).
+func (c *Client) GetAssetsIdRelationshipsAssetFile(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssetsIdRelationshipsAssetFileRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetContentBlocks List content-blocks
 //
 // Corresponds with GET /content-blocks (the `GetContentBlocks` operationId).
@@ -3848,11 +4425,101 @@ func (c *Client) PatchContentBlocksIdWithApplicationVndAPIPlusJSONBody(ctx conte
 	return c.Client.Do(req)
 }
 
+// GetContentBlocksIdAsset The asset of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/asset (the `GetContentBlocksIdAsset` operationId).
+func (c *Client) GetContentBlocksIdAsset(ctx context.Context, id Id, params *GetContentBlocksIdAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdAssetRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentBlocksIdContent The content of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/content (the `GetContentBlocksIdContent` operationId).
+func (c *Client) GetContentBlocksIdContent(ctx context.Context, id Id, params *GetContentBlocksIdContentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdContentRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentBlocksIdDraft The draft of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/draft (the `GetContentBlocksIdDraft` operationId).
+func (c *Client) GetContentBlocksIdDraft(ctx context.Context, id Id, params *GetContentBlocksIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdDraftRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetContentBlocksIdHyperlinks The hyperlinks of a content-blocks resource
 //
 // Corresponds with GET /content-blocks/{id}/hyperlinks (the `GetContentBlocksIdHyperlinks` operationId).
 func (c *Client) GetContentBlocksIdHyperlinks(ctx context.Context, id Id, params *GetContentBlocksIdHyperlinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContentBlocksIdHyperlinksRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentBlocksIdRelationshipsAsset The asset linkage of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/relationships/asset (the `GetContentBlocksIdRelationshipsAsset` operationId).
+func (c *Client) GetContentBlocksIdRelationshipsAsset(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdRelationshipsAssetRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentBlocksIdRelationshipsContent The content linkage of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/relationships/content (the `GetContentBlocksIdRelationshipsContent` operationId).
+func (c *Client) GetContentBlocksIdRelationshipsContent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdRelationshipsContentRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentBlocksIdRelationshipsDraft The draft linkage of a content-blocks resource
+//
+// Corresponds with GET /content-blocks/{id}/relationships/draft (the `GetContentBlocksIdRelationshipsDraft` operationId).
+func (c *Client) GetContentBlocksIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentBlocksIdRelationshipsDraftRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4006,11 +4673,71 @@ func (c *Client) GetContentsIdContentBlocks(ctx context.Context, id Id, params *
 	return c.Client.Do(req)
 }
 
+// GetContentsIdDraft The draft of a contents resource
+//
+// Corresponds with GET /contents/{id}/draft (the `GetContentsIdDraft` operationId).
+func (c *Client) GetContentsIdDraft(ctx context.Context, id Id, params *GetContentsIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentsIdDraftRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentsIdPage The page of a contents resource
+//
+// Corresponds with GET /contents/{id}/page (the `GetContentsIdPage` operationId).
+func (c *Client) GetContentsIdPage(ctx context.Context, id Id, params *GetContentsIdPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentsIdPageRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetContentsIdRelationshipsContentBlocks The content-blocks linkage of a contents resource
 //
 // Corresponds with GET /contents/{id}/relationships/content-blocks (the `GetContentsIdRelationshipsContentBlocks` operationId).
 func (c *Client) GetContentsIdRelationshipsContentBlocks(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContentsIdRelationshipsContentBlocksRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentsIdRelationshipsDraft The draft linkage of a contents resource
+//
+// Corresponds with GET /contents/{id}/relationships/draft (the `GetContentsIdRelationshipsDraft` operationId).
+func (c *Client) GetContentsIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentsIdRelationshipsDraftRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentsIdRelationshipsPage The page linkage of a contents resource
+//
+// Corresponds with GET /contents/{id}/relationships/page (the `GetContentsIdRelationshipsPage` operationId).
+func (c *Client) GetContentsIdRelationshipsPage(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentsIdRelationshipsPageRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4096,11 +4823,236 @@ func (c *Client) GetDraftsId(ctx context.Context, id Id, params *GetDraftsIdPara
 	return c.Client.Do(req)
 }
 
+// GetDraftsIdHyperlinks The hyperlinks of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/hyperlinks (the `GetDraftsIdHyperlinks` operationId).
+func (c *Client) GetDraftsIdHyperlinks(ctx context.Context, id Id, params *GetDraftsIdHyperlinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdHyperlinksRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdItem The item of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/item (the `GetDraftsIdItem` operationId).
+func (c *Client) GetDraftsIdItem(ctx context.Context, id Id, params *GetDraftsIdItemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdItemRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdPublicationDependencies The publication-dependencies of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/publication-dependencies (the `GetDraftsIdPublicationDependencies` operationId).
+func (c *Client) GetDraftsIdPublicationDependencies(ctx context.Context, id Id, params *GetDraftsIdPublicationDependenciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdPublicationDependenciesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdRelationshipsHyperlinks The hyperlinks linkage of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/relationships/hyperlinks (the `GetDraftsIdRelationshipsHyperlinks` operationId).
+func (c *Client) GetDraftsIdRelationshipsHyperlinks(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdRelationshipsHyperlinksRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdRelationshipsItem The item linkage of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/relationships/item (the `GetDraftsIdRelationshipsItem` operationId).
+func (c *Client) GetDraftsIdRelationshipsItem(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdRelationshipsItemRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdRelationshipsPublicationDependencies The publication-dependencies linkage of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/relationships/publication-dependencies (the `GetDraftsIdRelationshipsPublicationDependencies` operationId).
+func (c *Client) GetDraftsIdRelationshipsPublicationDependencies(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdRelationshipsPublicationDependenciesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdRelationshipsReversionDependencies The reversion-dependencies linkage of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/relationships/reversion-dependencies (the `GetDraftsIdRelationshipsReversionDependencies` operationId).
+func (c *Client) GetDraftsIdRelationshipsReversionDependencies(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdRelationshipsReversionDependenciesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdRelationshipsUser The user linkage of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/relationships/user (the `GetDraftsIdRelationshipsUser` operationId).
+func (c *Client) GetDraftsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdRelationshipsUserRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdReversionDependencies The reversion-dependencies of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/reversion-dependencies (the `GetDraftsIdReversionDependencies` operationId).
+func (c *Client) GetDraftsIdReversionDependencies(ctx context.Context, id Id, params *GetDraftsIdReversionDependenciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdReversionDependenciesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDraftsIdUser The user of a drafts resource
+//
+// Corresponds with GET /drafts/{id}/user (the `GetDraftsIdUser` operationId).
+func (c *Client) GetDraftsIdUser(ctx context.Context, id Id, params *GetDraftsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsIdUserRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealthz Liveness: the process answers
 //
 // Corresponds with GET /healthz (the `GetHealthz` operationId).
 func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHyperlinksId One hyperlinks resource
+//
+// Corresponds with GET /hyperlinks/{id} (the `GetHyperlinksId` operationId).
+func (c *Client) GetHyperlinksId(ctx context.Context, id Id, params *GetHyperlinksIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHyperlinksIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHyperlinksIdLinkable The linkable of a hyperlinks resource
+//
+// Corresponds with GET /hyperlinks/{id}/linkable (the `GetHyperlinksIdLinkable` operationId).
+func (c *Client) GetHyperlinksIdLinkable(ctx context.Context, id Id, params *GetHyperlinksIdLinkableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHyperlinksIdLinkableRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHyperlinksIdLinkedTo The linked-to of a hyperlinks resource
+//
+// Corresponds with GET /hyperlinks/{id}/linked-to (the `GetHyperlinksIdLinkedTo` operationId).
+func (c *Client) GetHyperlinksIdLinkedTo(ctx context.Context, id Id, params *GetHyperlinksIdLinkedToParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHyperlinksIdLinkedToRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHyperlinksIdRelationshipsLinkable The linkable linkage of a hyperlinks resource
+//
+// Corresponds with GET /hyperlinks/{id}/relationships/linkable (the `GetHyperlinksIdRelationshipsLinkable` operationId).
+func (c *Client) GetHyperlinksIdRelationshipsLinkable(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHyperlinksIdRelationshipsLinkableRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHyperlinksIdRelationshipsLinkedTo The linked-to linkage of a hyperlinks resource
+//
+// Corresponds with GET /hyperlinks/{id}/relationships/linked-to (the `GetHyperlinksIdRelationshipsLinkedTo` operationId).
+func (c *Client) GetHyperlinksIdRelationshipsLinkedTo(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHyperlinksIdRelationshipsLinkedToRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4582,6 +5534,96 @@ func (c *Client) PatchPagesIdWithApplicationVndAPIPlusJSONBody(ctx context.Conte
 	return c.Client.Do(req)
 }
 
+// GetPagesIdDraft The draft of a pages resource
+//
+// Corresponds with GET /pages/{id}/draft (the `GetPagesIdDraft` operationId).
+func (c *Client) GetPagesIdDraft(ctx context.Context, id Id, params *GetPagesIdDraftParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdDraftRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPagesIdLayout The layout of a pages resource
+//
+// Corresponds with GET /pages/{id}/layout (the `GetPagesIdLayout` operationId).
+func (c *Client) GetPagesIdLayout(ctx context.Context, id Id, params *GetPagesIdLayoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdLayoutRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPagesIdParent The parent of a pages resource
+//
+// Corresponds with GET /pages/{id}/parent (the `GetPagesIdParent` operationId).
+func (c *Client) GetPagesIdParent(ctx context.Context, id Id, params *GetPagesIdParentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdParentRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPagesIdRelationshipsDraft The draft linkage of a pages resource
+//
+// Corresponds with GET /pages/{id}/relationships/draft (the `GetPagesIdRelationshipsDraft` operationId).
+func (c *Client) GetPagesIdRelationshipsDraft(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdRelationshipsDraftRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPagesIdRelationshipsLayout The layout linkage of a pages resource
+//
+// Corresponds with GET /pages/{id}/relationships/layout (the `GetPagesIdRelationshipsLayout` operationId).
+func (c *Client) GetPagesIdRelationshipsLayout(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdRelationshipsLayoutRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPagesIdRelationshipsParent The parent linkage of a pages resource
+//
+// Corresponds with GET /pages/{id}/relationships/parent (the `GetPagesIdRelationshipsParent` operationId).
+func (c *Client) GetPagesIdRelationshipsParent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPagesIdRelationshipsParentRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostPublishPlansWithBody A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes any type of body and a specified content type.
@@ -4734,6 +5776,111 @@ func (c *Client) PatchRevisionsIdWithBody(ctx context.Context, id Id, params *Pa
 // Corresponds with PATCH /revisions/{id} (the `PatchRevisionsId` operationId).
 func (c *Client) PatchRevisionsIdWithApplicationVndAPIPlusJSONBody(ctx context.Context, id Id, params *PatchRevisionsIdParams, body PatchRevisionsIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchRevisionsIdRequestWithApplicationVndAPIPlusJSONBody(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdDrafts The drafts of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/drafts (the `GetRevisionsIdDrafts` operationId).
+func (c *Client) GetRevisionsIdDrafts(ctx context.Context, id Id, params *GetRevisionsIdDraftsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdDraftsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdRelationshipsDrafts The drafts linkage of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/relationships/drafts (the `GetRevisionsIdRelationshipsDrafts` operationId).
+func (c *Client) GetRevisionsIdRelationshipsDrafts(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdRelationshipsDraftsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdRelationshipsReverts The reverts linkage of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/relationships/reverts (the `GetRevisionsIdRelationshipsReverts` operationId).
+func (c *Client) GetRevisionsIdRelationshipsReverts(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdRelationshipsRevertsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdRelationshipsUser The user linkage of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/relationships/user (the `GetRevisionsIdRelationshipsUser` operationId).
+func (c *Client) GetRevisionsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdRelationshipsUserRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdRelationshipsVersions The versions linkage of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/relationships/versions (the `GetRevisionsIdRelationshipsVersions` operationId).
+func (c *Client) GetRevisionsIdRelationshipsVersions(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdRelationshipsVersionsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdReverts The reverts of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/reverts (the `GetRevisionsIdReverts` operationId).
+func (c *Client) GetRevisionsIdReverts(ctx context.Context, id Id, params *GetRevisionsIdRevertsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdRevertsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevisionsIdUser The user of a revisions resource
+//
+// Corresponds with GET /revisions/{id}/user (the `GetRevisionsIdUser` operationId).
+func (c *Client) GetRevisionsIdUser(ctx context.Context, id Id, params *GetRevisionsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevisionsIdUserRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5218,6 +6365,21 @@ func (c *Client) PostUploadSignaturesWithApplicationVndAPIPlusJSONBody(ctx conte
 	return c.Client.Do(req)
 }
 
+// GetUploadSignaturesId One upload-signatures resource
+//
+// Corresponds with GET /upload-signatures/{id} (the `GetUploadSignaturesId` operationId).
+func (c *Client) GetUploadSignaturesId(ctx context.Context, id Id, params *GetUploadSignaturesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUploadSignaturesIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetUsersMe The signed-in user
 //
 // Corresponds with GET /users/me (the `GetUsersMe` operationId).
@@ -5253,6 +6415,96 @@ func (c *Client) GetUsersId(ctx context.Context, id Id, params *GetUsersIdParams
 // Corresponds with GET /versions/{id} (the `GetVersionsId` operationId).
 func (c *Client) GetVersionsId(ctx context.Context, id Id, params *GetVersionsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetVersionsIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdItem The item of a versions resource
+//
+// Corresponds with GET /versions/{id}/item (the `GetVersionsIdItem` operationId).
+func (c *Client) GetVersionsIdItem(ctx context.Context, id Id, params *GetVersionsIdItemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdItemRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdRelationshipsItem The item linkage of a versions resource
+//
+// Corresponds with GET /versions/{id}/relationships/item (the `GetVersionsIdRelationshipsItem` operationId).
+func (c *Client) GetVersionsIdRelationshipsItem(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdRelationshipsItemRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdRelationshipsRevision The revision linkage of a versions resource
+//
+// Corresponds with GET /versions/{id}/relationships/revision (the `GetVersionsIdRelationshipsRevision` operationId).
+func (c *Client) GetVersionsIdRelationshipsRevision(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdRelationshipsRevisionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdRelationshipsUser The user linkage of a versions resource
+//
+// Corresponds with GET /versions/{id}/relationships/user (the `GetVersionsIdRelationshipsUser` operationId).
+func (c *Client) GetVersionsIdRelationshipsUser(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdRelationshipsUserRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdRevision The revision of a versions resource
+//
+// Corresponds with GET /versions/{id}/revision (the `GetVersionsIdRevision` operationId).
+func (c *Client) GetVersionsIdRevision(ctx context.Context, id Id, params *GetVersionsIdRevisionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdRevisionRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersionsIdUser The user of a versions resource
+//
+// Corresponds with GET /versions/{id}/user (the `GetVersionsIdUser` operationId).
+func (c *Client) GetVersionsIdUser(ctx context.Context, id Id, params *GetVersionsIdUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionsIdUserRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5451,6 +6703,21 @@ func (c *Client) GetWebhooksIdDeliveries(ctx context.Context, id Id, params *Get
 	return c.Client.Do(req)
 }
 
+// GetWebhooksIdRelationshipsDeliveries The deliveries linkage of a webhooks resource
+//
+// Corresponds with GET /webhooks/{id}/relationships/deliveries (the `GetWebhooksIdRelationshipsDeliveries` operationId).
+func (c *Client) GetWebhooksIdRelationshipsDeliveries(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhooksIdRelationshipsDeliveriesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewGetWellKnownOpenidConfigurationRequest constructs an http.Request for the GetWellKnownOpenidConfiguration method
 func NewGetWellKnownOpenidConfigurationRequest(server string) (*http.Request, error) {
 	var err error
@@ -5541,6 +6808,113 @@ func NewGetAssetImagesIdRequest(server string, id Id, params *GetAssetImagesIdPa
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAssetImagesIdAssetRequest constructs an http.Request for the GetAssetImagesIdAsset method
+func NewGetAssetImagesIdAssetRequest(server string, id Id, params *GetAssetImagesIdAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/asset-images/%s/asset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAssetImagesIdRelationshipsAssetRequest constructs an http.Request for the GetAssetImagesIdRelationshipsAsset method
+func NewGetAssetImagesIdRelationshipsAssetRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/asset-images/%s/relationships/asset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6080,6 +7454,113 @@ func NewGetAssetsIdRequest(server string, id Id, params *GetAssetsIdParams) (*ht
 	return req, nil
 }
 
+// NewGetAssetsIdAssetFileRequest constructs an http.Request for the GetAssetsIdAssetFile method
+func NewGetAssetsIdAssetFileRequest(server string, id Id, params *GetAssetsIdAssetFileParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assets/%s/asset-file", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAssetsIdRelationshipsAssetFileRequest constructs an http.Request for the GetAssetsIdRelationshipsAssetFile method
+func NewGetAssetsIdRelationshipsAssetFileRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assets/%s/relationships/asset-file", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetContentBlocksRequest constructs an http.Request for the GetContentBlocks method
 func NewGetContentBlocksRequest(server string, params *GetContentBlocksParams) (*http.Request, error) {
 	var err error
@@ -6523,6 +8004,225 @@ func NewPatchContentBlocksIdRequestWithBody(server string, id Id, params *PatchC
 	return req, nil
 }
 
+// NewGetContentBlocksIdAssetRequest constructs an http.Request for the GetContentBlocksIdAsset method
+func NewGetContentBlocksIdAssetRequest(server string, id Id, params *GetContentBlocksIdAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/asset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentBlocksIdContentRequest constructs an http.Request for the GetContentBlocksIdContent method
+func NewGetContentBlocksIdContentRequest(server string, id Id, params *GetContentBlocksIdContentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/content", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentBlocksIdDraftRequest constructs an http.Request for the GetContentBlocksIdDraft method
+func NewGetContentBlocksIdDraftRequest(server string, id Id, params *GetContentBlocksIdDraftParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetContentBlocksIdHyperlinksRequest constructs an http.Request for the GetContentBlocksIdHyperlinks method
 func NewGetContentBlocksIdHyperlinksRequest(server string, id Id, params *GetContentBlocksIdHyperlinksParams) (*http.Request, error) {
 	var err error
@@ -6586,6 +8286,108 @@ func NewGetContentBlocksIdHyperlinksRequest(server string, id Id, params *GetCon
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentBlocksIdRelationshipsAssetRequest constructs an http.Request for the GetContentBlocksIdRelationshipsAsset method
+func NewGetContentBlocksIdRelationshipsAssetRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/relationships/asset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentBlocksIdRelationshipsContentRequest constructs an http.Request for the GetContentBlocksIdRelationshipsContent method
+func NewGetContentBlocksIdRelationshipsContentRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/relationships/content", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentBlocksIdRelationshipsDraftRequest constructs an http.Request for the GetContentBlocksIdRelationshipsDraft method
+func NewGetContentBlocksIdRelationshipsDraftRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/content-blocks/%s/relationships/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -7146,6 +8948,152 @@ func NewGetContentsIdContentBlocksRequest(server string, id Id, params *GetConte
 	return req, nil
 }
 
+// NewGetContentsIdDraftRequest constructs an http.Request for the GetContentsIdDraft method
+func NewGetContentsIdDraftRequest(server string, id Id, params *GetContentsIdDraftParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contents/%s/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentsIdPageRequest constructs an http.Request for the GetContentsIdPage method
+func NewGetContentsIdPageRequest(server string, id Id, params *GetContentsIdPageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contents/%s/page", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetContentsIdRelationshipsContentBlocksRequest constructs an http.Request for the GetContentsIdRelationshipsContentBlocks method
 func NewGetContentsIdRelationshipsContentBlocksRequest(server string, id Id) (*http.Request, error) {
 	var err error
@@ -7163,6 +9111,74 @@ func NewGetContentsIdRelationshipsContentBlocksRequest(server string, id Id) (*h
 	}
 
 	operationPath := fmt.Sprintf("/contents/%s/relationships/content-blocks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentsIdRelationshipsDraftRequest constructs an http.Request for the GetContentsIdRelationshipsDraft method
+func NewGetContentsIdRelationshipsDraftRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contents/%s/relationships/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentsIdRelationshipsPageRequest constructs an http.Request for the GetContentsIdRelationshipsPage method
+func NewGetContentsIdRelationshipsPageRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contents/%s/relationships/page", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7458,6 +9474,541 @@ func NewGetDraftsIdRequest(server string, id Id, params *GetDraftsIdParams) (*ht
 	return req, nil
 }
 
+// NewGetDraftsIdHyperlinksRequest constructs an http.Request for the GetDraftsIdHyperlinks method
+func NewGetDraftsIdHyperlinksRequest(server string, id Id, params *GetDraftsIdHyperlinksParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/hyperlinks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdItemRequest constructs an http.Request for the GetDraftsIdItem method
+func NewGetDraftsIdItemRequest(server string, id Id, params *GetDraftsIdItemParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/item", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdPublicationDependenciesRequest constructs an http.Request for the GetDraftsIdPublicationDependencies method
+func NewGetDraftsIdPublicationDependenciesRequest(server string, id Id, params *GetDraftsIdPublicationDependenciesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/publication-dependencies", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdRelationshipsHyperlinksRequest constructs an http.Request for the GetDraftsIdRelationshipsHyperlinks method
+func NewGetDraftsIdRelationshipsHyperlinksRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/relationships/hyperlinks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdRelationshipsItemRequest constructs an http.Request for the GetDraftsIdRelationshipsItem method
+func NewGetDraftsIdRelationshipsItemRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/relationships/item", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdRelationshipsPublicationDependenciesRequest constructs an http.Request for the GetDraftsIdRelationshipsPublicationDependencies method
+func NewGetDraftsIdRelationshipsPublicationDependenciesRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/relationships/publication-dependencies", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdRelationshipsReversionDependenciesRequest constructs an http.Request for the GetDraftsIdRelationshipsReversionDependencies method
+func NewGetDraftsIdRelationshipsReversionDependenciesRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/relationships/reversion-dependencies", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdRelationshipsUserRequest constructs an http.Request for the GetDraftsIdRelationshipsUser method
+func NewGetDraftsIdRelationshipsUserRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/relationships/user", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdReversionDependenciesRequest constructs an http.Request for the GetDraftsIdReversionDependencies method
+func NewGetDraftsIdReversionDependenciesRequest(server string, id Id, params *GetDraftsIdReversionDependenciesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/reversion-dependencies", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDraftsIdUserRequest constructs an http.Request for the GetDraftsIdUser method
+func NewGetDraftsIdUserRequest(server string, id Id, params *GetDraftsIdUserParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/drafts/%s/user", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -7468,6 +10019,293 @@ func NewGetHealthzRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHyperlinksIdRequest constructs an http.Request for the GetHyperlinksId method
+func NewGetHyperlinksIdRequest(server string, id Id, params *GetHyperlinksIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hyperlinks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHyperlinksIdLinkableRequest constructs an http.Request for the GetHyperlinksIdLinkable method
+func NewGetHyperlinksIdLinkableRequest(server string, id Id, params *GetHyperlinksIdLinkableParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hyperlinks/%s/linkable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHyperlinksIdLinkedToRequest constructs an http.Request for the GetHyperlinksIdLinkedTo method
+func NewGetHyperlinksIdLinkedToRequest(server string, id Id, params *GetHyperlinksIdLinkedToParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hyperlinks/%s/linked-to", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHyperlinksIdRelationshipsLinkableRequest constructs an http.Request for the GetHyperlinksIdRelationshipsLinkable method
+func NewGetHyperlinksIdRelationshipsLinkableRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hyperlinks/%s/relationships/linkable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHyperlinksIdRelationshipsLinkedToRequest constructs an http.Request for the GetHyperlinksIdRelationshipsLinkedTo method
+func NewGetHyperlinksIdRelationshipsLinkedToRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hyperlinks/%s/relationships/linked-to", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8698,6 +11536,327 @@ func NewPatchPagesIdRequestWithBody(server string, id Id, params *PatchPagesIdPa
 	return req, nil
 }
 
+// NewGetPagesIdDraftRequest constructs an http.Request for the GetPagesIdDraft method
+func NewGetPagesIdDraftRequest(server string, id Id, params *GetPagesIdDraftParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPagesIdLayoutRequest constructs an http.Request for the GetPagesIdLayout method
+func NewGetPagesIdLayoutRequest(server string, id Id, params *GetPagesIdLayoutParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/layout", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPagesIdParentRequest constructs an http.Request for the GetPagesIdParent method
+func NewGetPagesIdParentRequest(server string, id Id, params *GetPagesIdParentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/parent", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPagesIdRelationshipsDraftRequest constructs an http.Request for the GetPagesIdRelationshipsDraft method
+func NewGetPagesIdRelationshipsDraftRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/relationships/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPagesIdRelationshipsLayoutRequest constructs an http.Request for the GetPagesIdRelationshipsLayout method
+func NewGetPagesIdRelationshipsLayoutRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/relationships/layout", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPagesIdRelationshipsParentRequest constructs an http.Request for the GetPagesIdRelationshipsParent method
+func NewGetPagesIdRelationshipsParentRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/pages/%s/relationships/parent", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostPublishPlansRequestWithApplicationVndAPIPlusJSONBody calls the generic PostPublishPlans builder with application/vnd.api+json body
 func NewPostPublishPlansRequestWithApplicationVndAPIPlusJSONBody(server string, params *PostPublishPlansParams, body PostPublishPlansApplicationVndAPIPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9218,6 +12377,361 @@ func NewPatchRevisionsIdRequestWithBody(server string, id Id, params *PatchRevis
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdDraftsRequest constructs an http.Request for the GetRevisionsIdDrafts method
+func NewGetRevisionsIdDraftsRequest(server string, id Id, params *GetRevisionsIdDraftsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/drafts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdRelationshipsDraftsRequest constructs an http.Request for the GetRevisionsIdRelationshipsDrafts method
+func NewGetRevisionsIdRelationshipsDraftsRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/relationships/drafts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdRelationshipsRevertsRequest constructs an http.Request for the GetRevisionsIdRelationshipsReverts method
+func NewGetRevisionsIdRelationshipsRevertsRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/relationships/reverts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdRelationshipsUserRequest constructs an http.Request for the GetRevisionsIdRelationshipsUser method
+func NewGetRevisionsIdRelationshipsUserRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/relationships/user", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdRelationshipsVersionsRequest constructs an http.Request for the GetRevisionsIdRelationshipsVersions method
+func NewGetRevisionsIdRelationshipsVersionsRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/relationships/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdRevertsRequest constructs an http.Request for the GetRevisionsIdReverts method
+func NewGetRevisionsIdRevertsRequest(server string, id Id, params *GetRevisionsIdRevertsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/reverts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRevisionsIdUserRequest constructs an http.Request for the GetRevisionsIdUser method
+func NewGetRevisionsIdUserRequest(server string, id Id, params *GetRevisionsIdUserParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/revisions/%s/user", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -10810,6 +14324,79 @@ func NewPostUploadSignaturesRequestWithBody(server string, contentType string, b
 	return req, nil
 }
 
+// NewGetUploadSignaturesIdRequest constructs an http.Request for the GetUploadSignaturesId method
+func NewGetUploadSignaturesIdRequest(server string, id Id, params *GetUploadSignaturesIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/upload-signatures/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetUsersMeRequest constructs an http.Request for the GetUsersMe method
 func NewGetUsersMeRequest(server string) (*http.Request, error) {
 	var err error
@@ -10927,6 +14514,327 @@ func NewGetVersionsIdRequest(server string, id Id, params *GetVersionsIdParams) 
 	}
 
 	operationPath := fmt.Sprintf("/versions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdItemRequest constructs an http.Request for the GetVersionsIdItem method
+func NewGetVersionsIdItemRequest(server string, id Id, params *GetVersionsIdItemParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/item", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdRelationshipsItemRequest constructs an http.Request for the GetVersionsIdRelationshipsItem method
+func NewGetVersionsIdRelationshipsItemRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/relationships/item", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdRelationshipsRevisionRequest constructs an http.Request for the GetVersionsIdRelationshipsRevision method
+func NewGetVersionsIdRelationshipsRevisionRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/relationships/revision", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdRelationshipsUserRequest constructs an http.Request for the GetVersionsIdRelationshipsUser method
+func NewGetVersionsIdRelationshipsUserRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/relationships/user", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdRevisionRequest constructs an http.Request for the GetVersionsIdRevision method
+func NewGetVersionsIdRevisionRequest(server string, id Id, params *GetVersionsIdRevisionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/revision", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVersionsIdUserRequest constructs an http.Request for the GetVersionsIdUser method
+func NewGetVersionsIdUserRequest(server string, id Id, params *GetVersionsIdUserParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/versions/%s/user", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11713,6 +15621,40 @@ func NewGetWebhooksIdDeliveriesRequest(server string, id Id, params *GetWebhooks
 	return req, nil
 }
 
+// NewGetWebhooksIdRelationshipsDeliveriesRequest constructs an http.Request for the GetWebhooksIdRelationshipsDeliveries method
+func NewGetWebhooksIdRelationshipsDeliveriesRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/relationships/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -11770,6 +15712,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /asset-images/{id} (the `GetAssetImagesId` operationId).
 	GetAssetImagesIdWithResponse(ctx context.Context, id Id, params *GetAssetImagesIdParams, reqEditors ...RequestEditorFn) (*GetAssetImagesIdResponse, error)
+
+	// GetAssetImagesIdAssetWithResponse The asset of a asset-images resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /asset-images/{id}/asset (the `GetAssetImagesIdAsset` operationId).
+	GetAssetImagesIdAssetWithResponse(ctx context.Context, id Id, params *GetAssetImagesIdAssetParams, reqEditors ...RequestEditorFn) (*GetAssetImagesIdAssetResponse, error)
+
+	// GetAssetImagesIdRelationshipsAssetWithResponse The asset linkage of a asset-images resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /asset-images/{id}/relationships/asset (the `GetAssetImagesIdRelationshipsAsset` operationId).
+	GetAssetImagesIdRelationshipsAssetWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetAssetImagesIdRelationshipsAssetResponse, error)
 
 	// GetAssetTypesWithResponse The asset types table: which content types are accepted and as what
 	//
@@ -11841,6 +15797,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /assets/{id} (the `GetAssetsId` operationId).
 	GetAssetsIdWithResponse(ctx context.Context, id Id, params *GetAssetsIdParams, reqEditors ...RequestEditorFn) (*GetAssetsIdResponse, error)
 
+	// GetAssetsIdAssetFileWithResponse The asset-file of a assets resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assets/{id}/asset-file (the `GetAssetsIdAssetFile` operationId).
+	GetAssetsIdAssetFileWithResponse(ctx context.Context, id Id, params *GetAssetsIdAssetFileParams, reqEditors ...RequestEditorFn) (*GetAssetsIdAssetFileResponse, error)
+
+	// GetAssetsIdRelationshipsAssetFileWithResponse The asset-file linkage of a assets resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assets/{id}/relationships/asset-file (the `GetAssetsIdRelationshipsAssetFile` operationId).
+	GetAssetsIdRelationshipsAssetFileWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetAssetsIdRelationshipsAssetFileResponse, error)
+
 	// GetContentBlocksWithResponse List content-blocks
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -11890,12 +15860,54 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /content-blocks/{id} (the `PatchContentBlocksId` operationId).
 	PatchContentBlocksIdWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, id Id, params *PatchContentBlocksIdParams, body PatchContentBlocksIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchContentBlocksIdResponse, error)
 
+	// GetContentBlocksIdAssetWithResponse The asset of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/asset (the `GetContentBlocksIdAsset` operationId).
+	GetContentBlocksIdAssetWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdAssetParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdAssetResponse, error)
+
+	// GetContentBlocksIdContentWithResponse The content of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/content (the `GetContentBlocksIdContent` operationId).
+	GetContentBlocksIdContentWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdContentParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdContentResponse, error)
+
+	// GetContentBlocksIdDraftWithResponse The draft of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/draft (the `GetContentBlocksIdDraft` operationId).
+	GetContentBlocksIdDraftWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdDraftParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdDraftResponse, error)
+
 	// GetContentBlocksIdHyperlinksWithResponse The hyperlinks of a content-blocks resource
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /content-blocks/{id}/hyperlinks (the `GetContentBlocksIdHyperlinks` operationId).
 	GetContentBlocksIdHyperlinksWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdHyperlinksParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdHyperlinksResponse, error)
+
+	// GetContentBlocksIdRelationshipsAssetWithResponse The asset linkage of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/asset (the `GetContentBlocksIdRelationshipsAsset` operationId).
+	GetContentBlocksIdRelationshipsAssetWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsAssetResponse, error)
+
+	// GetContentBlocksIdRelationshipsContentWithResponse The content linkage of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/content (the `GetContentBlocksIdRelationshipsContent` operationId).
+	GetContentBlocksIdRelationshipsContentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsContentResponse, error)
+
+	// GetContentBlocksIdRelationshipsDraftWithResponse The draft linkage of a content-blocks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /content-blocks/{id}/relationships/draft (the `GetContentBlocksIdRelationshipsDraft` operationId).
+	GetContentBlocksIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsDraftResponse, error)
 
 	// GetContentBlocksIdRelationshipsHyperlinksWithResponse The hyperlinks linkage of a content-blocks resource
 	//
@@ -11960,12 +15972,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /contents/{id}/content-blocks (the `GetContentsIdContentBlocks` operationId).
 	GetContentsIdContentBlocksWithResponse(ctx context.Context, id Id, params *GetContentsIdContentBlocksParams, reqEditors ...RequestEditorFn) (*GetContentsIdContentBlocksResponse, error)
 
+	// GetContentsIdDraftWithResponse The draft of a contents resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contents/{id}/draft (the `GetContentsIdDraft` operationId).
+	GetContentsIdDraftWithResponse(ctx context.Context, id Id, params *GetContentsIdDraftParams, reqEditors ...RequestEditorFn) (*GetContentsIdDraftResponse, error)
+
+	// GetContentsIdPageWithResponse The page of a contents resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contents/{id}/page (the `GetContentsIdPage` operationId).
+	GetContentsIdPageWithResponse(ctx context.Context, id Id, params *GetContentsIdPageParams, reqEditors ...RequestEditorFn) (*GetContentsIdPageResponse, error)
+
 	// GetContentsIdRelationshipsContentBlocksWithResponse The content-blocks linkage of a contents resource
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /contents/{id}/relationships/content-blocks (the `GetContentsIdRelationshipsContentBlocks` operationId).
 	GetContentsIdRelationshipsContentBlocksWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentsIdRelationshipsContentBlocksResponse, error)
+
+	// GetContentsIdRelationshipsDraftWithResponse The draft linkage of a contents resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contents/{id}/relationships/draft (the `GetContentsIdRelationshipsDraft` operationId).
+	GetContentsIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentsIdRelationshipsDraftResponse, error)
+
+	// GetContentsIdRelationshipsPageWithResponse The page linkage of a contents resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contents/{id}/relationships/page (the `GetContentsIdRelationshipsPage` operationId).
+	GetContentsIdRelationshipsPageWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentsIdRelationshipsPageResponse, error)
 
 	// GetDocsWithResponse The API reference, rendered from /openapi.json
 	//
@@ -12002,12 +16042,117 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /drafts/{id} (the `GetDraftsId` operationId).
 	GetDraftsIdWithResponse(ctx context.Context, id Id, params *GetDraftsIdParams, reqEditors ...RequestEditorFn) (*GetDraftsIdResponse, error)
 
+	// GetDraftsIdHyperlinksWithResponse The hyperlinks of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/hyperlinks (the `GetDraftsIdHyperlinks` operationId).
+	GetDraftsIdHyperlinksWithResponse(ctx context.Context, id Id, params *GetDraftsIdHyperlinksParams, reqEditors ...RequestEditorFn) (*GetDraftsIdHyperlinksResponse, error)
+
+	// GetDraftsIdItemWithResponse The item of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/item (the `GetDraftsIdItem` operationId).
+	GetDraftsIdItemWithResponse(ctx context.Context, id Id, params *GetDraftsIdItemParams, reqEditors ...RequestEditorFn) (*GetDraftsIdItemResponse, error)
+
+	// GetDraftsIdPublicationDependenciesWithResponse The publication-dependencies of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/publication-dependencies (the `GetDraftsIdPublicationDependencies` operationId).
+	GetDraftsIdPublicationDependenciesWithResponse(ctx context.Context, id Id, params *GetDraftsIdPublicationDependenciesParams, reqEditors ...RequestEditorFn) (*GetDraftsIdPublicationDependenciesResponse, error)
+
+	// GetDraftsIdRelationshipsHyperlinksWithResponse The hyperlinks linkage of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/relationships/hyperlinks (the `GetDraftsIdRelationshipsHyperlinks` operationId).
+	GetDraftsIdRelationshipsHyperlinksWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsHyperlinksResponse, error)
+
+	// GetDraftsIdRelationshipsItemWithResponse The item linkage of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/relationships/item (the `GetDraftsIdRelationshipsItem` operationId).
+	GetDraftsIdRelationshipsItemWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsItemResponse, error)
+
+	// GetDraftsIdRelationshipsPublicationDependenciesWithResponse The publication-dependencies linkage of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/relationships/publication-dependencies (the `GetDraftsIdRelationshipsPublicationDependencies` operationId).
+	GetDraftsIdRelationshipsPublicationDependenciesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsPublicationDependenciesResponse, error)
+
+	// GetDraftsIdRelationshipsReversionDependenciesWithResponse The reversion-dependencies linkage of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/relationships/reversion-dependencies (the `GetDraftsIdRelationshipsReversionDependencies` operationId).
+	GetDraftsIdRelationshipsReversionDependenciesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsReversionDependenciesResponse, error)
+
+	// GetDraftsIdRelationshipsUserWithResponse The user linkage of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/relationships/user (the `GetDraftsIdRelationshipsUser` operationId).
+	GetDraftsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsUserResponse, error)
+
+	// GetDraftsIdReversionDependenciesWithResponse The reversion-dependencies of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/reversion-dependencies (the `GetDraftsIdReversionDependencies` operationId).
+	GetDraftsIdReversionDependenciesWithResponse(ctx context.Context, id Id, params *GetDraftsIdReversionDependenciesParams, reqEditors ...RequestEditorFn) (*GetDraftsIdReversionDependenciesResponse, error)
+
+	// GetDraftsIdUserWithResponse The user of a drafts resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /drafts/{id}/user (the `GetDraftsIdUser` operationId).
+	GetDraftsIdUserWithResponse(ctx context.Context, id Id, params *GetDraftsIdUserParams, reqEditors ...RequestEditorFn) (*GetDraftsIdUserResponse, error)
+
 	// GetHealthzWithResponse Liveness: the process answers
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /healthz (the `GetHealthz` operationId).
 	GetHealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error)
+
+	// GetHyperlinksIdWithResponse One hyperlinks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hyperlinks/{id} (the `GetHyperlinksId` operationId).
+	GetHyperlinksIdWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdResponse, error)
+
+	// GetHyperlinksIdLinkableWithResponse The linkable of a hyperlinks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hyperlinks/{id}/linkable (the `GetHyperlinksIdLinkable` operationId).
+	GetHyperlinksIdLinkableWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdLinkableParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdLinkableResponse, error)
+
+	// GetHyperlinksIdLinkedToWithResponse The linked-to of a hyperlinks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hyperlinks/{id}/linked-to (the `GetHyperlinksIdLinkedTo` operationId).
+	GetHyperlinksIdLinkedToWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdLinkedToParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdLinkedToResponse, error)
+
+	// GetHyperlinksIdRelationshipsLinkableWithResponse The linkable linkage of a hyperlinks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hyperlinks/{id}/relationships/linkable (the `GetHyperlinksIdRelationshipsLinkable` operationId).
+	GetHyperlinksIdRelationshipsLinkableWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetHyperlinksIdRelationshipsLinkableResponse, error)
+
+	// GetHyperlinksIdRelationshipsLinkedToWithResponse The linked-to linkage of a hyperlinks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hyperlinks/{id}/relationships/linked-to (the `GetHyperlinksIdRelationshipsLinkedTo` operationId).
+	GetHyperlinksIdRelationshipsLinkedToWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetHyperlinksIdRelationshipsLinkedToResponse, error)
 
 	// GetLayoutsWithResponse List layouts
 	//
@@ -12212,6 +16357,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /pages/{id} (the `PatchPagesId` operationId).
 	PatchPagesIdWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, id Id, params *PatchPagesIdParams, body PatchPagesIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPagesIdResponse, error)
 
+	// GetPagesIdDraftWithResponse The draft of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/draft (the `GetPagesIdDraft` operationId).
+	GetPagesIdDraftWithResponse(ctx context.Context, id Id, params *GetPagesIdDraftParams, reqEditors ...RequestEditorFn) (*GetPagesIdDraftResponse, error)
+
+	// GetPagesIdLayoutWithResponse The layout of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/layout (the `GetPagesIdLayout` operationId).
+	GetPagesIdLayoutWithResponse(ctx context.Context, id Id, params *GetPagesIdLayoutParams, reqEditors ...RequestEditorFn) (*GetPagesIdLayoutResponse, error)
+
+	// GetPagesIdParentWithResponse The parent of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/parent (the `GetPagesIdParent` operationId).
+	GetPagesIdParentWithResponse(ctx context.Context, id Id, params *GetPagesIdParentParams, reqEditors ...RequestEditorFn) (*GetPagesIdParentResponse, error)
+
+	// GetPagesIdRelationshipsDraftWithResponse The draft linkage of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/relationships/draft (the `GetPagesIdRelationshipsDraft` operationId).
+	GetPagesIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsDraftResponse, error)
+
+	// GetPagesIdRelationshipsLayoutWithResponse The layout linkage of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/relationships/layout (the `GetPagesIdRelationshipsLayout` operationId).
+	GetPagesIdRelationshipsLayoutWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsLayoutResponse, error)
+
+	// GetPagesIdRelationshipsParentWithResponse The parent linkage of a pages resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /pages/{id}/relationships/parent (the `GetPagesIdRelationshipsParent` operationId).
+	GetPagesIdRelationshipsParentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsParentResponse, error)
+
 	// PostPublishPlansWithBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12281,6 +16468,55 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /revisions/{id} (the `PatchRevisionsId` operationId).
 	PatchRevisionsIdWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, id Id, params *PatchRevisionsIdParams, body PatchRevisionsIdApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRevisionsIdResponse, error)
+
+	// GetRevisionsIdDraftsWithResponse The drafts of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/drafts (the `GetRevisionsIdDrafts` operationId).
+	GetRevisionsIdDraftsWithResponse(ctx context.Context, id Id, params *GetRevisionsIdDraftsParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdDraftsResponse, error)
+
+	// GetRevisionsIdRelationshipsDraftsWithResponse The drafts linkage of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/relationships/drafts (the `GetRevisionsIdRelationshipsDrafts` operationId).
+	GetRevisionsIdRelationshipsDraftsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsDraftsResponse, error)
+
+	// GetRevisionsIdRelationshipsRevertsWithResponse The reverts linkage of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/relationships/reverts (the `GetRevisionsIdRelationshipsReverts` operationId).
+	GetRevisionsIdRelationshipsRevertsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsRevertsResponse, error)
+
+	// GetRevisionsIdRelationshipsUserWithResponse The user linkage of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/relationships/user (the `GetRevisionsIdRelationshipsUser` operationId).
+	GetRevisionsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsUserResponse, error)
+
+	// GetRevisionsIdRelationshipsVersionsWithResponse The versions linkage of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/relationships/versions (the `GetRevisionsIdRelationshipsVersions` operationId).
+	GetRevisionsIdRelationshipsVersionsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsVersionsResponse, error)
+
+	// GetRevisionsIdRevertsWithResponse The reverts of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/reverts (the `GetRevisionsIdReverts` operationId).
+	GetRevisionsIdRevertsWithResponse(ctx context.Context, id Id, params *GetRevisionsIdRevertsParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdRevertsResponse, error)
+
+	// GetRevisionsIdUserWithResponse The user of a revisions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /revisions/{id}/user (the `GetRevisionsIdUser` operationId).
+	GetRevisionsIdUserWithResponse(ctx context.Context, id Id, params *GetRevisionsIdUserParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdUserResponse, error)
 
 	// GetRevisionsIdVersionsWithResponse The versions a revision published
 	//
@@ -12492,6 +16728,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /upload-signatures (the `PostUploadSignatures` operationId).
 	PostUploadSignaturesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx context.Context, body PostUploadSignaturesApplicationVndAPIPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUploadSignaturesResponse, error)
 
+	// GetUploadSignaturesIdWithResponse One upload-signatures resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /upload-signatures/{id} (the `GetUploadSignaturesId` operationId).
+	GetUploadSignaturesIdWithResponse(ctx context.Context, id Id, params *GetUploadSignaturesIdParams, reqEditors ...RequestEditorFn) (*GetUploadSignaturesIdResponse, error)
+
 	// GetUsersMeWithResponse The signed-in user
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12512,6 +16755,48 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /versions/{id} (the `GetVersionsId` operationId).
 	GetVersionsIdWithResponse(ctx context.Context, id Id, params *GetVersionsIdParams, reqEditors ...RequestEditorFn) (*GetVersionsIdResponse, error)
+
+	// GetVersionsIdItemWithResponse The item of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/item (the `GetVersionsIdItem` operationId).
+	GetVersionsIdItemWithResponse(ctx context.Context, id Id, params *GetVersionsIdItemParams, reqEditors ...RequestEditorFn) (*GetVersionsIdItemResponse, error)
+
+	// GetVersionsIdRelationshipsItemWithResponse The item linkage of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/relationships/item (the `GetVersionsIdRelationshipsItem` operationId).
+	GetVersionsIdRelationshipsItemWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsItemResponse, error)
+
+	// GetVersionsIdRelationshipsRevisionWithResponse The revision linkage of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/relationships/revision (the `GetVersionsIdRelationshipsRevision` operationId).
+	GetVersionsIdRelationshipsRevisionWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsRevisionResponse, error)
+
+	// GetVersionsIdRelationshipsUserWithResponse The user linkage of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/relationships/user (the `GetVersionsIdRelationshipsUser` operationId).
+	GetVersionsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsUserResponse, error)
+
+	// GetVersionsIdRevisionWithResponse The revision of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/revision (the `GetVersionsIdRevision` operationId).
+	GetVersionsIdRevisionWithResponse(ctx context.Context, id Id, params *GetVersionsIdRevisionParams, reqEditors ...RequestEditorFn) (*GetVersionsIdRevisionResponse, error)
+
+	// GetVersionsIdUserWithResponse The user of a versions resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /versions/{id}/user (the `GetVersionsIdUser` operationId).
+	GetVersionsIdUserWithResponse(ctx context.Context, id Id, params *GetVersionsIdUserParams, reqEditors ...RequestEditorFn) (*GetVersionsIdUserResponse, error)
 
 	// GetWebhookDeliveriesIdWithResponse One webhook-deliveries resource
 	//
@@ -12596,6 +16881,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries (the `GetWebhooksIdDeliveries` operationId).
 	GetWebhooksIdDeliveriesWithResponse(ctx context.Context, id Id, params *GetWebhooksIdDeliveriesParams, reqEditors ...RequestEditorFn) (*GetWebhooksIdDeliveriesResponse, error)
+
+	// GetWebhooksIdRelationshipsDeliveriesWithResponse The deliveries linkage of a webhooks resource
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/{id}/relationships/deliveries (the `GetWebhooksIdRelationshipsDeliveries` operationId).
+	GetWebhooksIdRelationshipsDeliveriesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetWebhooksIdRelationshipsDeliveriesResponse, error)
 }
 
 type GetWellKnownOpenidConfigurationResponse struct {
@@ -12702,6 +16994,134 @@ func (r GetAssetImagesIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAssetImagesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssetImagesIdAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Assets     `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetAssetImagesIdAssetResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Assets     `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetAssetImagesIdAssetResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssetImagesIdAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssetImagesIdAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssetImagesIdAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssetImagesIdAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssetImagesIdRelationshipsAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetAssetImagesIdRelationshipsAssetResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetAssetImagesIdRelationshipsAssetResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssetImagesIdRelationshipsAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssetImagesIdRelationshipsAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssetImagesIdRelationshipsAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssetImagesIdRelationshipsAssetResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13232,6 +17652,134 @@ func (r GetAssetsIdResponse) ContentType() string {
 	return ""
 }
 
+type GetAssetsIdAssetFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *AssetImages `json:"data"`
+		Included *[]Resource  `json:"included,omitempty"`
+		Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+		Links    *Links       `json:"links,omitempty"`
+		Meta     *Meta        `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetAssetsIdAssetFileResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *AssetImages `json:"data"`
+	Included *[]Resource  `json:"included,omitempty"`
+	Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+	Links    *Links       `json:"links,omitempty"`
+	Meta     *Meta        `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetAssetsIdAssetFileResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssetsIdAssetFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssetsIdAssetFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssetsIdAssetFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssetsIdAssetFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssetsIdRelationshipsAssetFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetAssetsIdRelationshipsAssetFileResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetAssetsIdRelationshipsAssetFileResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssetsIdRelationshipsAssetFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssetsIdRelationshipsAssetFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssetsIdRelationshipsAssetFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssetsIdRelationshipsAssetFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetContentBlocksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13500,6 +18048,186 @@ func (r PatchContentBlocksIdResponse) ContentType() string {
 	return ""
 }
 
+type GetContentBlocksIdAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Assets     `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdAssetResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Assets     `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdAssetResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentBlocksIdContentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Contents   `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdContentResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Contents   `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdContentResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdContentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdContentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdContentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdContentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentBlocksIdDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Drafts     `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Drafts     `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetContentBlocksIdHyperlinksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13554,6 +18282,210 @@ func (r GetContentBlocksIdHyperlinksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetContentBlocksIdHyperlinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentBlocksIdRelationshipsAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsAssetResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsAssetResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdRelationshipsAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdRelationshipsAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdRelationshipsAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdRelationshipsAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentBlocksIdRelationshipsContentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsContentResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsContentResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdRelationshipsContentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdRelationshipsContentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdRelationshipsContentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdRelationshipsContentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentBlocksIdRelationshipsDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentBlocksIdRelationshipsDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentBlocksIdRelationshipsDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentBlocksIdRelationshipsDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentBlocksIdRelationshipsDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentBlocksIdRelationshipsDraftResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13956,6 +18888,126 @@ func (r GetContentsIdContentBlocksResponse) ContentType() string {
 	return ""
 }
 
+type GetContentsIdDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Drafts     `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentsIdDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Drafts     `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentsIdDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentsIdDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentsIdDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentsIdDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentsIdDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentsIdPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Pages      `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentsIdPageResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Pages      `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentsIdPageResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentsIdPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentsIdPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentsIdPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentsIdPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetContentsIdRelationshipsContentBlocksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14018,6 +19070,142 @@ func (r GetContentsIdRelationshipsContentBlocksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetContentsIdRelationshipsContentBlocksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentsIdRelationshipsDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentsIdRelationshipsDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentsIdRelationshipsDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentsIdRelationshipsDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentsIdRelationshipsDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentsIdRelationshipsDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentsIdRelationshipsDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetContentsIdRelationshipsPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetContentsIdRelationshipsPageResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetContentsIdRelationshipsPageResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentsIdRelationshipsPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentsIdRelationshipsPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentsIdRelationshipsPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentsIdRelationshipsPageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14257,6 +19445,650 @@ func (r GetDraftsIdResponse) ContentType() string {
 	return ""
 }
 
+type GetDraftsIdHyperlinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     []Hyperlinks `json:"data"`
+		Included *[]Resource  `json:"included,omitempty"`
+		Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+		Links    *Links       `json:"links,omitempty"`
+		Meta     *Meta        `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdHyperlinksResponse) GetApplicationvndApiJSON200() *struct {
+	Data     []Hyperlinks `json:"data"`
+	Included *[]Resource  `json:"included,omitempty"`
+	Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+	Links    *Links       `json:"links,omitempty"`
+	Meta     *Meta        `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdHyperlinksResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdHyperlinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdHyperlinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdHyperlinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdHyperlinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			union json.RawMessage
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdItemResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		union json.RawMessage
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdItemResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdPublicationDependenciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     []Drafts    `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdPublicationDependenciesResponse) GetApplicationvndApiJSON200() *struct {
+	Data     []Drafts    `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdPublicationDependenciesResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdPublicationDependenciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdPublicationDependenciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdPublicationDependenciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdPublicationDependenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdRelationshipsHyperlinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsHyperlinksResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsHyperlinksResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdRelationshipsHyperlinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdRelationshipsHyperlinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdRelationshipsHyperlinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdRelationshipsHyperlinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdRelationshipsItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsItemResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsItemResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdRelationshipsItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdRelationshipsItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdRelationshipsItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdRelationshipsItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdRelationshipsPublicationDependenciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdRelationshipsPublicationDependenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdRelationshipsReversionDependenciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdRelationshipsReversionDependenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdRelationshipsUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdRelationshipsUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdRelationshipsUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdRelationshipsUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdRelationshipsUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdRelationshipsUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdReversionDependenciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     []Drafts    `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdReversionDependenciesResponse) GetApplicationvndApiJSON200() *struct {
+	Data     []Drafts    `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdReversionDependenciesResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdReversionDependenciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdReversionDependenciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdReversionDependenciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdReversionDependenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDraftsIdUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Users      `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetDraftsIdUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Users      `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetDraftsIdUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsIdUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsIdUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsIdUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsIdUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14306,6 +20138,321 @@ func (r GetHealthzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetHyperlinksIdResponse200Headers the declared response headers of an HTTP 200 response for GetHyperlinksId
+type GetHyperlinksIdResponse200Headers struct {
+	ETag *string
+}
+
+type GetHyperlinksIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *HyperlinksDocument
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHyperlinksIdResponse200Headers
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetHyperlinksIdResponse) GetApplicationvndApiJSON200() *HyperlinksDocument {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetHyperlinksIdResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHyperlinksIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHyperlinksIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHyperlinksIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHyperlinksIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetHyperlinksIdLinkableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *ContentBlocks `json:"data"`
+		Included *[]Resource    `json:"included,omitempty"`
+		Jsonapi  *JSONAPI       `json:"jsonapi,omitempty"`
+		Links    *Links         `json:"links,omitempty"`
+		Meta     *Meta          `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetHyperlinksIdLinkableResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *ContentBlocks `json:"data"`
+	Included *[]Resource    `json:"included,omitempty"`
+	Jsonapi  *JSONAPI       `json:"jsonapi,omitempty"`
+	Links    *Links         `json:"links,omitempty"`
+	Meta     *Meta          `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetHyperlinksIdLinkableResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHyperlinksIdLinkableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHyperlinksIdLinkableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHyperlinksIdLinkableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHyperlinksIdLinkableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetHyperlinksIdLinkedToResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			union json.RawMessage
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetHyperlinksIdLinkedToResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		union json.RawMessage
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetHyperlinksIdLinkedToResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHyperlinksIdLinkedToResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHyperlinksIdLinkedToResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHyperlinksIdLinkedToResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHyperlinksIdLinkedToResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetHyperlinksIdRelationshipsLinkableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetHyperlinksIdRelationshipsLinkableResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetHyperlinksIdRelationshipsLinkableResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHyperlinksIdRelationshipsLinkableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHyperlinksIdRelationshipsLinkableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHyperlinksIdRelationshipsLinkableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHyperlinksIdRelationshipsLinkableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetHyperlinksIdRelationshipsLinkedToResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHyperlinksIdRelationshipsLinkedToResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15409,6 +21556,390 @@ func (r PatchPagesIdResponse) ContentType() string {
 	return ""
 }
 
+type GetPagesIdDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Drafts     `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Drafts     `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPagesIdLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Layouts    `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdLayoutResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Layouts    `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdLayoutResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdLayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPagesIdParentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Pages      `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdParentResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Pages      `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdParentResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdParentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdParentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdParentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdParentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPagesIdRelationshipsDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsDraftResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsDraftResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdRelationshipsDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdRelationshipsDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdRelationshipsDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdRelationshipsDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPagesIdRelationshipsLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsLayoutResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsLayoutResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdRelationshipsLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdRelationshipsLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdRelationshipsLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdRelationshipsLayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPagesIdRelationshipsParentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsParentResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetPagesIdRelationshipsParentResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPagesIdRelationshipsParentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPagesIdRelationshipsParentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPagesIdRelationshipsParentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPagesIdRelationshipsParentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostPublishPlansResponse200Headers the declared response headers of an HTTP 200 response for PostPublishPlans
 type PostPublishPlansResponse200Headers struct {
 	ETag *string
@@ -15781,6 +22312,458 @@ func (r PatchRevisionsIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchRevisionsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdDraftsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     []Drafts    `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdDraftsResponse) GetApplicationvndApiJSON200() *struct {
+	Data     []Drafts    `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdDraftsResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdDraftsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdDraftsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdDraftsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdDraftsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdRelationshipsDraftsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsDraftsResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsDraftsResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdRelationshipsDraftsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdRelationshipsDraftsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdRelationshipsDraftsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdRelationshipsDraftsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdRelationshipsRevertsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsRevertsResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsRevertsResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdRelationshipsRevertsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdRelationshipsRevertsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdRelationshipsRevertsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdRelationshipsRevertsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdRelationshipsUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdRelationshipsUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdRelationshipsUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdRelationshipsUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdRelationshipsUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdRelationshipsVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsVersionsResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdRelationshipsVersionsResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdRelationshipsVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdRelationshipsVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdRelationshipsVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdRelationshipsVersionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdRevertsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Revisions  `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdRevertsResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Revisions  `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdRevertsResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdRevertsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdRevertsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdRevertsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdRevertsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRevisionsIdUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Users      `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetRevisionsIdUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Users      `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetRevisionsIdUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevisionsIdUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevisionsIdUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevisionsIdUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevisionsIdUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17195,6 +24178,61 @@ func (r PostUploadSignaturesResponse) ContentType() string {
 	return ""
 }
 
+// GetUploadSignaturesIdResponse200Headers the declared response headers of an HTTP 200 response for GetUploadSignaturesId
+type GetUploadSignaturesIdResponse200Headers struct {
+	ETag *string
+}
+
+type GetUploadSignaturesIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *UploadSignaturesDocument
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUploadSignaturesIdResponse200Headers
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetUploadSignaturesIdResponse) GetApplicationvndApiJSON200() *UploadSignaturesDocument {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetUploadSignaturesIdResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUploadSignaturesIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUploadSignaturesIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUploadSignaturesIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUploadSignaturesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetUsersMeResponse200Headers the declared response headers of an HTTP 200 response for GetUsersMe
 type GetUsersMeResponse200Headers struct {
 	ETag *string
@@ -17354,6 +24392,394 @@ func (r GetVersionsIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetVersionsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			union json.RawMessage
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdItemResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		union json.RawMessage
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdItemResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdRelationshipsItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsItemResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsItemResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdRelationshipsItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdRelationshipsItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdRelationshipsItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdRelationshipsItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdRelationshipsRevisionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsRevisionResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsRevisionResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdRelationshipsRevisionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdRelationshipsRevisionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdRelationshipsRevisionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdRelationshipsRevisionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdRelationshipsUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data *struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data *struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdRelationshipsUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdRelationshipsUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdRelationshipsUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdRelationshipsUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdRelationshipsUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdRevisionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Revisions  `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdRevisionResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Revisions  `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdRevisionResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdRevisionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdRevisionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdRevisionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdRevisionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVersionsIdUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data     *Users      `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetVersionsIdUserResponse) GetApplicationvndApiJSON200() *struct {
+	Data     *Users      `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetVersionsIdUserResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionsIdUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionsIdUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionsIdUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionsIdUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17912,6 +25338,74 @@ func (r GetWebhooksIdDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+type GetWebhooksIdRelationshipsDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationvndApiJSON200 the response for an HTTP 200 `application/vnd.api+json` response
+	ApplicationvndApiJSON200 *struct {
+		Data []struct {
+			Id   string      `json:"id"`
+			Meta *Meta       `json:"meta,omitempty"`
+			Type interface{} `json:"type"`
+		} `json:"data"`
+		Included *[]Resource `json:"included,omitempty"`
+		Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+		Links    *Links      `json:"links,omitempty"`
+		Meta     *Meta       `json:"meta,omitempty"`
+	}
+	// ApplicationvndApiJSONDefault the response for an HTTP default `application/vnd.api+json` response
+	ApplicationvndApiJSONDefault *ErrorDocument
+}
+
+// GetApplicationvndApiJSON200 returns the response for an HTTP 200 `application/vnd.api+json` response
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) GetApplicationvndApiJSON200() *struct {
+	Data []struct {
+		Id   string      `json:"id"`
+		Meta *Meta       `json:"meta,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
+	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+	Links    *Links      `json:"links,omitempty"`
+	Meta     *Meta       `json:"meta,omitempty"`
+} {
+	return r.ApplicationvndApiJSON200
+}
+
+// GetApplicationvndApiJSONDefault returns the response for an HTTP default `application/vnd.api+json` response
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) GetApplicationvndApiJSONDefault() *ErrorDocument {
+	return r.ApplicationvndApiJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhooksIdRelationshipsDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetWellKnownOpenidConfigurationWithResponse OpenID discovery document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -17936,6 +25430,32 @@ func (c *ClientWithResponses) GetAssetImagesIdWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetAssetImagesIdResponse(rsp)
+}
+
+// GetAssetImagesIdAssetWithResponse The asset of a asset-images resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /asset-images/{id}/asset (the `GetAssetImagesIdAsset` operationId).
+func (c *ClientWithResponses) GetAssetImagesIdAssetWithResponse(ctx context.Context, id Id, params *GetAssetImagesIdAssetParams, reqEditors ...RequestEditorFn) (*GetAssetImagesIdAssetResponse, error) {
+	rsp, err := c.GetAssetImagesIdAsset(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssetImagesIdAssetResponse(rsp)
+}
+
+// GetAssetImagesIdRelationshipsAssetWithResponse The asset linkage of a asset-images resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /asset-images/{id}/relationships/asset (the `GetAssetImagesIdRelationshipsAsset` operationId).
+func (c *ClientWithResponses) GetAssetImagesIdRelationshipsAssetWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetAssetImagesIdRelationshipsAssetResponse, error) {
+	rsp, err := c.GetAssetImagesIdRelationshipsAsset(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssetImagesIdRelationshipsAssetResponse(rsp)
 }
 
 // GetAssetTypesWithResponse The asset types table: which content types are accepted and as what
@@ -18068,6 +25588,32 @@ func (c *ClientWithResponses) GetAssetsIdWithResponse(ctx context.Context, id Id
 	return ParseGetAssetsIdResponse(rsp)
 }
 
+// GetAssetsIdAssetFileWithResponse The asset-file of a assets resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assets/{id}/asset-file (the `GetAssetsIdAssetFile` operationId).
+func (c *ClientWithResponses) GetAssetsIdAssetFileWithResponse(ctx context.Context, id Id, params *GetAssetsIdAssetFileParams, reqEditors ...RequestEditorFn) (*GetAssetsIdAssetFileResponse, error) {
+	rsp, err := c.GetAssetsIdAssetFile(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssetsIdAssetFileResponse(rsp)
+}
+
+// GetAssetsIdRelationshipsAssetFileWithResponse The asset-file linkage of a assets resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assets/{id}/relationships/asset-file (the `GetAssetsIdRelationshipsAssetFile` operationId).
+func (c *ClientWithResponses) GetAssetsIdRelationshipsAssetFileWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetAssetsIdRelationshipsAssetFileResponse, error) {
+	rsp, err := c.GetAssetsIdRelationshipsAssetFile(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssetsIdRelationshipsAssetFileResponse(rsp)
+}
+
 // GetContentBlocksWithResponse List content-blocks
 //
 // Returns a wrapper object for the known response body format(s).
@@ -18159,6 +25705,45 @@ func (c *ClientWithResponses) PatchContentBlocksIdWithApplicationVndAPIPlusJSONB
 	return ParsePatchContentBlocksIdResponse(rsp)
 }
 
+// GetContentBlocksIdAssetWithResponse The asset of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/asset (the `GetContentBlocksIdAsset` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdAssetWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdAssetParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdAssetResponse, error) {
+	rsp, err := c.GetContentBlocksIdAsset(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdAssetResponse(rsp)
+}
+
+// GetContentBlocksIdContentWithResponse The content of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/content (the `GetContentBlocksIdContent` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdContentWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdContentParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdContentResponse, error) {
+	rsp, err := c.GetContentBlocksIdContent(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdContentResponse(rsp)
+}
+
+// GetContentBlocksIdDraftWithResponse The draft of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/draft (the `GetContentBlocksIdDraft` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdDraftWithResponse(ctx context.Context, id Id, params *GetContentBlocksIdDraftParams, reqEditors ...RequestEditorFn) (*GetContentBlocksIdDraftResponse, error) {
+	rsp, err := c.GetContentBlocksIdDraft(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdDraftResponse(rsp)
+}
+
 // GetContentBlocksIdHyperlinksWithResponse The hyperlinks of a content-blocks resource
 //
 // Returns a wrapper object for the known response body format(s).
@@ -18170,6 +25755,45 @@ func (c *ClientWithResponses) GetContentBlocksIdHyperlinksWithResponse(ctx conte
 		return nil, err
 	}
 	return ParseGetContentBlocksIdHyperlinksResponse(rsp)
+}
+
+// GetContentBlocksIdRelationshipsAssetWithResponse The asset linkage of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/relationships/asset (the `GetContentBlocksIdRelationshipsAsset` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdRelationshipsAssetWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsAssetResponse, error) {
+	rsp, err := c.GetContentBlocksIdRelationshipsAsset(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdRelationshipsAssetResponse(rsp)
+}
+
+// GetContentBlocksIdRelationshipsContentWithResponse The content linkage of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/relationships/content (the `GetContentBlocksIdRelationshipsContent` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdRelationshipsContentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsContentResponse, error) {
+	rsp, err := c.GetContentBlocksIdRelationshipsContent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdRelationshipsContentResponse(rsp)
+}
+
+// GetContentBlocksIdRelationshipsDraftWithResponse The draft linkage of a content-blocks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /content-blocks/{id}/relationships/draft (the `GetContentBlocksIdRelationshipsDraft` operationId).
+func (c *ClientWithResponses) GetContentBlocksIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentBlocksIdRelationshipsDraftResponse, error) {
+	rsp, err := c.GetContentBlocksIdRelationshipsDraft(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentBlocksIdRelationshipsDraftResponse(rsp)
 }
 
 // GetContentBlocksIdRelationshipsHyperlinksWithResponse The hyperlinks linkage of a content-blocks resource
@@ -18289,6 +25913,32 @@ func (c *ClientWithResponses) GetContentsIdContentBlocksWithResponse(ctx context
 	return ParseGetContentsIdContentBlocksResponse(rsp)
 }
 
+// GetContentsIdDraftWithResponse The draft of a contents resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contents/{id}/draft (the `GetContentsIdDraft` operationId).
+func (c *ClientWithResponses) GetContentsIdDraftWithResponse(ctx context.Context, id Id, params *GetContentsIdDraftParams, reqEditors ...RequestEditorFn) (*GetContentsIdDraftResponse, error) {
+	rsp, err := c.GetContentsIdDraft(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentsIdDraftResponse(rsp)
+}
+
+// GetContentsIdPageWithResponse The page of a contents resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contents/{id}/page (the `GetContentsIdPage` operationId).
+func (c *ClientWithResponses) GetContentsIdPageWithResponse(ctx context.Context, id Id, params *GetContentsIdPageParams, reqEditors ...RequestEditorFn) (*GetContentsIdPageResponse, error) {
+	rsp, err := c.GetContentsIdPage(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentsIdPageResponse(rsp)
+}
+
 // GetContentsIdRelationshipsContentBlocksWithResponse The content-blocks linkage of a contents resource
 //
 // Returns a wrapper object for the known response body format(s).
@@ -18300,6 +25950,32 @@ func (c *ClientWithResponses) GetContentsIdRelationshipsContentBlocksWithRespons
 		return nil, err
 	}
 	return ParseGetContentsIdRelationshipsContentBlocksResponse(rsp)
+}
+
+// GetContentsIdRelationshipsDraftWithResponse The draft linkage of a contents resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contents/{id}/relationships/draft (the `GetContentsIdRelationshipsDraft` operationId).
+func (c *ClientWithResponses) GetContentsIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentsIdRelationshipsDraftResponse, error) {
+	rsp, err := c.GetContentsIdRelationshipsDraft(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentsIdRelationshipsDraftResponse(rsp)
+}
+
+// GetContentsIdRelationshipsPageWithResponse The page linkage of a contents resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contents/{id}/relationships/page (the `GetContentsIdRelationshipsPage` operationId).
+func (c *ClientWithResponses) GetContentsIdRelationshipsPageWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetContentsIdRelationshipsPageResponse, error) {
+	rsp, err := c.GetContentsIdRelationshipsPage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentsIdRelationshipsPageResponse(rsp)
 }
 
 // GetDocsWithResponse The API reference, rendered from /openapi.json
@@ -18367,6 +26043,136 @@ func (c *ClientWithResponses) GetDraftsIdWithResponse(ctx context.Context, id Id
 	return ParseGetDraftsIdResponse(rsp)
 }
 
+// GetDraftsIdHyperlinksWithResponse The hyperlinks of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/hyperlinks (the `GetDraftsIdHyperlinks` operationId).
+func (c *ClientWithResponses) GetDraftsIdHyperlinksWithResponse(ctx context.Context, id Id, params *GetDraftsIdHyperlinksParams, reqEditors ...RequestEditorFn) (*GetDraftsIdHyperlinksResponse, error) {
+	rsp, err := c.GetDraftsIdHyperlinks(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdHyperlinksResponse(rsp)
+}
+
+// GetDraftsIdItemWithResponse The item of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/item (the `GetDraftsIdItem` operationId).
+func (c *ClientWithResponses) GetDraftsIdItemWithResponse(ctx context.Context, id Id, params *GetDraftsIdItemParams, reqEditors ...RequestEditorFn) (*GetDraftsIdItemResponse, error) {
+	rsp, err := c.GetDraftsIdItem(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdItemResponse(rsp)
+}
+
+// GetDraftsIdPublicationDependenciesWithResponse The publication-dependencies of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/publication-dependencies (the `GetDraftsIdPublicationDependencies` operationId).
+func (c *ClientWithResponses) GetDraftsIdPublicationDependenciesWithResponse(ctx context.Context, id Id, params *GetDraftsIdPublicationDependenciesParams, reqEditors ...RequestEditorFn) (*GetDraftsIdPublicationDependenciesResponse, error) {
+	rsp, err := c.GetDraftsIdPublicationDependencies(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdPublicationDependenciesResponse(rsp)
+}
+
+// GetDraftsIdRelationshipsHyperlinksWithResponse The hyperlinks linkage of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/relationships/hyperlinks (the `GetDraftsIdRelationshipsHyperlinks` operationId).
+func (c *ClientWithResponses) GetDraftsIdRelationshipsHyperlinksWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsHyperlinksResponse, error) {
+	rsp, err := c.GetDraftsIdRelationshipsHyperlinks(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdRelationshipsHyperlinksResponse(rsp)
+}
+
+// GetDraftsIdRelationshipsItemWithResponse The item linkage of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/relationships/item (the `GetDraftsIdRelationshipsItem` operationId).
+func (c *ClientWithResponses) GetDraftsIdRelationshipsItemWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsItemResponse, error) {
+	rsp, err := c.GetDraftsIdRelationshipsItem(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdRelationshipsItemResponse(rsp)
+}
+
+// GetDraftsIdRelationshipsPublicationDependenciesWithResponse The publication-dependencies linkage of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/relationships/publication-dependencies (the `GetDraftsIdRelationshipsPublicationDependencies` operationId).
+func (c *ClientWithResponses) GetDraftsIdRelationshipsPublicationDependenciesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsPublicationDependenciesResponse, error) {
+	rsp, err := c.GetDraftsIdRelationshipsPublicationDependencies(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdRelationshipsPublicationDependenciesResponse(rsp)
+}
+
+// GetDraftsIdRelationshipsReversionDependenciesWithResponse The reversion-dependencies linkage of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/relationships/reversion-dependencies (the `GetDraftsIdRelationshipsReversionDependencies` operationId).
+func (c *ClientWithResponses) GetDraftsIdRelationshipsReversionDependenciesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsReversionDependenciesResponse, error) {
+	rsp, err := c.GetDraftsIdRelationshipsReversionDependencies(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdRelationshipsReversionDependenciesResponse(rsp)
+}
+
+// GetDraftsIdRelationshipsUserWithResponse The user linkage of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/relationships/user (the `GetDraftsIdRelationshipsUser` operationId).
+func (c *ClientWithResponses) GetDraftsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetDraftsIdRelationshipsUserResponse, error) {
+	rsp, err := c.GetDraftsIdRelationshipsUser(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdRelationshipsUserResponse(rsp)
+}
+
+// GetDraftsIdReversionDependenciesWithResponse The reversion-dependencies of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/reversion-dependencies (the `GetDraftsIdReversionDependencies` operationId).
+func (c *ClientWithResponses) GetDraftsIdReversionDependenciesWithResponse(ctx context.Context, id Id, params *GetDraftsIdReversionDependenciesParams, reqEditors ...RequestEditorFn) (*GetDraftsIdReversionDependenciesResponse, error) {
+	rsp, err := c.GetDraftsIdReversionDependencies(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdReversionDependenciesResponse(rsp)
+}
+
+// GetDraftsIdUserWithResponse The user of a drafts resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /drafts/{id}/user (the `GetDraftsIdUser` operationId).
+func (c *ClientWithResponses) GetDraftsIdUserWithResponse(ctx context.Context, id Id, params *GetDraftsIdUserParams, reqEditors ...RequestEditorFn) (*GetDraftsIdUserResponse, error) {
+	rsp, err := c.GetDraftsIdUser(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsIdUserResponse(rsp)
+}
+
 // GetHealthzWithResponse Liveness: the process answers
 //
 // Returns a wrapper object for the known response body format(s).
@@ -18378,6 +26184,71 @@ func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetHealthzResponse(rsp)
+}
+
+// GetHyperlinksIdWithResponse One hyperlinks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hyperlinks/{id} (the `GetHyperlinksId` operationId).
+func (c *ClientWithResponses) GetHyperlinksIdWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdResponse, error) {
+	rsp, err := c.GetHyperlinksId(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHyperlinksIdResponse(rsp)
+}
+
+// GetHyperlinksIdLinkableWithResponse The linkable of a hyperlinks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hyperlinks/{id}/linkable (the `GetHyperlinksIdLinkable` operationId).
+func (c *ClientWithResponses) GetHyperlinksIdLinkableWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdLinkableParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdLinkableResponse, error) {
+	rsp, err := c.GetHyperlinksIdLinkable(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHyperlinksIdLinkableResponse(rsp)
+}
+
+// GetHyperlinksIdLinkedToWithResponse The linked-to of a hyperlinks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hyperlinks/{id}/linked-to (the `GetHyperlinksIdLinkedTo` operationId).
+func (c *ClientWithResponses) GetHyperlinksIdLinkedToWithResponse(ctx context.Context, id Id, params *GetHyperlinksIdLinkedToParams, reqEditors ...RequestEditorFn) (*GetHyperlinksIdLinkedToResponse, error) {
+	rsp, err := c.GetHyperlinksIdLinkedTo(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHyperlinksIdLinkedToResponse(rsp)
+}
+
+// GetHyperlinksIdRelationshipsLinkableWithResponse The linkable linkage of a hyperlinks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hyperlinks/{id}/relationships/linkable (the `GetHyperlinksIdRelationshipsLinkable` operationId).
+func (c *ClientWithResponses) GetHyperlinksIdRelationshipsLinkableWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetHyperlinksIdRelationshipsLinkableResponse, error) {
+	rsp, err := c.GetHyperlinksIdRelationshipsLinkable(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHyperlinksIdRelationshipsLinkableResponse(rsp)
+}
+
+// GetHyperlinksIdRelationshipsLinkedToWithResponse The linked-to linkage of a hyperlinks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hyperlinks/{id}/relationships/linked-to (the `GetHyperlinksIdRelationshipsLinkedTo` operationId).
+func (c *ClientWithResponses) GetHyperlinksIdRelationshipsLinkedToWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetHyperlinksIdRelationshipsLinkedToResponse, error) {
+	rsp, err := c.GetHyperlinksIdRelationshipsLinkedTo(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHyperlinksIdRelationshipsLinkedToResponse(rsp)
 }
 
 // GetLayoutsWithResponse List layouts
@@ -18757,6 +26628,84 @@ func (c *ClientWithResponses) PatchPagesIdWithApplicationVndAPIPlusJSONBodyWithR
 	return ParsePatchPagesIdResponse(rsp)
 }
 
+// GetPagesIdDraftWithResponse The draft of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/draft (the `GetPagesIdDraft` operationId).
+func (c *ClientWithResponses) GetPagesIdDraftWithResponse(ctx context.Context, id Id, params *GetPagesIdDraftParams, reqEditors ...RequestEditorFn) (*GetPagesIdDraftResponse, error) {
+	rsp, err := c.GetPagesIdDraft(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdDraftResponse(rsp)
+}
+
+// GetPagesIdLayoutWithResponse The layout of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/layout (the `GetPagesIdLayout` operationId).
+func (c *ClientWithResponses) GetPagesIdLayoutWithResponse(ctx context.Context, id Id, params *GetPagesIdLayoutParams, reqEditors ...RequestEditorFn) (*GetPagesIdLayoutResponse, error) {
+	rsp, err := c.GetPagesIdLayout(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdLayoutResponse(rsp)
+}
+
+// GetPagesIdParentWithResponse The parent of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/parent (the `GetPagesIdParent` operationId).
+func (c *ClientWithResponses) GetPagesIdParentWithResponse(ctx context.Context, id Id, params *GetPagesIdParentParams, reqEditors ...RequestEditorFn) (*GetPagesIdParentResponse, error) {
+	rsp, err := c.GetPagesIdParent(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdParentResponse(rsp)
+}
+
+// GetPagesIdRelationshipsDraftWithResponse The draft linkage of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/relationships/draft (the `GetPagesIdRelationshipsDraft` operationId).
+func (c *ClientWithResponses) GetPagesIdRelationshipsDraftWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsDraftResponse, error) {
+	rsp, err := c.GetPagesIdRelationshipsDraft(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdRelationshipsDraftResponse(rsp)
+}
+
+// GetPagesIdRelationshipsLayoutWithResponse The layout linkage of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/relationships/layout (the `GetPagesIdRelationshipsLayout` operationId).
+func (c *ClientWithResponses) GetPagesIdRelationshipsLayoutWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsLayoutResponse, error) {
+	rsp, err := c.GetPagesIdRelationshipsLayout(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdRelationshipsLayoutResponse(rsp)
+}
+
+// GetPagesIdRelationshipsParentWithResponse The parent linkage of a pages resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /pages/{id}/relationships/parent (the `GetPagesIdRelationshipsParent` operationId).
+func (c *ClientWithResponses) GetPagesIdRelationshipsParentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPagesIdRelationshipsParentResponse, error) {
+	rsp, err := c.GetPagesIdRelationshipsParent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPagesIdRelationshipsParentResponse(rsp)
+}
+
 // PostPublishPlansWithBodyWithResponse A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -18885,6 +26834,97 @@ func (c *ClientWithResponses) PatchRevisionsIdWithApplicationVndAPIPlusJSONBodyW
 		return nil, err
 	}
 	return ParsePatchRevisionsIdResponse(rsp)
+}
+
+// GetRevisionsIdDraftsWithResponse The drafts of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/drafts (the `GetRevisionsIdDrafts` operationId).
+func (c *ClientWithResponses) GetRevisionsIdDraftsWithResponse(ctx context.Context, id Id, params *GetRevisionsIdDraftsParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdDraftsResponse, error) {
+	rsp, err := c.GetRevisionsIdDrafts(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdDraftsResponse(rsp)
+}
+
+// GetRevisionsIdRelationshipsDraftsWithResponse The drafts linkage of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/relationships/drafts (the `GetRevisionsIdRelationshipsDrafts` operationId).
+func (c *ClientWithResponses) GetRevisionsIdRelationshipsDraftsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsDraftsResponse, error) {
+	rsp, err := c.GetRevisionsIdRelationshipsDrafts(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdRelationshipsDraftsResponse(rsp)
+}
+
+// GetRevisionsIdRelationshipsRevertsWithResponse The reverts linkage of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/relationships/reverts (the `GetRevisionsIdRelationshipsReverts` operationId).
+func (c *ClientWithResponses) GetRevisionsIdRelationshipsRevertsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsRevertsResponse, error) {
+	rsp, err := c.GetRevisionsIdRelationshipsReverts(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdRelationshipsRevertsResponse(rsp)
+}
+
+// GetRevisionsIdRelationshipsUserWithResponse The user linkage of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/relationships/user (the `GetRevisionsIdRelationshipsUser` operationId).
+func (c *ClientWithResponses) GetRevisionsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsUserResponse, error) {
+	rsp, err := c.GetRevisionsIdRelationshipsUser(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdRelationshipsUserResponse(rsp)
+}
+
+// GetRevisionsIdRelationshipsVersionsWithResponse The versions linkage of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/relationships/versions (the `GetRevisionsIdRelationshipsVersions` operationId).
+func (c *ClientWithResponses) GetRevisionsIdRelationshipsVersionsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRevisionsIdRelationshipsVersionsResponse, error) {
+	rsp, err := c.GetRevisionsIdRelationshipsVersions(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdRelationshipsVersionsResponse(rsp)
+}
+
+// GetRevisionsIdRevertsWithResponse The reverts of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/reverts (the `GetRevisionsIdReverts` operationId).
+func (c *ClientWithResponses) GetRevisionsIdRevertsWithResponse(ctx context.Context, id Id, params *GetRevisionsIdRevertsParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdRevertsResponse, error) {
+	rsp, err := c.GetRevisionsIdReverts(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdRevertsResponse(rsp)
+}
+
+// GetRevisionsIdUserWithResponse The user of a revisions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /revisions/{id}/user (the `GetRevisionsIdUser` operationId).
+func (c *ClientWithResponses) GetRevisionsIdUserWithResponse(ctx context.Context, id Id, params *GetRevisionsIdUserParams, reqEditors ...RequestEditorFn) (*GetRevisionsIdUserResponse, error) {
+	rsp, err := c.GetRevisionsIdUser(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevisionsIdUserResponse(rsp)
 }
 
 // GetRevisionsIdVersionsWithResponse The versions a revision published
@@ -19277,6 +27317,19 @@ func (c *ClientWithResponses) PostUploadSignaturesWithApplicationVndAPIPlusJSONB
 	return ParsePostUploadSignaturesResponse(rsp)
 }
 
+// GetUploadSignaturesIdWithResponse One upload-signatures resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /upload-signatures/{id} (the `GetUploadSignaturesId` operationId).
+func (c *ClientWithResponses) GetUploadSignaturesIdWithResponse(ctx context.Context, id Id, params *GetUploadSignaturesIdParams, reqEditors ...RequestEditorFn) (*GetUploadSignaturesIdResponse, error) {
+	rsp, err := c.GetUploadSignaturesId(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUploadSignaturesIdResponse(rsp)
+}
+
 // GetUsersMeWithResponse The signed-in user
 //
 // Returns a wrapper object for the known response body format(s).
@@ -19314,6 +27367,84 @@ func (c *ClientWithResponses) GetVersionsIdWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseGetVersionsIdResponse(rsp)
+}
+
+// GetVersionsIdItemWithResponse The item of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/item (the `GetVersionsIdItem` operationId).
+func (c *ClientWithResponses) GetVersionsIdItemWithResponse(ctx context.Context, id Id, params *GetVersionsIdItemParams, reqEditors ...RequestEditorFn) (*GetVersionsIdItemResponse, error) {
+	rsp, err := c.GetVersionsIdItem(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdItemResponse(rsp)
+}
+
+// GetVersionsIdRelationshipsItemWithResponse The item linkage of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/relationships/item (the `GetVersionsIdRelationshipsItem` operationId).
+func (c *ClientWithResponses) GetVersionsIdRelationshipsItemWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsItemResponse, error) {
+	rsp, err := c.GetVersionsIdRelationshipsItem(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdRelationshipsItemResponse(rsp)
+}
+
+// GetVersionsIdRelationshipsRevisionWithResponse The revision linkage of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/relationships/revision (the `GetVersionsIdRelationshipsRevision` operationId).
+func (c *ClientWithResponses) GetVersionsIdRelationshipsRevisionWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsRevisionResponse, error) {
+	rsp, err := c.GetVersionsIdRelationshipsRevision(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdRelationshipsRevisionResponse(rsp)
+}
+
+// GetVersionsIdRelationshipsUserWithResponse The user linkage of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/relationships/user (the `GetVersionsIdRelationshipsUser` operationId).
+func (c *ClientWithResponses) GetVersionsIdRelationshipsUserWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetVersionsIdRelationshipsUserResponse, error) {
+	rsp, err := c.GetVersionsIdRelationshipsUser(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdRelationshipsUserResponse(rsp)
+}
+
+// GetVersionsIdRevisionWithResponse The revision of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/revision (the `GetVersionsIdRevision` operationId).
+func (c *ClientWithResponses) GetVersionsIdRevisionWithResponse(ctx context.Context, id Id, params *GetVersionsIdRevisionParams, reqEditors ...RequestEditorFn) (*GetVersionsIdRevisionResponse, error) {
+	rsp, err := c.GetVersionsIdRevision(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdRevisionResponse(rsp)
+}
+
+// GetVersionsIdUserWithResponse The user of a versions resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /versions/{id}/user (the `GetVersionsIdUser` operationId).
+func (c *ClientWithResponses) GetVersionsIdUserWithResponse(ctx context.Context, id Id, params *GetVersionsIdUserParams, reqEditors ...RequestEditorFn) (*GetVersionsIdUserResponse, error) {
+	rsp, err := c.GetVersionsIdUser(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionsIdUserResponse(rsp)
 }
 
 // GetWebhookDeliveriesIdWithResponse One webhook-deliveries resource
@@ -19472,6 +27603,19 @@ func (c *ClientWithResponses) GetWebhooksIdDeliveriesWithResponse(ctx context.Co
 	return ParseGetWebhooksIdDeliveriesResponse(rsp)
 }
 
+// GetWebhooksIdRelationshipsDeliveriesWithResponse The deliveries linkage of a webhooks resource
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/{id}/relationships/deliveries (the `GetWebhooksIdRelationshipsDeliveries` operationId).
+func (c *ClientWithResponses) GetWebhooksIdRelationshipsDeliveriesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetWebhooksIdRelationshipsDeliveriesResponse, error) {
+	rsp, err := c.GetWebhooksIdRelationshipsDeliveries(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhooksIdRelationshipsDeliveriesResponse(rsp)
+}
+
 // ParseGetWellKnownOpenidConfigurationResponse parses an HTTP response from a GetWellKnownOpenidConfigurationWithResponse call
 func ParseGetWellKnownOpenidConfigurationResponse(rsp *http.Response) (*GetWellKnownOpenidConfigurationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19553,6 +27697,88 @@ func ParseGetAssetImagesIdResponse(rsp *http.Response) (*GetAssetImagesIdRespons
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAssetImagesIdAssetResponse parses an HTTP response from a GetAssetImagesIdAssetWithResponse call
+func ParseGetAssetImagesIdAssetResponse(rsp *http.Response) (*GetAssetImagesIdAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssetImagesIdAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Assets     `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssetImagesIdRelationshipsAssetResponse parses an HTTP response from a GetAssetImagesIdRelationshipsAssetWithResponse call
+func ParseGetAssetImagesIdRelationshipsAssetResponse(rsp *http.Response) (*GetAssetImagesIdRelationshipsAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssetImagesIdRelationshipsAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
 	}
 
 	return response, nil
@@ -19933,6 +28159,88 @@ func ParseGetAssetsIdResponse(rsp *http.Response) (*GetAssetsIdResponse, error) 
 	return response, nil
 }
 
+// ParseGetAssetsIdAssetFileResponse parses an HTTP response from a GetAssetsIdAssetFileWithResponse call
+func ParseGetAssetsIdAssetFileResponse(rsp *http.Response) (*GetAssetsIdAssetFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssetsIdAssetFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *AssetImages `json:"data"`
+			Included *[]Resource  `json:"included,omitempty"`
+			Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+			Links    *Links       `json:"links,omitempty"`
+			Meta     *Meta        `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssetsIdRelationshipsAssetFileResponse parses an HTTP response from a GetAssetsIdRelationshipsAssetFileWithResponse call
+func ParseGetAssetsIdRelationshipsAssetFileResponse(rsp *http.Response) (*GetAssetsIdRelationshipsAssetFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssetsIdRelationshipsAssetFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetContentBlocksResponse parses an HTTP response from a GetContentBlocksWithResponse call
 func ParseGetContentBlocksResponse(rsp *http.Response) (*GetContentBlocksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20153,6 +28461,123 @@ func ParsePatchContentBlocksIdResponse(rsp *http.Response) (*PatchContentBlocksI
 	return response, nil
 }
 
+// ParseGetContentBlocksIdAssetResponse parses an HTTP response from a GetContentBlocksIdAssetWithResponse call
+func ParseGetContentBlocksIdAssetResponse(rsp *http.Response) (*GetContentBlocksIdAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Assets     `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentBlocksIdContentResponse parses an HTTP response from a GetContentBlocksIdContentWithResponse call
+func ParseGetContentBlocksIdContentResponse(rsp *http.Response) (*GetContentBlocksIdContentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdContentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Contents   `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentBlocksIdDraftResponse parses an HTTP response from a GetContentBlocksIdDraftWithResponse call
+func ParseGetContentBlocksIdDraftResponse(rsp *http.Response) (*GetContentBlocksIdDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Drafts     `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetContentBlocksIdHyperlinksResponse parses an HTTP response from a GetContentBlocksIdHyperlinksWithResponse call
 func ParseGetContentBlocksIdHyperlinksResponse(rsp *http.Response) (*GetContentBlocksIdHyperlinksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20174,6 +28599,135 @@ func ParseGetContentBlocksIdHyperlinksResponse(rsp *http.Response) (*GetContentB
 			Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
 			Links    *Links       `json:"links,omitempty"`
 			Meta     *Meta        `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentBlocksIdRelationshipsAssetResponse parses an HTTP response from a GetContentBlocksIdRelationshipsAssetWithResponse call
+func ParseGetContentBlocksIdRelationshipsAssetResponse(rsp *http.Response) (*GetContentBlocksIdRelationshipsAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdRelationshipsAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentBlocksIdRelationshipsContentResponse parses an HTTP response from a GetContentBlocksIdRelationshipsContentWithResponse call
+func ParseGetContentBlocksIdRelationshipsContentResponse(rsp *http.Response) (*GetContentBlocksIdRelationshipsContentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdRelationshipsContentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentBlocksIdRelationshipsDraftResponse parses an HTTP response from a GetContentBlocksIdRelationshipsDraftWithResponse call
+func ParseGetContentBlocksIdRelationshipsDraftResponse(rsp *http.Response) (*GetContentBlocksIdRelationshipsDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentBlocksIdRelationshipsDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -20494,6 +29048,84 @@ func ParseGetContentsIdContentBlocksResponse(rsp *http.Response) (*GetContentsId
 	return response, nil
 }
 
+// ParseGetContentsIdDraftResponse parses an HTTP response from a GetContentsIdDraftWithResponse call
+func ParseGetContentsIdDraftResponse(rsp *http.Response) (*GetContentsIdDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentsIdDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Drafts     `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentsIdPageResponse parses an HTTP response from a GetContentsIdPageWithResponse call
+func ParseGetContentsIdPageResponse(rsp *http.Response) (*GetContentsIdPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentsIdPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Pages      `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetContentsIdRelationshipsContentBlocksResponse parses an HTTP response from a GetContentsIdRelationshipsContentBlocksWithResponse call
 func ParseGetContentsIdRelationshipsContentBlocksResponse(rsp *http.Response) (*GetContentsIdRelationshipsContentBlocksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20511,6 +29143,92 @@ func ParseGetContentsIdRelationshipsContentBlocksResponse(rsp *http.Response) (*
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentsIdRelationshipsDraftResponse parses an HTTP response from a GetContentsIdRelationshipsDraftWithResponse call
+func ParseGetContentsIdRelationshipsDraftResponse(rsp *http.Response) (*GetContentsIdRelationshipsDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentsIdRelationshipsDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetContentsIdRelationshipsPageResponse parses an HTTP response from a GetContentsIdRelationshipsPageWithResponse call
+func ParseGetContentsIdRelationshipsPageResponse(rsp *http.Response) (*GetContentsIdRelationshipsPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentsIdRelationshipsPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
 				Id   string      `json:"id"`
 				Meta *Meta       `json:"meta,omitempty"`
 				Type interface{} `json:"type"`
@@ -20707,6 +29425,418 @@ func ParseGetDraftsIdResponse(rsp *http.Response) (*GetDraftsIdResponse, error) 
 	return response, nil
 }
 
+// ParseGetDraftsIdHyperlinksResponse parses an HTTP response from a GetDraftsIdHyperlinksWithResponse call
+func ParseGetDraftsIdHyperlinksResponse(rsp *http.Response) (*GetDraftsIdHyperlinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdHyperlinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []Hyperlinks `json:"data"`
+			Included *[]Resource  `json:"included,omitempty"`
+			Jsonapi  *JSONAPI     `json:"jsonapi,omitempty"`
+			Links    *Links       `json:"links,omitempty"`
+			Meta     *Meta        `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdItemResponse parses an HTTP response from a GetDraftsIdItemWithResponse call
+func ParseGetDraftsIdItemResponse(rsp *http.Response) (*GetDraftsIdItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				union json.RawMessage
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdPublicationDependenciesResponse parses an HTTP response from a GetDraftsIdPublicationDependenciesWithResponse call
+func ParseGetDraftsIdPublicationDependenciesResponse(rsp *http.Response) (*GetDraftsIdPublicationDependenciesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdPublicationDependenciesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []Drafts    `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdRelationshipsHyperlinksResponse parses an HTTP response from a GetDraftsIdRelationshipsHyperlinksWithResponse call
+func ParseGetDraftsIdRelationshipsHyperlinksResponse(rsp *http.Response) (*GetDraftsIdRelationshipsHyperlinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdRelationshipsHyperlinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdRelationshipsItemResponse parses an HTTP response from a GetDraftsIdRelationshipsItemWithResponse call
+func ParseGetDraftsIdRelationshipsItemResponse(rsp *http.Response) (*GetDraftsIdRelationshipsItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdRelationshipsItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdRelationshipsPublicationDependenciesResponse parses an HTTP response from a GetDraftsIdRelationshipsPublicationDependenciesWithResponse call
+func ParseGetDraftsIdRelationshipsPublicationDependenciesResponse(rsp *http.Response) (*GetDraftsIdRelationshipsPublicationDependenciesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdRelationshipsPublicationDependenciesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdRelationshipsReversionDependenciesResponse parses an HTTP response from a GetDraftsIdRelationshipsReversionDependenciesWithResponse call
+func ParseGetDraftsIdRelationshipsReversionDependenciesResponse(rsp *http.Response) (*GetDraftsIdRelationshipsReversionDependenciesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdRelationshipsReversionDependenciesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdRelationshipsUserResponse parses an HTTP response from a GetDraftsIdRelationshipsUserWithResponse call
+func ParseGetDraftsIdRelationshipsUserResponse(rsp *http.Response) (*GetDraftsIdRelationshipsUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdRelationshipsUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdReversionDependenciesResponse parses an HTTP response from a GetDraftsIdReversionDependenciesWithResponse call
+func ParseGetDraftsIdReversionDependenciesResponse(rsp *http.Response) (*GetDraftsIdReversionDependenciesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdReversionDependenciesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []Drafts    `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsIdUserResponse parses an HTTP response from a GetDraftsIdUserWithResponse call
+func ParseGetDraftsIdUserResponse(rsp *http.Response) (*GetDraftsIdUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsIdUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Users      `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
 func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20736,6 +29866,218 @@ func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
 		response.JSONDefault = &dest
 
 	case rsp.Header.Get("Content-Type") == "application/vnd.api+json" && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetHyperlinksIdResponse parses an HTTP response from a GetHyperlinksIdWithResponse call
+func ParseGetHyperlinksIdResponse(rsp *http.Response) (*GetHyperlinksIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHyperlinksIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HyperlinksDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHyperlinksIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetHyperlinksIdLinkableResponse parses an HTTP response from a GetHyperlinksIdLinkableWithResponse call
+func ParseGetHyperlinksIdLinkableResponse(rsp *http.Response) (*GetHyperlinksIdLinkableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHyperlinksIdLinkableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *ContentBlocks `json:"data"`
+			Included *[]Resource    `json:"included,omitempty"`
+			Jsonapi  *JSONAPI       `json:"jsonapi,omitempty"`
+			Links    *Links         `json:"links,omitempty"`
+			Meta     *Meta          `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetHyperlinksIdLinkedToResponse parses an HTTP response from a GetHyperlinksIdLinkedToWithResponse call
+func ParseGetHyperlinksIdLinkedToResponse(rsp *http.Response) (*GetHyperlinksIdLinkedToResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHyperlinksIdLinkedToResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				union json.RawMessage
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetHyperlinksIdRelationshipsLinkableResponse parses an HTTP response from a GetHyperlinksIdRelationshipsLinkableWithResponse call
+func ParseGetHyperlinksIdRelationshipsLinkableResponse(rsp *http.Response) (*GetHyperlinksIdRelationshipsLinkableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHyperlinksIdRelationshipsLinkableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetHyperlinksIdRelationshipsLinkedToResponse parses an HTTP response from a GetHyperlinksIdRelationshipsLinkedToWithResponse call
+func ParseGetHyperlinksIdRelationshipsLinkedToResponse(rsp *http.Response) (*GetHyperlinksIdRelationshipsLinkedToResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHyperlinksIdRelationshipsLinkedToResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorDocument
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -21600,6 +30942,252 @@ func ParsePatchPagesIdResponse(rsp *http.Response) (*PatchPagesIdResponse, error
 	return response, nil
 }
 
+// ParseGetPagesIdDraftResponse parses an HTTP response from a GetPagesIdDraftWithResponse call
+func ParseGetPagesIdDraftResponse(rsp *http.Response) (*GetPagesIdDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Drafts     `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPagesIdLayoutResponse parses an HTTP response from a GetPagesIdLayoutWithResponse call
+func ParseGetPagesIdLayoutResponse(rsp *http.Response) (*GetPagesIdLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Layouts    `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPagesIdParentResponse parses an HTTP response from a GetPagesIdParentWithResponse call
+func ParseGetPagesIdParentResponse(rsp *http.Response) (*GetPagesIdParentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdParentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Pages      `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPagesIdRelationshipsDraftResponse parses an HTTP response from a GetPagesIdRelationshipsDraftWithResponse call
+func ParseGetPagesIdRelationshipsDraftResponse(rsp *http.Response) (*GetPagesIdRelationshipsDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdRelationshipsDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPagesIdRelationshipsLayoutResponse parses an HTTP response from a GetPagesIdRelationshipsLayoutWithResponse call
+func ParseGetPagesIdRelationshipsLayoutResponse(rsp *http.Response) (*GetPagesIdRelationshipsLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdRelationshipsLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPagesIdRelationshipsParentResponse parses an HTTP response from a GetPagesIdRelationshipsParentWithResponse call
+func ParseGetPagesIdRelationshipsParentResponse(rsp *http.Response) (*GetPagesIdRelationshipsParentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPagesIdRelationshipsParentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostPublishPlansResponse parses an HTTP response from a PostPublishPlansWithResponse call
 func ParsePostPublishPlansResponse(rsp *http.Response) (*PostPublishPlansResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21898,6 +31486,295 @@ func ParsePatchRevisionsIdResponse(rsp *http.Response) (*PatchRevisionsIdRespons
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdDraftsResponse parses an HTTP response from a GetRevisionsIdDraftsWithResponse call
+func ParseGetRevisionsIdDraftsResponse(rsp *http.Response) (*GetRevisionsIdDraftsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdDraftsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []Drafts    `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdRelationshipsDraftsResponse parses an HTTP response from a GetRevisionsIdRelationshipsDraftsWithResponse call
+func ParseGetRevisionsIdRelationshipsDraftsResponse(rsp *http.Response) (*GetRevisionsIdRelationshipsDraftsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdRelationshipsDraftsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdRelationshipsRevertsResponse parses an HTTP response from a GetRevisionsIdRelationshipsRevertsWithResponse call
+func ParseGetRevisionsIdRelationshipsRevertsResponse(rsp *http.Response) (*GetRevisionsIdRelationshipsRevertsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdRelationshipsRevertsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdRelationshipsUserResponse parses an HTTP response from a GetRevisionsIdRelationshipsUserWithResponse call
+func ParseGetRevisionsIdRelationshipsUserResponse(rsp *http.Response) (*GetRevisionsIdRelationshipsUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdRelationshipsUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdRelationshipsVersionsResponse parses an HTTP response from a GetRevisionsIdRelationshipsVersionsWithResponse call
+func ParseGetRevisionsIdRelationshipsVersionsResponse(rsp *http.Response) (*GetRevisionsIdRelationshipsVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdRelationshipsVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdRevertsResponse parses an HTTP response from a GetRevisionsIdRevertsWithResponse call
+func ParseGetRevisionsIdRevertsResponse(rsp *http.Response) (*GetRevisionsIdRevertsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdRevertsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Revisions  `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRevisionsIdUserResponse parses an HTTP response from a GetRevisionsIdUserWithResponse call
+func ParseGetRevisionsIdUserResponse(rsp *http.Response) (*GetRevisionsIdUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevisionsIdUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Users      `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
 	}
 
 	return response, nil
@@ -22908,6 +32785,52 @@ func ParsePostUploadSignaturesResponse(rsp *http.Response) (*PostUploadSignature
 	return response, nil
 }
 
+// ParseGetUploadSignaturesIdResponse parses an HTTP response from a GetUploadSignaturesIdWithResponse call
+func ParseGetUploadSignaturesIdResponse(rsp *http.Response) (*GetUploadSignaturesIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUploadSignaturesIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UploadSignaturesDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUploadSignaturesIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetUsersMeResponse parses an HTTP response from a GetUsersMeWithResponse call
 func ParseGetUsersMeResponse(rsp *http.Response) (*GetUsersMeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23041,6 +32964,254 @@ func ParseGetVersionsIdResponse(rsp *http.Response) (*GetVersionsIdResponse, err
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdItemResponse parses an HTTP response from a GetVersionsIdItemWithResponse call
+func ParseGetVersionsIdItemResponse(rsp *http.Response) (*GetVersionsIdItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				union json.RawMessage
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdRelationshipsItemResponse parses an HTTP response from a GetVersionsIdRelationshipsItemWithResponse call
+func ParseGetVersionsIdRelationshipsItemResponse(rsp *http.Response) (*GetVersionsIdRelationshipsItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdRelationshipsItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdRelationshipsRevisionResponse parses an HTTP response from a GetVersionsIdRelationshipsRevisionWithResponse call
+func ParseGetVersionsIdRelationshipsRevisionResponse(rsp *http.Response) (*GetVersionsIdRelationshipsRevisionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdRelationshipsRevisionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdRelationshipsUserResponse parses an HTTP response from a GetVersionsIdRelationshipsUserWithResponse call
+func ParseGetVersionsIdRelationshipsUserResponse(rsp *http.Response) (*GetVersionsIdRelationshipsUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdRelationshipsUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdRevisionResponse parses an HTTP response from a GetVersionsIdRevisionWithResponse call
+func ParseGetVersionsIdRevisionResponse(rsp *http.Response) (*GetVersionsIdRevisionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdRevisionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Revisions  `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionsIdUserResponse parses an HTTP response from a GetVersionsIdUserWithResponse call
+func ParseGetVersionsIdUserResponse(rsp *http.Response) (*GetVersionsIdUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionsIdUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     *Users      `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
 	}
 
 	return response, nil
@@ -23441,6 +33612,49 @@ func ParseGetWebhooksIdDeliveriesResponse(rsp *http.Response) (*GetWebhooksIdDel
 			Jsonapi  *JSONAPI            `json:"jsonapi,omitempty"`
 			Links    *Links              `json:"links,omitempty"`
 			Meta     *Meta               `json:"meta,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationvndApiJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhooksIdRelationshipsDeliveriesResponse parses an HTTP response from a GetWebhooksIdRelationshipsDeliveriesWithResponse call
+func ParseGetWebhooksIdRelationshipsDeliveriesResponse(rsp *http.Response) (*GetWebhooksIdRelationshipsDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhooksIdRelationshipsDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Id   string      `json:"id"`
+				Meta *Meta       `json:"meta,omitempty"`
+				Type interface{} `json:"type"`
+			} `json:"data"`
+			Included *[]Resource `json:"included,omitempty"`
+			Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
+			Links    *Links      `json:"links,omitempty"`
+			Meta     *Meta       `json:"meta,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

@@ -32,7 +32,7 @@ func TestDraftHyperlinksShowWhatWouldBreak(t *testing.T) {
 	if len(ids) != 2 || strings.Count(string(d.Raw), `"type":"hyperlinks"`) < 2 {
 		t.Fatalf("hyperlinks of the delete draft = %s", d.Raw)
 	}
-	if !strings.Contains(string(d.Raw), `"linked-to":{"data":{"type":"pages","id":"`+about+`"}}`) {
+	if !linksTo(t, d, about) {
 		t.Errorf("hyperlink does not point at the page: %s", d.Raw)
 	}
 	// Reverting the drafted block removes its link from the list.

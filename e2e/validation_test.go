@@ -120,7 +120,8 @@ func TestAssetListingParameters(t *testing.T) {
 		"/assets?filter[asset-type]=image":             200,
 		"/assets?filter[secret]=x":                     400,
 		"/assets?fields[assets]=title":                 200,
-		"/assets?include=asset-file":                   400,
+		"/assets?include=asset-file":                   200, // every relationship a document shows (issue 24)
+		"/assets?include=theme":                        400,
 		"/assets?colour=red":                           400,
 		"/asset-uploads/not-a-uuid":                    404,
 		"/assets/00000000-0000-4000-8000-000000000000": 404,

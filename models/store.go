@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -104,4 +105,43 @@ func List[T any](ctx context.Context, db bun.IDB, page Page, where string, args 
 	var rows []T
 	total, err := page(db.NewSelect().Model(&rows).Where(where, args...)).ScanAndCount(ctx)
 	return rows, total, err
+}
+
+// Ranked is a row of a per-parent page query: N is its rank in its
+// parent's order, Total the parent's count (rank 1 is always selected, so
+// the total is known even for a page past the end).
+type Ranked struct {
+	ID     uuid.UUID `bun:"id"`
+	Parent uuid.UUID `bun:"parent"`
+	N      int       `bun:"n"`
+	Total  int       `bun:"total"`
+}
+
+// RankPages runs inner, SQL that defines the CTE b (columns id, parent,
+// pos) over the site ?0 and the parents ?1, ranks b's rows per parent by
+// pos and id, and keeps rank 1 plus ranks (offset, offset+limit]: one
+// page of each parent's records in one bounded query.
+func RankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+	var rows []Ranked
+	if len(parents) == 0 {
+		return rows, nil
+	}
+	err := db.NewRaw(inner+`, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
+  count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
+SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows)
+	return rows, err
+}
+
+// ChildPages is RankPages over the site's rows of table whose column
+// parent is one of parents, each parent's in order (SQL over the table's
+// columns, ending in a unique one: the handler's default sort, a
+// constant, never input).
+func ChildPages(ctx context.Context, db bun.IDB, table, parent, order string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+	inner := "WITH b AS (SELECT id, " + parent + " AS parent, row_number() OVER (PARTITION BY " + parent + " ORDER BY " + order + ") AS pos FROM " +
+		table + " WHERE site_id = ?0 AND " + parent + " IN (?1))"
+	rows, err := RankPages(ctx, db, inner, siteID, parents, offset, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s of their %s: %w", table, parent, err)
+	}
+	return rows, nil
 }

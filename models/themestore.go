@@ -83,20 +83,6 @@ func SyncThemePaths(ctx context.Context, db bun.IDB, siteID uuid.UUID, assetIDs 
 	return err
 }
 
-// OfThemes loads the records of model T (layouts, theme assets) of the
-// site's themes, in their order (layouts by file name, theme assets by
-// path); columns limits what is read (none: every column).
-func OfThemes[T Layout | ThemeAsset](ctx context.Context, db bun.IDB, siteID uuid.UUID, themeIDs []uuid.UUID, columns ...string) ([]T, error) {
-	var rows []T
-	order := "lower(path), id"
-	if _, layouts := any(rows).([]Layout); layouts {
-		order = "lower(file_name), id"
-	}
-	err := db.NewSelect().Model(&rows).Column(columns...).Where("site_id = ? AND theme_id IN (?)", siteID, bun.In(themeIDs)).
-		OrderExpr(order).Scan(ctx)
-	return rows, err
-}
-
 // UpdateVersioned writes the columns of model m (a row of the site's with
 // the given id), and updated_at (now), as version + 1, only while the
 // stored row is still at version read, and reads the row back into m. A

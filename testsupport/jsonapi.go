@@ -62,8 +62,9 @@ func CheckJSONAPI(body []byte) error {
 // checkLinkage checks every relationship of every resource object in a
 // document (primary data and included) against jsonapi.Relationships: a
 // to-many relationship's data is an array (never null), a to-one's is null
-// or one identifier, identifiers have a declared type, and no resource
-// carries a relationship its type does not declare. The linkage document of
+// or one identifier, identifiers have a declared type, every relationship
+// has data, and no resource carries a relationship its type does not
+// declare. The linkage document of
 // a relationship endpoint (links.self .../relationships/<name>) is checked
 // against the relationship it names.
 func checkLinkage(body []byte) error {
@@ -133,7 +134,10 @@ func checkResource(raw json.RawMessage) error {
 			return fmt.Errorf("%s %s carries the relationship %q, which its type does not declare", r.Type, r.ID, name)
 		}
 		if rel.Data == nil {
-			continue // links only: the linkage was not computed for this response
+			// DESIGN.md §2: every relationship object carries its linkage
+			// (a long to-many one its first page, with links.next and
+			// meta.count).
+			return fmt.Errorf("%s %s relationships.%s has no data: every relationship carries its linkage", r.Type, r.ID, name)
 		}
 		if err := checkData(l, rel.Data, fmt.Sprintf("%s %s relationships.%s.data", r.Type, r.ID, name)); err != nil {
 			return err

@@ -6,8 +6,9 @@ import (
 )
 
 // TestCheckJSONAPIChecksRelationshipArity: the helper every API test uses
-// refuses null linkage on a to-many relationship, an array on a to-one,
-// undeclared relationships and identifiers of the wrong type, in primary
+// refuses null linkage on a to-many relationship, an array on a to-one, a
+// relationship without data, undeclared relationships and identifiers of
+// the wrong type, in primary
 // data, in included and in relationship endpoint documents.
 func TestCheckJSONAPIChecksRelationshipArity(t *testing.T) {
 	const id = `"00000000-0000-4000-8000-000000000001"`
@@ -18,7 +19,8 @@ func TestCheckJSONAPIChecksRelationshipArity(t *testing.T) {
 		name, body, want string
 	}{
 		{"to-many as array", `{"data":` + draft(`"publication-dependencies":{"data":[]},"hyperlinks":{"data":[{"type":"hyperlinks","id":"x"}]}`) + `}`, ""},
-		{"to-many links only", `{"data":` + draft(`"hyperlinks":{"links":{"related":"http://x/drafts/1/hyperlinks"}}`) + `}`, ""},
+		{"to-many links only", `{"data":` + draft(`"hyperlinks":{"links":{"related":"http://x/drafts/1/hyperlinks"}}`) + `}`, "no data"},
+		{"to-many first page", `{"data":` + draft(`"hyperlinks":{"links":{"next":"http://x/n"},"data":[],"meta":{"count":101}}`) + `}`, ""},
 		{"to-one null", `{"data":` + draft(`"user":{"data":null}`) + `}`, ""},
 		{"to-many null", `{"data":` + draft(`"hyperlinks":{"data":null}`) + `}`, "to-many"},
 		{"to-many null in a list", `{"data":[` + draft(`"reversion-dependencies":{"data":null}`) + `]}`, "to-many"},

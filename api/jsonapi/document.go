@@ -36,12 +36,14 @@ type Identifier struct {
 }
 
 // Relationship is a relationship object. Data is linkage built by ToOne
-// (null or an identifier) or ToMany (an array, [] when empty); left nil it
-// is not rendered at all (links only), which is how a to-many relationship
-// whose linkage a response does not compute appears: never as null.
+// (null or an identifier) or ToMany (an array, [] when empty); a to-many
+// is never null. Every relationship the API renders carries its data; a
+// long to-many one carries its first page, with links.next and
+// meta.count (the whole count).
 type Relationship struct {
 	Links *Links          `json:"links,omitempty"`
 	Data  json.RawMessage `json:"data,omitempty"`
+	Meta  map[string]any  `json:"meta,omitempty"`
 }
 
 // Links holds link members; empty ones are left out.

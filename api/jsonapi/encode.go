@@ -186,6 +186,17 @@ func (rel *Relationship) appendJSON(b []byte) ([]byte, error) {
 			json.HTMLEscape(&safe, out.Bytes())
 			b = append(b, safe.Bytes()...)
 		}
+		first = false
+	}
+	if len(rel.Meta) > 0 {
+		if !first {
+			b = append(b, ',')
+		}
+		b = append(b, `"meta":`...)
+		var err error
+		if b, err = appendMap(b, rel.Meta); err != nil {
+			return nil, err
+		}
 	}
 	return append(b, '}'), nil
 }

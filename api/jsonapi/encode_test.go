@@ -24,6 +24,8 @@ func TestEncodeMatchesReflection(t *testing.T) {
 				"draft":  {Links: &Links{Self: "http://x/d"}, Data: ToOne("drafts", nil)},
 				"blocks": {Links: &Links{Related: "http://x/b"}},
 				"many":   {Data: ToMany("pages", []string{id, tricky})},
+				"paged":  {Links: &Links{Self: "s", Next: "n"}, Data: ToMany("pages", []string{id}), Meta: map[string]any{"count": 101}},
+				"meta":   {Meta: map[string]any{"count": 0}},
 				"nil":    nil,
 			},
 			Links: &Links{Self: "http://x/pages/" + id, First: "f", Prev: "p", Next: "n", Last: "l"},

@@ -19,8 +19,9 @@ var draftable = []string{"pages", "contents", "content-blocks"}
 // build linkage with ToOne or ToMany to match; the test helper
 // testsupport.ValidateJSONAPI checks every response of every test against
 // this table, so a relationship rendered with the wrong arity, or one not
-// declared here, fails the tests. A to-many relationship whose linkage a
-// response does not compute carries links only (no data member).
+// declared here, or one without data, fails the tests. The API derives
+// every relationship's endpoints and include from this table too
+// (api/relations.go).
 var Relationships = map[string]map[string]Linkage{
 	"sites":              {"theme": toOne("themes")},
 	"users":              {},

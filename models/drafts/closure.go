@@ -45,10 +45,10 @@ func Closure(ctx context.Context, db bun.IDB, siteID uuid.UUID, start []*Draft, 
 			return nil, err
 		}
 		frontier = frontier[:0]
-		for _, d := range next {
-			if seen[d.ID] == nil {
-				seen[d.ID] = d
-				frontier = append(frontier, d)
+		for _, e := range next {
+			if seen[e.to.ID] == nil {
+				seen[e.to.ID] = e.to
+				frontier = append(frontier, e.to)
 			}
 		}
 		if len(seen) > MaxClosure {
@@ -63,14 +63,42 @@ func Closure(ctx context.Context, db bun.IDB, siteID uuid.UUID, start []*Draft, 
 	return out, nil
 }
 
-// step finds the drafts the frontier pulls in directly.
-func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, dir Direction, lock bool) ([]*Draft, error) {
+// edge is one rule applied once: the draft from pulls in the draft to.
+type edge struct {
+	from uuid.UUID
+	to   *Draft
+}
+
+// pointers records which drafts of a frontier point at which records:
+// record type -> record id -> the ids of the drafts that point at it.
+type pointers map[string]map[uuid.UUID][]uuid.UUID
+
+func (p pointers) add(typ string, record, draft uuid.UUID) {
+	if p[typ] == nil {
+		p[typ] = map[uuid.UUID][]uuid.UUID{}
+	}
+	p[typ][record] = append(p[typ][record], draft)
+}
+
+// ids are the records of typ that drafts point at.
+func (p pointers) ids(typ string) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(p[typ]))
+	for id := range p[typ] {
+		out = append(out, id)
+	}
+	return out
+}
+
+// step finds the drafts the frontier pulls in directly, each with the
+// frontier draft that pulls it in (a draft pulled in by several comes once
+// per puller), so Dependencies can tell every draft's own closure apart.
+func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, dir Direction, lock bool) ([]edge, error) {
 	// Group the frontier: "targets" are records the drafts point to,
 	// "parents" are records whose children are wanted.
-	targets := map[string][]uuid.UUID{}    // type -> ids pointed to
-	childrenOf := map[string][]uuid.UUID{} // type -> ids whose children are wanted
-	wantEvent := ""                        // event of the pulled-in target drafts
-	liveOf := map[string][]uuid.UUID{}     // type -> ids whose stored references are wanted
+	targets := pointers{}    // type -> record pointed to -> drafts pointing
+	childrenOf := pointers{} // type -> record whose children are wanted -> drafts wanting them
+	wantEvent := ""          // event of the pulled-in target drafts
+	liveOf := pointers{}     // type -> record whose stored references are wanted -> its drafts
 	for _, d := range frontier {
 		k := kinds[d.ItemType]
 		switch {
@@ -82,7 +110,7 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 				}
 				if s, ok := d.Drafted[f.Column].(string); ok && s != "" {
 					if id, err := uuid.Parse(s); err == nil {
-						targets[f.RefType] = append(targets[f.RefType], id)
+						targets.add(f.RefType, id, d.ID)
 					}
 				}
 			}
@@ -90,40 +118,79 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 		case dir == Reversion && d.Event == Delete:
 			// Reverting a delete brings the live record back, under what it
 			// points to now: its stored references (collected below).
-			liveOf[d.ItemType] = append(liveOf[d.ItemType], d.ItemID)
+			liveOf.add(d.ItemType, d.ItemID, d.ID)
 			wantEvent = Delete
 		case dir == Publication && d.Event == Delete,
 			dir == Reversion && d.Event == Create:
-			childrenOf[d.ItemType] = append(childrenOf[d.ItemType], d.ItemID)
+			childrenOf.add(d.ItemType, d.ItemID, d.ID)
 		}
 	}
-	for typ, ids := range liveOf {
+	if err := storedTargets(ctx, db, liveOf, targets); err != nil {
+		return nil, err
+	}
+	var out []edge
+	for typ, by := range targets {
+		ds, err := draftsOfItems(ctx, db, typ, targets.ids(typ), lock)
+		if err != nil {
+			return nil, err
+		}
+		for item, d := range ds {
+			if d.Event == wantEvent && d.SiteID == siteID {
+				for _, from := range by[item] {
+					out = append(out, edge{from: from, to: d})
+				}
+			}
+		}
+	}
+	children, err := childDrafts(ctx, db, siteID, childrenOf, lock)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, children...), nil
+}
+
+// storedTargets adds to targets the records that the stored rows of
+// liveOf point to, attributed to the drafts of those rows.
+func storedTargets(ctx context.Context, db bun.IDB, liveOf, targets pointers) error {
+	for typ, by := range liveOf {
 		k := kinds[typ]
 		for _, f := range k.Fields {
 			if !f.Draftable() {
 				continue
 			}
-			var refs []uuid.UUID
-			if err := db.NewSelect().TableExpr(k.Table).ColumnExpr("?", bun.Ident(f.Column)).
-				Where("id IN (?) AND ? IS NOT NULL", bun.In(ids), bun.Ident(f.Column)).Scan(ctx, &refs); err != nil {
-				return nil, fmt.Errorf("stored references of %s: %w", typ, err)
+			var refs []struct {
+				ID  uuid.UUID `bun:"id"`
+				Ref uuid.UUID `bun:"ref"`
 			}
-			targets[f.RefType] = append(targets[f.RefType], refs...)
-		}
-	}
-	var out []*Draft
-	for typ, ids := range targets {
-		ds, err := draftsOfItems(ctx, db, typ, ids, lock)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range ds {
-			if d.Event == wantEvent && d.SiteID == siteID {
-				out = append(out, d)
+			if err := db.NewSelect().TableExpr(k.Table).ColumnExpr("id").ColumnExpr("? AS ref", bun.Ident(f.Column)).
+				Where("id IN (?) AND ? IS NOT NULL", bun.In(liveOf.ids(typ)), bun.Ident(f.Column)).Scan(ctx, &refs); err != nil {
+				return fmt.Errorf("stored references of %s: %w", typ, err)
+			}
+			for _, r := range refs {
+				for _, d := range by[r.ID] {
+					targets.add(f.RefType, r.Ref, d)
+				}
 			}
 		}
 	}
-	for typ, ids := range childrenOf {
+	return nil
+}
+
+// childDraft is a draft of a child record with the parent its stored row
+// names and the one it is drafted under (the drafts table's generated
+// column drafted_parent, read with d.*).
+type childDraft struct {
+	Draft         `bun:",extend"`
+	DraftedParent *uuid.UUID `bun:"drafted_parent,type:uuid"`
+	StoredParent  *uuid.UUID `bun:"stored_parent,type:uuid"`
+}
+
+// childDrafts finds the drafts of the children of the records of
+// childrenOf, each attributed to the drafts that want them.
+func childDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, childrenOf pointers, lock bool) ([]edge, error) {
+	var out []edge
+	for typ, by := range childrenOf {
+		ids := childrenOf.ids(typ)
 		for _, c := range kinds[typ].Children {
 			ck := kinds[c.Type]
 			// Children by the stored column, and by the drafted one (a
@@ -132,19 +199,37 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 			// two conditions it was a scan of every draft (about 2,000
 			// buffers and 85 ms per DELETE reverting a created child in
 			// bench/http).
-			var ds []*Draft
-			q := db.NewSelect().Model(&ds).Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
+			var ds []childDraft
+			q := db.NewSelect().Model(&ds).ColumnExpr("d.*").
+				ColumnExpr("(SELECT c.? FROM ? c WHERE c.id = d.item_id) AS stored_parent", bun.Ident(c.Column), bun.Ident(ck.Table)).
+				Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
 				Where(`d.id = ANY (ARRAY(
     SELECT (SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.item_id = c.id) FROM ?1 c WHERE c.?2 IN (?3)
   UNION
     SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.drafted_parent IN (?3)))`, c.Type, bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids))
 			if lock {
-				q = q.Order("d.id").For("UPDATE")
+				q = q.Order("d.id").For("UPDATE OF d")
 			}
 			if err := q.Scan(ctx); err != nil {
 				return nil, fmt.Errorf("find drafts of children: %w", err)
 			}
-			out = append(out, ds...)
+			for i := range ds {
+				x := &ds[i].Draft
+				// Pulled in by the drafts of the record it is stored under
+				// and of the one it is drafted under (the same one, mostly).
+				parents := []uuid.UUID{}
+				if p := ds[i].StoredParent; p != nil {
+					parents = append(parents, *p)
+				}
+				if p := ds[i].DraftedParent; p != nil && (len(parents) == 0 || parents[0] != *p) {
+					parents = append(parents, *p)
+				}
+				for _, p := range parents {
+					for _, from := range by[p] {
+						out = append(out, edge{from: from, to: x})
+					}
+				}
+			}
 		}
 	}
 	return out, nil

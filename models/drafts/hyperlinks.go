@@ -97,14 +97,3 @@ func (e *Engine) indexLinks(ctx context.Context, tx bun.IDB, k *Kind, siteID uui
 	_, err = tx.NewInsert().Model(&links).Exec(ctx)
 	return err
 }
-
-// HyperlinksTo returns the links from other content to a draft's item: what
-// would break if the item's deletion or path change were published. Links of
-// drafted bodies count, except those in the item's own draft.
-func HyperlinksTo(ctx context.Context, db bun.IDB, d *Draft) ([]Hyperlink, error) {
-	var hs []Hyperlink
-	err := db.NewSelect().Model(&hs).
-		Where("h.site_id = ? AND h.linked_type = ? AND h.linked_id = ? AND h.linkable_id <> ?", d.SiteID, d.ItemType, d.ItemID, d.ItemID).
-		Where("h.draft_id IS NULL OR h.draft_id <> ?", d.ID).Order("h.created_at", "h.id").Limit(1000).Scan(ctx)
-	return hs, err
-}

@@ -15,28 +15,13 @@ import (
 // a block's hyperlinks), one page per parent in one bounded query, and of
 // the drafted state the validators judge.
 
-// Ranked is a row of a per-parent page query: N is its rank in its
-// parent's order, Total the parent's count (rank 1 is always selected, so
-// the total is known even for a page past the end).
-type Ranked struct {
-	ID     uuid.UUID `bun:"id"`
-	Parent uuid.UUID `bun:"parent"`
-	N      int       `bun:"n"`
-	Total  int       `bun:"total"`
-}
+// Ranked is a row of a per-parent page query (models.Ranked).
+type Ranked = models.Ranked
 
-// pageRows is the SQL that ranks the rows of b (columns id, parent, pos)
-// per parent and keeps rank 1 plus ranks (?2, ?3].
-const pageRows = `, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
-  count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
-SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`
-
-// rankPages runs inner (the CTE b over the site ?0 and parents ?1) with
-// pageRows for the records at (offset, offset+limit] of each parent.
+// rankPages is models.RankPages: inner defines the CTE b over the site ?0
+// and the parents ?1.
 func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
-	var rows []Ranked
-	err := db.NewRaw(inner+pageRows, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows)
-	return rows, err
+	return models.RankPages(ctx, db, inner, siteID, parents, offset, limit)
 }
 
 // BlocksOfContents ranks the live blocks of each content (published;
@@ -66,8 +51,8 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
 // HyperlinksOfBlocks ranks the hyperlinks of each block's live body, or
 // with drafted those of its drafted body (recorded under the block's
 // create or update draft; a block without one, or drafted for deletion,
-// keeps its live body's), and loads the ones on the pages.
-func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, map[uuid.UUID]Hyperlink, error) {
+// keeps its live body's).
+func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
 	q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
 	if drafted {
@@ -78,26 +63,9 @@ func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, block
 	}
 	rows, err := rankPages(ctx, db, q, siteID, blocks, offset, limit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
+		return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
 	}
-	var ids []uuid.UUID
-	for _, r := range rows {
-		if r.N > offset {
-			ids = append(ids, r.ID)
-		}
-	}
-	byID := map[uuid.UUID]Hyperlink{}
-	if len(ids) == 0 {
-		return rows, byID, nil
-	}
-	var hs []Hyperlink
-	if err := db.NewSelect().Model(&hs).Where("h.site_id = ? AND h.id IN (?)", siteID, bun.In(ids)).Scan(ctx); err != nil {
-		return nil, nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
-	}
-	for _, h := range hs {
-		byID[h.ID] = h
-	}
-	return rows, byID, nil
+	return rows, nil
 }
 
 // List loads one page of the site's pending drafts.

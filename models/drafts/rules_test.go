@@ -180,6 +180,33 @@ func (w *engineWorld) draft(name string) *drafts.Draft {
 	return ds[w.ids[name]]
 }
 
+// sameDependencies checks that drafts.Dependencies, walking the drafts of
+// names at once, gives each what Closure of it alone pulls in (without
+// itself), both ways.
+func (w *engineWorld) sameDependencies(names ...string) {
+	w.t.Helper()
+	var ds []*drafts.Draft
+	for _, n := range names {
+		ds = append(ds, w.draft(n))
+	}
+	for _, dir := range []drafts.Direction{drafts.Publication, drafts.Reversion} {
+		deps, err := drafts.Dependencies(context.Background(), w.db, w.site, ds, dir)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		for i, n := range names {
+			got := []string{}
+			for _, x := range deps[ds[i].ID] {
+				got = append(got, w.byItem[x.ItemID]+":"+x.Event)
+			}
+			sort.Strings(got)
+			if want := w.closure(n, dir); strings.Join(got, " ") != want {
+				w.t.Errorf("Dependencies (%v) of %s among %v = %v, want %q (Closure of it alone)", dir, n, names, got, want)
+			}
+		}
+	}
+}
+
 // closure names the records whose drafts the named record's draft pulls in.
 func (w *engineWorld) closure(name string, dir drafts.Direction) string {
 	w.t.Helper()
@@ -268,6 +295,7 @@ func TestEngineClosures(t *testing.T) {
 			t.Errorf("closure (%v) of %s = %q, want %q", c.dir, c.name, got, c.want)
 		}
 	}
+	w.sameDependencies("G", "P", "K", "B")
 	vs := w.publish("B")
 	if fmt.Sprint(vs[2:]) != "[K:create B:create]" || len(vs) != 4 {
 		t.Errorf("versions = %v, want G and P, then K, then B", vs)
@@ -282,6 +310,7 @@ func TestEngineClosures(t *testing.T) {
 	if got := w.closure("N", drafts.Reversion); got != "K:update" {
 		t.Errorf("reversion closure of N's create = %q, want K's update (drafted under N)", got)
 	}
+	w.sameDependencies("N", "K")
 	w.revert("N")
 	if w.draft("K") != nil || w.row("N") != nil {
 		t.Errorf("reverting N's create left K's draft %v or N's row", w.draft("K"))
@@ -304,6 +333,8 @@ func TestEngineClosures(t *testing.T) {
 	if got := w.closure("P", drafts.Reversion); got != "G:delete" {
 		t.Errorf("reversion closure of P's delete = %q", got)
 	}
+	w.sameDependencies("G", "P", "K", "B")
+	w.sameDependencies("B", "P")
 	w.revert("P")
 	if w.draft("G") != nil || w.draft("P") != nil || w.draft("K") == nil || w.draft("B") == nil {
 		t.Errorf("reverting P's delete: G %v P %v K %v B %v", w.draft("G"), w.draft("P"), w.draft("K"), w.draft("B"))
