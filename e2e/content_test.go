@@ -339,8 +339,13 @@ func TestDraftListWithAuthorsAndRecords(t *testing.T) {
 
 	type listed struct {
 		Data []struct {
-			ID            string
-			Relationships map[string]struct{ Data struct{ Type, ID string } }
+			ID string
+			// The to-one relationships this test reads (the to-many ones
+			// carry arrays).
+			Relationships struct {
+				User struct{ Data struct{ Type, ID string } } `json:"user"`
+				Item struct{ Data struct{ Type, ID string } } `json:"item"`
+			}
 		}
 		Included []struct {
 			Type, ID   string
@@ -376,7 +381,7 @@ func TestDraftListWithAuthorsAndRecords(t *testing.T) {
 		}
 	}
 	for _, d := range l.Data {
-		user, item := d.Relationships["user"].Data, d.Relationships["item"].Data
+		user, item := d.Relationships.User.Data, d.Relationships.Item.Data
 		if got[user.ID] == "" || got[item.ID] == "" {
 			t.Errorf("draft %s: user %v or item %v not included: %v", d.ID, user, item, got)
 		}
