@@ -185,6 +185,3 @@ func validateBlock(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteI
 	}
 	return checkRef(ctx, db, siteID, s["asset_id"], "assets", "asset", "asset", false)
 }
-
-// respondIncluded writes doc, making sure included is present (possibly
-// empty) whenever include was asked for, and absent otherwise.

@@ -3,6 +3,7 @@ package coalesce
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Batcher gathers the keys that concurrent callers ask for into one fetch
@@ -10,6 +11,12 @@ import (
 // follows: a caller only joins a batch that has not started, so no answer
 // predates the question. While a fetch runs, newcomers gather into the next
 // batch, which starts when it ends. An idle caller fetches at once, alone.
+//
+// A batch's fetch serves every caller in it, so it runs under none of their
+// cancellations: its context carries the first caller's values, and the
+// latest deadline among the callers (none if one of them has none). A
+// caller whose own context ends stops waiting at once; the others still
+// get their values.
 type Batcher[K comparable, V any] struct {
 	// Fetch returns the values of keys within scope. A key it leaves out
 	// gets V's zero value.
@@ -35,6 +42,32 @@ type batch[K comparable, V any] struct {
 	done  chan struct{} // closed when vals and err are set
 	vals  map[K]V
 	err   error
+	// deadline is the latest of the callers' deadlines; unbounded when one
+	// of them has none. Set while the batch takes keys (under mu), read
+	// once it runs.
+	deadline  time.Time
+	unbounded bool
+}
+
+// join adds a caller's deadline to the batch's.
+func (bt *batch[K, V]) join(ctx context.Context) {
+	dl, ok := ctx.Deadline()
+	switch {
+	case !ok:
+		bt.unbounded = true
+	case dl.After(bt.deadline):
+		bt.deadline = dl
+	}
+}
+
+// fetchContext is the context a batch's fetch runs under: ctx's values,
+// none of its callers' cancellations, their latest deadline.
+func (bt *batch[K, V]) fetchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	shared := context.WithoutCancel(ctx)
+	if bt.unbounded {
+		return shared, func() {}
+	}
+	return context.WithDeadline(shared, bt.deadline)
 }
 
 // Get returns key's value in scope, fetched together with the other keys
@@ -66,6 +99,7 @@ func (b *Batcher[K, V]) Get(ctx context.Context, scope string, key K) (V, error)
 		bt.has[key] = true
 		bt.keys = append(bt.keys, key)
 	}
+	bt.join(ctx)
 	runNow := lead && !q.running // then bt is the only batch waiting
 	if runNow {
 		q.running = true
@@ -77,10 +111,15 @@ func (b *Batcher[K, V]) Get(ctx context.Context, scope string, key K) (V, error)
 			<-bt.start
 		}
 		b.run(ctx, scope, q, bt)
-	} else {
-		<-bt.done
+		return bt.vals[key], bt.err
 	}
-	return bt.vals[key], bt.err
+	select {
+	case <-bt.done:
+		return bt.vals[key], bt.err
+	case <-ctx.Done():
+		var zero V
+		return zero, ctx.Err()
+	}
 }
 
 // run fetches bt, then starts the batch waiting behind it, if any.
@@ -102,6 +141,8 @@ func (b *Batcher[K, V]) run(ctx context.Context, scope string, q *scopeQueue[K, 
 		}
 		b.mu.Unlock()
 	}()
-	bt.vals, bt.err = b.Fetch(ctx, scope, bt.keys)
+	fctx, cancel := bt.fetchContext(ctx)
+	defer cancel()
+	bt.vals, bt.err = b.Fetch(fctx, scope, bt.keys)
 	finished = true
 }

@@ -130,3 +130,79 @@ func TestBatcherSharesErrorsAndSurvivesPanics(t *testing.T) {
 	}
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.scopes) == 0 })
 }
+
+// A batch serves every caller in it: the first caller's cancellation does
+// not fail the others' fetch, and a caller whose own context ends stops
+// waiting at once.
+func TestBatcherCallersKeepTheirOwnContexts(t *testing.T) {
+	gate := make(chan struct{})
+	fetchErr := make(chan error, 4)
+	b := &Batcher[int, string]{Fetch: func(ctx context.Context, scope string, keys []int) (map[int]string, error) {
+		if keys[0] == 0 {
+			<-gate // the running batch, that the next one waits behind
+		}
+		fetchErr <- ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out := map[int]string{}
+		for _, k := range keys {
+			out[k] = scope
+		}
+		return out, nil
+	}}
+	go b.Get(context.Background(), "s", 0)
+	waitFor(t, func() bool { return b.running("s") })
+
+	first, cancelFirst := context.WithCancel(context.Background())
+	firstDone := make(chan error, 1)
+	go func() { _, err := b.Get(first, "s", 1); firstDone <- err }()
+	waitFor(t, func() bool { return b.waitingKeys("s") == 1 })
+	joined := make(chan string, 1)
+	go func() { v, _ := b.Get(context.Background(), "s", 2); joined <- v }()
+	impatient, cancelImpatient := context.WithCancel(context.Background())
+	impatientDone := make(chan error, 1)
+	go func() { _, err := b.Get(impatient, "s", 3); impatientDone <- err }()
+	waitFor(t, func() bool { return b.waitingKeys("s") == 3 })
+
+	cancelImpatient()
+	select {
+	case err := <-impatientDone:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a caller whose context ended got %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a caller whose context ended kept waiting for the batch")
+	}
+	cancelFirst()
+	close(gate)
+	if v := <-joined; v != "s" {
+		t.Errorf("a caller that joined the first caller's batch got %q after the first caller's context ended, want its value", v)
+	}
+	<-firstDone
+	<-fetchErr // the running batch's
+	if err := <-fetchErr; err != nil {
+		t.Errorf("the joined batch fetched under a context that had ended: %v", err)
+	}
+}
+
+
+// running tells whether scope has a batch running; waitingKeys counts the
+// keys of its batches waiting to start.
+func (b *Batcher[K, V]) running(scope string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.scopes[scope] != nil && b.scopes[scope].running
+}
+
+func (b *Batcher[K, V]) waitingKeys(scope string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	if q := b.scopes[scope]; q != nil {
+		for _, bt := range q.waiting {
+			n += len(bt.keys)
+		}
+	}
+	return n
+}
