@@ -64,8 +64,9 @@ func SystemRequirements() []Requirement {
 }
 
 // TestRequirements is SystemRequirements plus what only the tests need:
-// Chromium for the browser tests (e2e/browser_test.go). `make test` and
-// `make deps` (so CI) check them; `make dev` does not need a browser.
+// Chromium for the browser tests (e2e/browser_test.go), and curl and jq for
+// the README's tour (e2e/readme_tour_test.go runs it). `make test` and
+// `make deps` (so CI) check them; `make dev` needs neither.
 func TestRequirements() []Requirement {
 	return append(SystemRequirements(), Requirement{
 		What: "Chromium", Why: "the browser tests drive headless Chromium (sign-in page, direct upload, /docs)",
@@ -73,6 +74,10 @@ func TestRequirements() []Requirement {
 		Present: func(context.Context) bool {
 			return os.Getenv("PRESSROOM_CHROMIUM") != "" || onPath("chromium") || onPath("chromium-browser") || onPath("google-chrome")
 		},
+	}, Requirement{
+		What: "curl and jq", Why: "the README's tour is run as written (curl for each call, jq to take ids from the answers)",
+		Packages: []string{"curl", "jq"},
+		Present:  func(context.Context) bool { return onPath("curl") && onPath("jq") },
 	})
 }
 
