@@ -36,11 +36,12 @@ type Draft struct {
 	Version       int            `bun:"version,notnull" json:"version"`
 }
 
-// Draft events.
+// Draft events: what publishing a draft does to its item. Named Event* so
+// they do not read as the engine's methods of the same verb (Engine.Update).
 const (
-	Create = "create"
-	Update = "update"
-	Delete = "delete"
+	EventCreate = "create"
+	EventUpdate = "update"
+	EventDelete = "delete"
 )
 
 // The domain errors of the engine (models/errors.go; api/errors.go maps them).
@@ -95,7 +96,7 @@ type View struct {
 // Drafted is the item as the draft would make it: the row with the drafted
 // columns laid over it (the row itself for a create draft).
 func (v *View) Drafted() Row {
-	if v.Draft == nil || v.Draft.Event == Create {
+	if v.Draft == nil || v.Draft.Event == EventCreate {
 		return v.Row
 	}
 	out := Row{}
@@ -105,7 +106,7 @@ func (v *View) Drafted() Row {
 	for k, val := range v.Draft.Drafted {
 		out[k] = val
 	}
-	if v.Draft.Event == Delete {
+	if v.Draft.Event == EventDelete {
 		out["trashed_at"] = v.Draft.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	return out
@@ -612,7 +613,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale
 	}
-	if d != nil && d.Event == Delete {
+	if d != nil && d.Event == EventDelete {
 		return nil, ErrDeleted
 	}
 	_, moved := change["slug"]
@@ -621,7 +622,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	}
 	moved = moved && k == Pages
 	now := time.Now().UTC()
-	if d != nil && d.Event == Create {
+	if d != nil && d.Event == EventCreate {
 		q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
 		for col, v := range change {
 			q = q.Set("? = ?", bun.Ident(col), v)
@@ -695,7 +696,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	}
 	insert := d == nil
 	if insert {
-		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Update, CreatedAt: now, Version: 0}
+		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: EventUpdate, CreatedAt: now, Version: 0}
 	}
 	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
 	d.Version++

@@ -170,18 +170,18 @@ func cycleGroups(ds []*Draft) map[uuid.UUID]int {
 	edges := make([][]int, len(ds))
 	for i, d := range ds {
 		switch d.Event {
-		case Create, Update:
+		case EventCreate, EventUpdate:
 			for _, f := range kinds[d.ItemType].Fields {
 				if !f.Draftable() {
 					continue
 				}
 				if s, _ := d.Drafted[f.Column].(string); s != "" {
-					if t := byItem[f.RefType+"/"+s]; t != nil && t.Event == Create {
+					if t := byItem[f.RefType+"/"+s]; t != nil && t.Event == EventCreate {
 						edges[i] = append(edges[i], index[t.ID])
 					}
 				}
 			}
-		case Delete:
+		case EventDelete:
 			edges[i] = append(edges[i], children[d.ItemType+"/"+d.ItemID.String()]...)
 		}
 	}
@@ -265,7 +265,7 @@ func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publica
 		case "pages":
 			pages[d.ItemID.String()] = d
 		case "content-blocks":
-			if d.Event == Delete {
+			if d.Event == EventDelete {
 				deletedBlocks[d.ItemID] = true
 			}
 		}
@@ -292,9 +292,9 @@ func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publica
 	var gone, moved []uuid.UUID
 	for _, d := range pages {
 		switch {
-		case d.Event == Delete:
+		case d.Event == EventDelete:
 			gone = append(gone, d.ItemID)
-		case d.Event == Update:
+		case d.Event == EventUpdate:
 			if _, s := d.ObjectChanges["slug"]; s {
 				moved = append(moved, d.ItemID)
 			} else if _, p := d.ObjectChanges["parent-id"]; p {
@@ -339,7 +339,7 @@ LIMIT 1000`, siteID, bun.In(roots)).Scan(ctx, &rows)
 		}
 		root := pages[r.Root.String()]
 		bl := BrokenLink{Hyperlink: r.Hyperlink, OldPath: r.Path}
-		if root.Event != Delete {
+		if root.Event != EventDelete {
 			bl.NewPath = strings.TrimSuffix(pathOf(r.Root.String(), 0), "/") + strings.TrimPrefix(r.Path, strings.TrimSuffix(r.RootPath, "/"))
 			if r.Root.String() == r.LinkedID.String() {
 				bl.NewPath = pathOf(r.Root.String(), 0)

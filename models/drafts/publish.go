@@ -138,27 +138,27 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	// the number of drafts.
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k := kinds[typ]
-		if ids := itemIDs(ordered, typ, Create); len(ids) > 0 {
+		if ids := itemIDs(ordered, typ, EventCreate); len(ids) > 0 {
 			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(ids)).
 				Set("published_at = coalesce(published_at, ?), updated_at = ?, version = version + 1", now, now).Exec(ctx); err != nil {
 				return nil, fmt.Errorf("publish created %s: %w", typ, err)
 			}
 		}
-		if updates := draftsOf(ordered, typ, Update); len(updates) > 0 {
+		if updates := draftsOf(ordered, typ, EventUpdate); len(updates) > 0 {
 			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for _, typ := range []string{"content-blocks", "contents", "pages"} { // deletes: children first
-		if ids := itemIDs(ordered, typ, Delete); len(ids) > 0 {
+		if ids := itemIDs(ordered, typ, EventDelete); len(ids) > 0 {
 			if _, err := tx.NewDelete().TableExpr(kinds[typ].Table).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 				return nil, fmt.Errorf("publish deleted %s: %w", typ, err)
 			}
 		}
 	}
 	// Created and updated pages (a new slug or parent) move their subtrees.
-	if moved := append(itemIDs(ordered, "pages", Create), itemIDs(ordered, "pages", Update)...); len(moved) > 0 {
+	if moved := append(itemIDs(ordered, "pages", EventCreate), itemIDs(ordered, "pages", EventUpdate)...); len(moved) > 0 {
 		if err := e.refreshPaths(ctx, tx, rev.SiteID, moved); err != nil {
 			return nil, err
 		}
@@ -180,7 +180,7 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	versions := make([]Version, len(ordered))
 	for i, d := range ordered {
 		var snap json.RawMessage
-		if d.Event != Create {
+		if d.Event != EventCreate {
 			snap = snapshots[d.ItemID]
 		}
 		versions[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
@@ -339,13 +339,13 @@ func order(ds []*Draft, outside map[string]int) []*Draft {
 		}
 		return n
 	}
-	ev := map[string]int{Create: 0, Update: 1, Delete: 2}
+	ev := map[string]int{EventCreate: 0, EventUpdate: 1, EventDelete: 2}
 	key := func(d *Draft) [4]int {
 		pd := 0
 		if d.ItemType == "pages" {
 			pd = depth(d.ItemID.String())
 		}
-		if d.Event == Delete {
+		if d.Event == EventDelete {
 			return [4]int{1, -depthOrder[d.ItemType], -pd, 0} // after the rest, children first
 		}
 		return [4]int{0, depthOrder[d.ItemType], pd, ev[d.Event]} // parents first

@@ -66,9 +66,9 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 		}
 		oc := map[string]any{}
 		switch r.event {
-		case Update:
+		case EventUpdate:
 			oc = changes(r.kind, r.before, r.after)
-		case Create:
+		case EventCreate:
 			oc = changes(r.kind, Row{}, r.after)
 		}
 		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
@@ -212,13 +212,13 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 			}
 		}
 		switch {
-		case v.Event == Create && now != nil:
-			out = append(out, restore{kind: k, id: v.ItemID, event: Delete, before: now})
-		case v.Event == Create: // gone since (force): nothing to delete
+		case v.Event == EventCreate && now != nil:
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventDelete, before: now})
+		case v.Event == EventCreate: // gone since (force): nothing to delete
 		case snap == nil:
 			return nil, fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
-		case now == nil && v.Event == Delete:
-			out = append(out, restore{kind: k, id: v.ItemID, event: Create, after: snap})
+		case now == nil && v.Event == EventDelete:
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventCreate, after: snap})
 		case now == nil: // an update of a record deleted since (force): nothing to restore
 		default:
 			after := Row{}
@@ -230,12 +230,12 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 				if f.IsRef() {
 					name += "-id"
 				}
-				if _, changed := v.ObjectChanges[name]; changed || v.Event == Delete {
+				if _, changed := v.ObjectChanges[name]; changed || v.Event == EventDelete {
 					after[f.Column] = snap[f.Column]
 				}
 			}
 			if len(changes(k, now, after)) > 0 {
-				out = append(out, restore{kind: k, id: v.ItemID, event: Update, before: now, after: after})
+				out = append(out, restore{kind: k, id: v.ItemID, event: EventUpdate, before: now, after: after})
 			}
 		}
 	}
@@ -251,7 +251,7 @@ func orphanConflicts(ctx context.Context, db bun.IDB, restores []restore) (model
 	deleted := map[string][]uuid.UUID{}
 	for _, r := range restores {
 		handled[r.kind.Type] = append(handled[r.kind.Type], r.id)
-		if r.event == Delete {
+		if r.event == EventDelete {
 			deleted[r.kind.Type] = append(deleted[r.kind.Type], r.id)
 		}
 	}
@@ -292,7 +292,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 				continue
 			}
 			switch r.event {
-			case Create:
+			case EventCreate:
 				row := Row{}
 				for c, v := range r.after {
 					row[c] = v
@@ -300,7 +300,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 				ver, _ := row["version"].(float64)
 				row["version"], row["updated_at"] = int(ver)+1, now
 				inserts = append(inserts, row)
-			case Update:
+			case EventUpdate:
 				updates = append(updates, &Draft{ItemID: r.id, Drafted: r.after})
 			}
 		}
@@ -323,7 +323,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 	for _, typ := range []string{"content-blocks", "contents", "pages"} { // children first
 		var ids []uuid.UUID
 		for _, r := range plan {
-			if r.kind.Type == typ && r.event == Delete {
+			if r.kind.Type == typ && r.event == EventDelete {
 				ids = append(ids, r.id)
 			}
 		}
@@ -335,7 +335,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 	}
 	var pages, blocks []uuid.UUID
 	for _, r := range plan {
-		if r.event == Delete {
+		if r.event == EventDelete {
 			continue
 		}
 		switch r.kind {
@@ -361,7 +361,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 			return err
 		}
 		for _, r := range plan {
-			if r.kind != ContentBlocks || r.event == Delete {
+			if r.kind != ContentBlocks || r.event == EventDelete {
 				continue
 			}
 			body, _ := r.after["body"].(string)
