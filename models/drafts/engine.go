@@ -604,7 +604,7 @@ ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCL
 // changes and the draft stays a create. Editing values back to live drops
 // them; an update draft with nothing left is deleted.
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
-	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
+	k, row, d := cur.Kind, cur.Row, cur.Draft
 	// Drafts held by a scheduled revision stay editable (heldEditable);
 	// every other precondition is writable's.
 	if err := heldEditable(ctx, tx, d); err != nil {
@@ -623,47 +623,64 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	moved = moved && k == Pages
 	now := time.Now().UTC()
 	if d != nil && d.Event == EventCreate {
-		q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
-		for col, v := range change {
-			q = q.Set("? = ?", bun.Ident(col), v)
-		}
-		var after Row
-		if moved {
-			if _, err := q.Exec(ctx); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-				return nil, err
-			}
-			rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
-			if err != nil {
-				return nil, err
-			}
-			after = rows[id]
-		} else {
-			var raw string
-			if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-			if err := json.Unmarshal([]byte(raw), &after); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-		}
-		d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
-		d.Version++
-		if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
-			return nil, err
-		}
-		if err := e.indexLinks(ctx, tx, k, siteID, d, after); err != nil {
-			return nil, err
-		}
-		v := &View{Kind: k, Row: after, Draft: d}
-		if !moved {
-			v.DraftedPath = cur.DraftedPath
-		}
-		return v, nil
+		return e.updateUnpublished(ctx, tx, cur, siteID, userID, change, moved, now)
 	}
+	return e.updateLive(ctx, tx, cur, siteID, userID, change, moved, now)
+}
 
+// updateUnpublished is Update of an item that was never published (its
+// draft is a create): the row itself takes the change, and the draft is
+// rewritten to hold the row's new values. moved says a page's slug or
+// parent changed, so its subtree's paths are recomputed.
+func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, moved bool, now time.Time) (*View, error) {
+	k, d, id := cur.Kind, cur.Draft, cur.Row.ID()
+	q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
+	for col, v := range change {
+		q = q.Set("? = ?", bun.Ident(col), v)
+	}
+	var after Row
+	if moved {
+		if _, err := q.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+			return nil, err
+		}
+		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
+		if err != nil {
+			return nil, err
+		}
+		after = rows[id]
+	} else {
+		var raw string
+		if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &after); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+	}
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
+	d.Version++
+	if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.indexLinks(ctx, tx, k, siteID, d, after); err != nil {
+		return nil, err
+	}
+	v := &View{Kind: k, Row: after, Draft: d}
+	if !moved {
+		v.DraftedPath = cur.DraftedPath
+	}
+	return v, nil
+}
+
+// updateLive is Update of a published item: the live row keeps its values
+// and only its version moves on, while the change is merged into the
+// item's update draft (made if there is none). A draft left with no
+// changes against live is deleted.
+func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, moved bool, now time.Time) (*View, error) {
+	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
 	drafted := editable(k, row)
 	if d != nil {
 		for col, v := range d.Drafted {
