@@ -283,6 +283,41 @@ func orphanConflicts(ctx context.Context, db bun.IDB, restores []restore) (model
 // blocks.
 func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID, plan []restore) error {
 	now := time.Now().UTC()
+	if err := restoreRows(ctx, tx, plan, now); err != nil {
+		return err
+	}
+	var pages, blocks []uuid.UUID
+	for _, r := range plan {
+		if r.event == EventDelete {
+			continue
+		}
+		switch r.kind {
+		case Pages:
+			pages = append(pages, r.id)
+		case ContentBlocks:
+			blocks = append(blocks, r.id)
+		}
+	}
+	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
+		return err
+	}
+	if len(pages) > 0 {
+		// A page brought back at a path another page took since: checked
+		// now rather than at commit (pages_live_path_excl is deferred), so
+		// the caller answers it as the revert's conflict, not a failed commit.
+		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
+			return fmt.Errorf("restored page paths: %w", err)
+		}
+	}
+	if len(blocks) > 0 {
+		return e.restoreLinks(ctx, tx, siteID, plan, blocks, now)
+	}
+	return nil
+}
+
+// restoreRows writes the records of plan: brought back and updated,
+// parents first, then deleted, children first; a few statements per kind.
+func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) error {
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k := kinds[typ]
 		var inserts []Row
@@ -333,49 +368,30 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 			}
 		}
 	}
-	var pages, blocks []uuid.UUID
-	for _, r := range plan {
-		if r.event == EventDelete {
-			continue
-		}
-		switch r.kind {
-		case Pages:
-			pages = append(pages, r.id)
-		case ContentBlocks:
-			blocks = append(blocks, r.id)
-		}
-	}
-	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
+	return nil
+}
+
+// restoreLinks makes the live links of the blocks plan brings back or
+// changes (blocks) those of their restored bodies.
+func (e *Engine) restoreLinks(ctx context.Context, tx bun.Tx, siteID uuid.UUID, plan []restore, blocks []uuid.UUID, now time.Time) error {
+	if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
 		return err
 	}
-	if len(pages) > 0 {
-		// A page brought back at a path another page took since: checked
-		// now rather than at commit (pages_live_path_excl is deferred), so
-		// the caller answers it as the revert's conflict, not a failed commit.
-		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
-			return fmt.Errorf("restored page paths: %w", err)
+	for _, r := range plan {
+		if r.kind != ContentBlocks || r.event == EventDelete {
+			continue
 		}
-	}
-	if len(blocks) > 0 {
-		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
+		body, _ := r.after["body"].(string)
+		links, err := e.resolve(ctx, tx, siteID, hrefs(body))
+		if err != nil {
 			return err
 		}
-		for _, r := range plan {
-			if r.kind != ContentBlocks || r.event == EventDelete {
-				continue
-			}
-			body, _ := r.after["body"].(string)
-			links, err := e.resolve(ctx, tx, siteID, hrefs(body))
-			if err != nil {
+		for i := range links {
+			links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].CreatedAt = uuid.New(), siteID, r.id, now
+		}
+		if len(links) > 0 {
+			if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
 				return err
-			}
-			for i := range links {
-				links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].CreatedAt = uuid.New(), siteID, r.id, now
-			}
-			if len(links) > 0 {
-				if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
-					return err
-				}
 			}
 		}
 	}
