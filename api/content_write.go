@@ -154,7 +154,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 	id, bodyVersion := req.id, req.bodyVersion
 	pr := oauth.PrincipalOf(c)
 	v, err := h.write(c, id, bodyVersion, func(ctx context.Context, tx bun.Tx, cur *drafts.View, expect *int) (*drafts.View, error) {
-		if cur.Draft != nil && cur.Draft.Event == drafts.Delete {
+		if cur.Draft != nil && cur.Draft.Event == drafts.EventDelete {
 			return nil, drafts.ErrDeleted
 		}
 		prev := cur.Drafted() // made once: with a draft it copies the row

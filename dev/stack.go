@@ -50,6 +50,7 @@ type Stack struct {
 	S3Endpoint      string
 	MinIOConsole    string
 	Storage         config.Storage
+	procMu          sync.Mutex // track is called from Up's parallel starters
 	procs           []*Process
 	logMu           sync.Mutex // logFile is called from Up's parallel starters
 	logFiles        []*os.File
@@ -87,12 +88,6 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 			_ = s.Down()
 		}
 	}()
-	var mu sync.Mutex
-	track := func(p *Process) {
-		mu.Lock()
-		defer mu.Unlock()
-		s.procs = append(s.procs, p)
-	}
 	err = parallel(
 		func() error {
 			pg, err := SelectPostgres(ctx, PostgresOptions{
@@ -104,63 +99,83 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 			s.Postgres = pg
 			return nil
 		},
-		func() error {
-			to := TemporalOptions{Bin: temporalBin, Port: ports[0]}
-			if o.Persistent {
-				to.DBFile = filepath.Join(o.StateDir, "temporal.db")
-				to.UIPort = ports[1]
-			}
-			out, err := s.logFile(o.StateDir, "temporal")
-			if err != nil {
-				return err
-			}
-			p, addr, err := StartTemporal(ctx, to, out)
-			if err != nil {
-				return fmt.Errorf("temporal dev server (log: %s): %w", out.Name(), err)
-			}
-			track(p)
-			s.TemporalAddress = addr
-			if to.UIPort != 0 {
-				s.TemporalUI = fmt.Sprintf("http://127.0.0.1:%d", to.UIPort)
-			}
-			return nil
-		},
-		func() error {
-			out, err := s.logFile(o.StateDir, "minio")
-			if err != nil {
-				return err
-			}
-			p, endpoint, err := StartMinIO(ctx, MinIOOptions{
-				Bin: minioBin, DataDir: filepath.Join(o.StateDir, "minio"), Port: ports[2], ConsolePort: ports[3],
-				AccessKey: o.AccessKey, SecretKey: o.SecretKey,
-			}, out)
-			if err != nil {
-				return fmt.Errorf("minio (log: %s): %w", out.Name(), err)
-			}
-			track(p)
-			s.S3Endpoint = endpoint
-			s.MinIOConsole = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
-			return nil
-		},
+		func() error { return s.startTemporal(ctx, o, temporalBin, ports) },
+		func() error { return s.startMinIO(ctx, o, minioBin, ports) },
 	)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.createBuckets(ctx, o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// track adds p to the processes Down stops.
+func (s *Stack) track(p *Process) {
+	s.procMu.Lock()
+	defer s.procMu.Unlock()
+	s.procs = append(s.procs, p)
+}
+
+// startTemporal starts the Temporal dev server from bin on ports[0] (and
+// its Web UI on ports[1] if o.Persistent).
+func (s *Stack) startTemporal(ctx context.Context, o StackOptions, bin string, ports []int) error {
+	to := TemporalOptions{Bin: bin, Port: ports[0]}
+	if o.Persistent {
+		to.DBFile = filepath.Join(o.StateDir, "temporal.db")
+		to.UIPort = ports[1]
+	}
+	out, err := s.logFile(o.StateDir, "temporal")
+	if err != nil {
+		return err
+	}
+	p, addr, err := StartTemporal(ctx, to, out)
+	if err != nil {
+		return fmt.Errorf("temporal dev server (log: %s): %w", out.Name(), err)
+	}
+	s.track(p)
+	s.TemporalAddress = addr
+	if to.UIPort != 0 {
+		s.TemporalUI = fmt.Sprintf("http://127.0.0.1:%d", to.UIPort)
+	}
+	return nil
+}
+
+// startMinIO starts MinIO from bin on ports[2], its console on ports[3].
+func (s *Stack) startMinIO(ctx context.Context, o StackOptions, bin string, ports []int) error {
+	out, err := s.logFile(o.StateDir, "minio")
+	if err != nil {
+		return err
+	}
+	p, endpoint, err := StartMinIO(ctx, MinIOOptions{
+		Bin: bin, DataDir: filepath.Join(o.StateDir, "minio"), Port: ports[2], ConsolePort: ports[3],
+		AccessKey: o.AccessKey, SecretKey: o.SecretKey,
+	}, out)
+	if err != nil {
+		return fmt.Errorf("minio (log: %s): %w", out.Name(), err)
+	}
+	s.track(p)
+	s.S3Endpoint = endpoint
+	s.MinIOConsole = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
+	return nil
+}
+
+// createBuckets sets s.Storage, the default storage configuration pointed
+// at the started MinIO, and creates its buckets.
+func (s *Stack) createBuckets(ctx context.Context, o StackOptions) error {
 	cfg, err := config.FromEnv(func(string) string { return "" })
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.Storage = cfg.Storage
 	s.Storage.Endpoint, s.Storage.PublicEndpoint = s.S3Endpoint, s.S3Endpoint
 	s.Storage.AccessKey, s.Storage.SecretKey = o.AccessKey, o.SecretKey
 	mc, err := storage.NewClient(s.Storage)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := storage.EnsureBuckets(ctx, mc, s.Storage); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return storage.EnsureBuckets(ctx, mc, s.Storage)
 }
 
 func (o StackOptions) ports() ([]int, error) {

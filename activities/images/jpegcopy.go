@@ -89,24 +89,12 @@ func strippedJPEG(data []byte) (out []byte, ok bool) {
 		case m >= 0xC2 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC:
 			return nil, false // progressive, lossless or arithmetic-coded
 		case m == 0xDB:
-			for j := 0; j < len(body); j += 65 {
-				if body[j]>>4 != 0 || j+65 > len(body) {
-					return nil, false // 16-bit tables
-				}
-				if body[j]&0x0F == 0 {
-					lumaOK = quality(body[j+1:j+65]) <= reuseMaxQuality
-				}
+			if lumaOK, ok = lumaTables(body, lumaOK); !ok {
+				return nil, false
 			}
 		case m == 0xDA:
-			// The scan header, then its entropy-coded data up to the next
-			// marker (0xFF 0x00 is a stuffed byte, 0xFF 0xD0-D7 a restart).
-			j := i
-			for j+1 < len(data) {
-				if data[j] == 0xFF && data[j+1] != 0x00 && (data[j+1] < 0xD0 || data[j+1] > 0xD7) {
-					break
-				}
-				j++
-			}
+			// The scan header, then its entropy-coded data.
+			j := scanEnd(data, i)
 			out = append(out, seg...)
 			out = append(out, data[i:j]...)
 			i = j
@@ -115,6 +103,36 @@ func strippedJPEG(data []byte) (out []byte, ok bool) {
 		}
 		out = append(out, seg...)
 	}
+}
+
+// lumaTables reads the quantisation tables of a DQT segment's body: ok is
+// false for 16-bit tables, and lumaOK (what an earlier segment said, if
+// this one has no luma table) says the luma table is that of quality
+// reuseMaxQuality or lower.
+func lumaTables(body []byte, lumaOK bool) (_ bool, ok bool) {
+	for j := 0; j < len(body); j += 65 {
+		if body[j]>>4 != 0 || j+65 > len(body) {
+			return false, false // 16-bit tables
+		}
+		if body[j]&0x0F == 0 {
+			lumaOK = quality(body[j+1:j+65]) <= reuseMaxQuality
+		}
+	}
+	return lumaOK, true
+}
+
+// scanEnd is the index in data of the marker that ends the entropy-coded
+// data starting at i (0xFF 0x00 is a stuffed byte, 0xFF 0xD0-D7 a
+// restart), or len(data)-1 if none does.
+func scanEnd(data []byte, i int) int {
+	j := i
+	for j+1 < len(data) {
+		if data[j] == 0xFF && data[j+1] != 0x00 && (data[j+1] < 0xD0 || data[j+1] > 0xD7) {
+			break
+		}
+		j++
+	}
+	return j
 }
 
 // baseline420 reports whether a SOF0/SOF1 body describes 8-bit samples

@@ -334,18 +334,35 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 	defer C.pr_unref(mem)
 	heartbeat()
 
-	// Variants are made largest first, each from the smallest image already
-	// in memory that is at least twice its size (else from the decoded
-	// image): a 640 from the 1280 rather than from a 2048, a 256 from the
-	// 640. A lanczos3 reduction of an image that was itself reduced with
-	// lanczos3 differs from the direct one by less than the encoders' own
-	// loss (above 50 dB PSNR against about 37 dB for WebP q75), and it reads
-	// a quarter of the pixels or fewer. Each derived variant is copied into
-	// memory once: both encoders and the next variant read it, and a lazy
-	// image would be resized again for each of them.
-	long := func(im *C.VipsImage) int {
-		return int(max(C.vips_image_get_width(im), C.vips_image_get_height(im)))
+	outs, err := encodeVariants(mem, path, format, res, toSRGB, heartbeat)
+	if err != nil {
+		return Result{}, err
 	}
+	for _, o := range outs {
+		res.Outputs = append(res.Outputs, o...)
+	}
+	return res, nil
+}
+
+// longSide is the length of an image's longer side, in pixels.
+func longSide(im *C.VipsImage) int {
+	return int(max(C.vips_image_get_width(im), C.vips_image_get_height(im)))
+}
+
+// encodeVariants encodes every variant of mem, the decoded image, in
+// Variants order; path, format, res and toSRGB are what Process read of
+// the file.
+//
+// Variants are made largest first, each from the smallest image already
+// in memory that is at least twice its size (else from the decoded
+// image): a 640 from the 1280 rather than from a 2048, a 256 from the
+// 640. A lanczos3 reduction of an image that was itself reduced with
+// lanczos3 differs from the direct one by less than the encoders' own
+// loss (above 50 dB PSNR against about 37 dB for WebP q75), and it reads
+// a quarter of the pixels or fewer. Each derived variant is copied into
+// memory once: both encoders and the next variant read it, and a lazy
+// image would be resized again for each of them.
+func encodeVariants(mem *C.VipsImage, path, format string, res Result, toSRGB C.int, heartbeat func()) ([][]Output, error) {
 	derived := []*C.VipsImage{} // in memory, largest first
 	defer func() {
 		for _, im := range derived {
@@ -356,7 +373,7 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 	var unscaled []Output // the outputs encoded from mem itself
 	for _, i := range largestFirst() {
 		v := Variants[i]
-		if long(mem) <= v.Size {
+		if longSide(mem) <= v.Size {
 			// Not downscaled: the same pixels as an earlier unscaled
 			// variant, if there was one, so share its bytes.
 			if unscaled != nil {
@@ -367,57 +384,70 @@ func Process(path string, l Limits, heartbeat func()) (Result, error) {
 				heartbeat()
 				continue
 			}
-			// Encoded once for every variant it stands for: with the
-			// highest effort among them, so that a small image's "small"
-			// and "thumb" keep their smaller WebP bytes.
-			shared := v
-			for _, w := range Variants {
-				if w.Size >= long(mem) {
-					shared.WebPEffort = max(shared.WebPEffort, w.WebPEffort)
-				}
+			o, err := encodeUnscaled(mem, v, path, format, res, toSRGB, heartbeat)
+			if err != nil {
+				return nil, err
 			}
-			// A JPEG served at its own size needs no re-encode when the
-			// file is already what one would give (jpegcopy.go): upright,
-			// no colour profile to apply, baseline 4:2:0 at q80 or lower.
-			// It is stored stripped of metadata, with the same pixels.
-			var reuse []byte
-			if format == "jpeg" && res.Orientation == 1 && toSRGB == 0 && long(mem) == max(res.Width, res.Height) {
-				if data, err := os.ReadFile(path); err == nil {
-					if stripped, ok := strippedJPEG(data); ok {
-						reuse = stripped
-					}
-				}
-			}
-			if outs[i], err = encodeVariant(mem, shared, format, reuse, heartbeat); err != nil {
-				return Result{}, err
-			}
-			unscaled = outs[i]
+			outs[i], unscaled = o, o
 			continue
 		}
 		src := mem
 		for _, im := range derived {
-			if long(im) >= 2*v.Size {
+			if longSide(im) >= 2*v.Size {
 				src = im
 			}
 		}
-		var lazy *C.VipsImage
-		if C.pr_thumbnail_image(src, &lazy, C.int(v.Size)) != 0 {
-			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
-		}
-		im := C.vips_image_copy_memory(lazy)
-		C.pr_unref(lazy)
-		if im == nil {
-			return Result{}, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
+		im, err := resizeInMemory(src, v)
+		if err != nil {
+			return nil, err
 		}
 		derived = append(derived, im)
 		if outs[i], err = encodeVariant(im, v, format, nil, heartbeat); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
-	for _, o := range outs {
-		res.Outputs = append(res.Outputs, o...)
+	return outs, nil
+}
+
+// encodeUnscaled encodes mem, the decoded image, for the first variant v
+// at least its size: encoded once for every variant it stands for, with
+// the highest effort among them, so that a small image's "small" and
+// "thumb" keep their smaller WebP bytes.
+func encodeUnscaled(mem *C.VipsImage, v VariantSpec, path, format string, res Result, toSRGB C.int, heartbeat func()) ([]Output, error) {
+	shared := v
+	for _, w := range Variants {
+		if w.Size >= longSide(mem) {
+			shared.WebPEffort = max(shared.WebPEffort, w.WebPEffort)
+		}
 	}
-	return res, nil
+	// A JPEG served at its own size needs no re-encode when the
+	// file is already what one would give (jpegcopy.go): upright,
+	// no colour profile to apply, baseline 4:2:0 at q80 or lower.
+	// It is stored stripped of metadata, with the same pixels.
+	var reuse []byte
+	if format == "jpeg" && res.Orientation == 1 && toSRGB == 0 && longSide(mem) == max(res.Width, res.Height) {
+		if data, err := os.ReadFile(path); err == nil {
+			if stripped, ok := strippedJPEG(data); ok {
+				reuse = stripped
+			}
+		}
+	}
+	return encodeVariant(mem, shared, format, reuse, heartbeat)
+}
+
+// resizeInMemory resizes src to variant v and copies the result into
+// memory; the caller unrefs it.
+func resizeInMemory(src *C.VipsImage, v VariantSpec) (*C.VipsImage, error) {
+	var lazy *C.VipsImage
+	if C.pr_thumbnail_image(src, &lazy, C.int(v.Size)) != 0 {
+		return nil, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
+	}
+	im := C.vips_image_copy_memory(lazy)
+	C.pr_unref(lazy)
+	if im == nil {
+		return nil, fmt.Errorf("images: resizing to %s: %s", v.Name, vipsError())
+	}
+	return im, nil
 }
 
 // largestFirst returns the indices of Variants by decreasing size.

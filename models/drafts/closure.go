@@ -102,7 +102,7 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 	for _, d := range frontier {
 		k := kinds[d.ItemType]
 		switch {
-		case dir == Publication && (d.Event == Create || d.Event == Update):
+		case dir == Publication && (d.Event == EventCreate || d.Event == EventUpdate):
 			// What the draft will point to: its drafted references.
 			for _, f := range k.Fields {
 				if !f.Draftable() {
@@ -114,14 +114,14 @@ func step(ctx context.Context, db bun.IDB, siteID uuid.UUID, frontier []*Draft, 
 					}
 				}
 			}
-			wantEvent = Create
-		case dir == Reversion && d.Event == Delete:
+			wantEvent = EventCreate
+		case dir == Reversion && d.Event == EventDelete:
 			// Reverting a delete brings the live record back, under what it
 			// points to now: its stored references (collected below).
 			liveOf.add(d.ItemType, d.ItemID, d.ID)
-			wantEvent = Delete
-		case dir == Publication && d.Event == Delete,
-			dir == Reversion && d.Event == Create:
+			wantEvent = EventDelete
+		case dir == Publication && d.Event == EventDelete,
+			dir == Reversion && d.Event == EventCreate:
 			childrenOf.add(d.ItemType, d.ItemID, d.ID)
 		}
 	}
@@ -285,7 +285,7 @@ func (e *Engine) revertDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, 
 		}
 		ids = append(ids, d.ID)
 		byType[d.ItemType] = append(byType[d.ItemType], d.ItemID)
-		if d.Event == Create {
+		if d.Event == EventCreate {
 			created[d.ItemType] = append(created[d.ItemType], d.ItemID)
 		}
 	}

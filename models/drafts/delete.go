@@ -38,7 +38,7 @@ func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if err := writable(cur, expect); err != nil {
 		return nil, err
 	}
-	if d != nil && d.Event == Create {
+	if d != nil && d.Event == EventCreate {
 		if err := e.Revert(ctx, tx, siteID, d.ID); err != nil {
 			return nil, err
 		}

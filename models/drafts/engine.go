@@ -36,11 +36,12 @@ type Draft struct {
 	Version       int            `bun:"version,notnull" json:"version"`
 }
 
-// Draft events.
+// Draft events: what publishing a draft does to its item. Named Event* so
+// they do not read as the engine's methods of the same verb (Engine.Update).
 const (
-	Create = "create"
-	Update = "update"
-	Delete = "delete"
+	EventCreate = "create"
+	EventUpdate = "update"
+	EventDelete = "delete"
 )
 
 // The domain errors of the engine (models/errors.go; api/errors.go maps them).
@@ -95,7 +96,7 @@ type View struct {
 // Drafted is the item as the draft would make it: the row with the drafted
 // columns laid over it (the row itself for a create draft).
 func (v *View) Drafted() Row {
-	if v.Draft == nil || v.Draft.Event == Create {
+	if v.Draft == nil || v.Draft.Event == EventCreate {
 		return v.Row
 	}
 	out := Row{}
@@ -105,7 +106,7 @@ func (v *View) Drafted() Row {
 	for k, val := range v.Draft.Drafted {
 		out[k] = val
 	}
-	if v.Draft.Event == Delete {
+	if v.Draft.Event == EventDelete {
 		out["trashed_at"] = v.Draft.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	return out
@@ -603,7 +604,7 @@ ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCL
 // changes and the draft stays a create. Editing values back to live drops
 // them; an update draft with nothing left is deleted.
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
-	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
+	k, row, d := cur.Kind, cur.Row, cur.Draft
 	// Drafts held by a scheduled revision stay editable (heldEditable);
 	// every other precondition is writable's.
 	if err := heldEditable(ctx, tx, d); err != nil {
@@ -612,7 +613,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if expect != nil && *expect != rowVersion(row) {
 		return nil, ErrStale
 	}
-	if d != nil && d.Event == Delete {
+	if d != nil && d.Event == EventDelete {
 		return nil, ErrDeleted
 	}
 	_, moved := change["slug"]
@@ -621,48 +622,65 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	}
 	moved = moved && k == Pages
 	now := time.Now().UTC()
-	if d != nil && d.Event == Create {
-		q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
-		for col, v := range change {
-			q = q.Set("? = ?", bun.Ident(col), v)
-		}
-		var after Row
-		if moved {
-			if _, err := q.Exec(ctx); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-				return nil, err
-			}
-			rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
-			if err != nil {
-				return nil, err
-			}
-			after = rows[id]
-		} else {
-			var raw string
-			if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-			if err := json.Unmarshal([]byte(raw), &after); err != nil {
-				return nil, fmt.Errorf("update %s: %w", k.Type, err)
-			}
-		}
-		d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
-		d.Version++
-		if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
-			return nil, err
-		}
-		if err := e.indexLinks(ctx, tx, k, siteID, d, after); err != nil {
-			return nil, err
-		}
-		v := &View{Kind: k, Row: after, Draft: d}
-		if !moved {
-			v.DraftedPath = cur.DraftedPath
-		}
-		return v, nil
+	if d != nil && d.Event == EventCreate {
+		return e.updateUnpublished(ctx, tx, cur, siteID, userID, change, moved, now)
 	}
+	return e.updateLive(ctx, tx, cur, siteID, userID, change, moved, now)
+}
 
+// updateUnpublished is Update of an item that was never published (its
+// draft is a create): the row itself takes the change, and the draft is
+// rewritten to hold the row's new values. moved says a page's slug or
+// parent changed, so its subtree's paths are recomputed.
+func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, moved bool, now time.Time) (*View, error) {
+	k, d, id := cur.Kind, cur.Draft, cur.Row.ID()
+	q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
+	for col, v := range change {
+		q = q.Set("? = ?", bun.Ident(col), v)
+	}
+	var after Row
+	if moved {
+		if _, err := q.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+			return nil, err
+		}
+		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
+		if err != nil {
+			return nil, err
+		}
+		after = rows[id]
+	} else {
+		var raw string
+		if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &after); err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+	}
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
+	d.Version++
+	if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.indexLinks(ctx, tx, k, siteID, d, after); err != nil {
+		return nil, err
+	}
+	v := &View{Kind: k, Row: after, Draft: d}
+	if !moved {
+		v.DraftedPath = cur.DraftedPath
+	}
+	return v, nil
+}
+
+// updateLive is Update of a published item: the live row keeps its values
+// and only its version moves on, while the change is merged into the
+// item's update draft (made if there is none). A draft left with no
+// changes against live is deleted.
+func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, moved bool, now time.Time) (*View, error) {
+	k, row, d, id := cur.Kind, cur.Row, cur.Draft, cur.Row.ID()
 	drafted := editable(k, row)
 	if d != nil {
 		for col, v := range d.Drafted {
@@ -695,7 +713,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	}
 	insert := d == nil
 	if insert {
-		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: Update, CreatedAt: now, Version: 0}
+		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: EventUpdate, CreatedAt: now, Version: 0}
 	}
 	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
 	d.Version++

@@ -146,6 +146,24 @@ func refsOf(d *Draft, col string) []string {
 // follows (a create or update needs the creates of what it points to; a
 // delete needs every draft of its children), here within the set.
 func cycleGroups(ds []*Draft) map[uuid.UUID]int {
+	comp := components(publicationEdges(ds))
+	// Number the components by their first step.
+	out := map[uuid.UUID]int{}
+	number := map[int]int{}
+	for i, d := range ds {
+		n, ok := number[comp[i]]
+		if !ok {
+			n = len(number) + 1
+			number[comp[i]] = n
+		}
+		out[d.ID] = n
+	}
+	return out
+}
+
+// publicationEdges is the graph of the publication rules among ds:
+// edges[i] are the indexes of the drafts ds[i] needs.
+func publicationEdges(ds []*Draft) [][]int {
 	byItem := map[string]*Draft{}
 	index := map[uuid.UUID]int{}
 	for i, d := range ds {
@@ -170,32 +188,38 @@ func cycleGroups(ds []*Draft) map[uuid.UUID]int {
 	edges := make([][]int, len(ds))
 	for i, d := range ds {
 		switch d.Event {
-		case Create, Update:
+		case EventCreate, EventUpdate:
 			for _, f := range kinds[d.ItemType].Fields {
 				if !f.Draftable() {
 					continue
 				}
 				if s, _ := d.Drafted[f.Column].(string); s != "" {
-					if t := byItem[f.RefType+"/"+s]; t != nil && t.Event == Create {
+					if t := byItem[f.RefType+"/"+s]; t != nil && t.Event == EventCreate {
 						edges[i] = append(edges[i], index[t.ID])
 					}
 				}
 			}
-		case Delete:
+		case EventDelete:
 			edges[i] = append(edges[i], children[d.ItemType+"/"+d.ItemID.String()]...)
 		}
 	}
-	// Tarjan's algorithm, iterative over a bounded set (MaxClosure).
-	comp := make([]int, len(ds))
+	return edges
+}
+
+// components numbers the strongly connected components of the graph
+// edges (a vertex's edges by its index), comp[v] being v's: Tarjan's
+// algorithm, iterative over a bounded set (MaxClosure).
+func components(edges [][]int) []int {
+	comp := make([]int, len(edges))
 	for i := range comp {
 		comp[i] = -1
 	}
-	low, num := make([]int, len(ds)), make([]int, len(ds))
-	onStack := make([]bool, len(ds))
+	low, num := make([]int, len(edges)), make([]int, len(edges))
+	onStack := make([]bool, len(edges))
 	var stack []int
 	counter, ncomp := 0, 0
 	type frame struct{ v, next int }
-	for root := range ds {
+	for root := range edges {
 		if num[root] != 0 {
 			continue
 		}
@@ -238,18 +262,33 @@ func cycleGroups(ds []*Draft) map[uuid.UUID]int {
 			}
 		}
 	}
-	// Number the components by their first step.
-	out := map[uuid.UUID]int{}
-	number := map[int]int{}
-	for i, d := range ds {
-		n, ok := number[comp[i]]
-		if !ok {
-			n = len(number) + 1
-			number[comp[i]] = n
+	return comp
+}
+
+// newPaths returns the path a page (by id) will have once pages, the
+// set's page drafts by item id, are published: a memoised walk up drafted
+// parents, ending at the live path of a parent outside the set
+// (parentPaths).
+func newPaths(pages map[string]*Draft, parentPaths map[string]string) func(id string, depth int) string {
+	newPath := map[string]string{}
+	var pathOf func(id string, depth int) string
+	pathOf = func(id string, depth int) string {
+		if p, ok := newPath[id]; ok {
+			return p
 		}
-		out[d.ID] = n
+		d := pages[id]
+		if d == nil || depth > 64 {
+			return parentPaths[id]
+		}
+		slug, _ := d.Drafted["slug"].(string)
+		p := "/" + slug
+		if parent, _ := d.Drafted["parent_id"].(string); parent != "" {
+			p = strings.TrimSuffix(pathOf(parent, depth+1), "/") + "/" + slug
+		}
+		newPath[id] = p
+		return p
 	}
-	return out
+	return pathOf
 }
 
 // brokenLinks finds the links (live bodies, and drafted bodies other than
@@ -265,36 +304,18 @@ func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publica
 		case "pages":
 			pages[d.ItemID.String()] = d
 		case "content-blocks":
-			if d.Event == Delete {
+			if d.Event == EventDelete {
 				deletedBlocks[d.ItemID] = true
 			}
 		}
 	}
-	// New paths of the set's pages (memoised walk up drafted parents).
-	newPath := map[string]string{}
-	var pathOf func(id string, depth int) string
-	pathOf = func(id string, depth int) string {
-		if p, ok := newPath[id]; ok {
-			return p
-		}
-		d := pages[id]
-		if d == nil || depth > 64 {
-			return set.ParentPaths[id]
-		}
-		slug, _ := d.Drafted["slug"].(string)
-		p := "/" + slug
-		if parent, _ := d.Drafted["parent_id"].(string); parent != "" {
-			p = strings.TrimSuffix(pathOf(parent, depth+1), "/") + "/" + slug
-		}
-		newPath[id] = p
-		return p
-	}
+	pathOf := newPaths(pages, set.ParentPaths)
 	var gone, moved []uuid.UUID
 	for _, d := range pages {
 		switch {
-		case d.Event == Delete:
+		case d.Event == EventDelete:
 			gone = append(gone, d.ItemID)
-		case d.Event == Update:
+		case d.Event == EventUpdate:
 			if _, s := d.ObjectChanges["slug"]; s {
 				moved = append(moved, d.ItemID)
 			} else if _, p := d.ObjectChanges["parent-id"]; p {
@@ -339,7 +360,7 @@ LIMIT 1000`, siteID, bun.In(roots)).Scan(ctx, &rows)
 		}
 		root := pages[r.Root.String()]
 		bl := BrokenLink{Hyperlink: r.Hyperlink, OldPath: r.Path}
-		if root.Event != Delete {
+		if root.Event != EventDelete {
 			bl.NewPath = strings.TrimSuffix(pathOf(r.Root.String(), 0), "/") + strings.TrimPrefix(r.Path, strings.TrimSuffix(r.RootPath, "/"))
 			if r.Root.String() == r.LinkedID.String() {
 				bl.NewPath = pathOf(r.Root.String(), 0)

@@ -15,16 +15,16 @@ func TestCycleGroups(t *testing.T) {
 		}
 		return d
 	}
-	a := page(Create, nil)
-	b := page(Create, a)
+	a := page(EventCreate, nil)
+	b := page(EventCreate, a)
 	a.Drafted["parent_id"] = b.ItemID.String() // a and b point at each other
-	c := page(Create, a)                       // needs a, not needed by it
-	content := &Draft{ID: uuid.New(), ItemType: "contents", ItemID: uuid.New(), Event: Create,
+	c := page(EventCreate, a)                  // needs a, not needed by it
+	content := &Draft{ID: uuid.New(), ItemType: "contents", ItemID: uuid.New(), Event: EventCreate,
 		Drafted: Row{"page_id": c.ItemID.String()}, ObjectChanges: map[string]any{}}
 	// A deleted page and its child's delete: the delete needs the child's,
 	// not the other way round.
-	gone := page(Delete, nil)
-	child := page(Delete, gone)
+	gone := page(EventDelete, nil)
+	child := page(EventDelete, gone)
 
 	ds := []*Draft{a, b, c, content, gone, child}
 	g := cycleGroups(ds)

@@ -94,93 +94,23 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		return rev, nil // already done (a retried activity), or cancelled
 	}
 	scheduled := rev.Status == Scheduled
-	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
+	ordered, err := e.lockPublication(ctx, tx, rev)
 	if err != nil {
 		return nil, err
-	}
-	if len(listed) != len(rev.DraftIDs) {
-		return nil, &PublishError{Message: fmt.Sprintf("%d of the listed drafts no longer exist (reverted or published meanwhile)", len(rev.DraftIDs)-len(listed))}
-	}
-	set, err := e.publication(ctx, tx, rev.SiteID, listed, true)
-	if errors.Is(err, ErrTooLarge) {
-		return nil, &PublishError{Message: fmt.Sprintf("the revision would publish more than %d drafts", MaxClosure)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	ordered := set.Drafts
-	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
-		return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", held[0].ID, held[0].RevisionID)}
 	}
 	now := time.Now().UTC()
-
-	// Snapshots before, one query per kind.
-	snapshots := map[uuid.UUID]json.RawMessage{}
-	for _, typ := range []string{"pages", "contents", "content-blocks"} {
-		ids := itemIDs(ordered, typ, "")
-		if len(ids) == 0 {
-			continue
-		}
-		var rows []struct {
-			ID  uuid.UUID       `bun:"id"`
-			Row json.RawMessage `bun:"row"`
-		}
-		if err := tx.NewRaw("SELECT id, to_jsonb(t) AS row FROM ? t WHERE id IN (?) ORDER BY id FOR UPDATE",
-			bun.Ident(kinds[typ].Table), bun.In(ids)).Scan(ctx, &rows); err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", typ, err)
-		}
-		for _, r := range rows {
-			snapshots[r.ID] = r.Row
-		}
+	snapshots, err := snapshotItems(ctx, tx, ordered)
+	if err != nil {
+		return nil, err
 	}
-
-	// Apply, kind by kind: a few statements per kind and event, whatever
-	// the number of drafts.
-	for _, typ := range []string{"pages", "contents", "content-blocks"} {
-		k := kinds[typ]
-		if ids := itemIDs(ordered, typ, Create); len(ids) > 0 {
-			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(ids)).
-				Set("published_at = coalesce(published_at, ?), updated_at = ?, version = version + 1", now, now).Exec(ctx); err != nil {
-				return nil, fmt.Errorf("publish created %s: %w", typ, err)
-			}
-		}
-		if updates := draftsOf(ordered, typ, Update); len(updates) > 0 {
-			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, typ := range []string{"content-blocks", "contents", "pages"} { // deletes: children first
-		if ids := itemIDs(ordered, typ, Delete); len(ids) > 0 {
-			if _, err := tx.NewDelete().TableExpr(kinds[typ].Table).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
-				return nil, fmt.Errorf("publish deleted %s: %w", typ, err)
-			}
-		}
-	}
-	// Created and updated pages (a new slug or parent) move their subtrees.
-	if moved := append(itemIDs(ordered, "pages", Create), itemIDs(ordered, "pages", Update)...); len(moved) > 0 {
-		if err := e.refreshPaths(ctx, tx, rev.SiteID, moved); err != nil {
-			return nil, err
-		}
-		if err := livePathsFree(ctx, tx, rev.SiteID, moved); err != nil {
-			return nil, err
-		}
-	}
-	// Block links: the drafted links become the live ones.
-	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
-		blockDrafts := draftIDs(draftsOf(ordered, "content-blocks", ""))
-		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
-			return nil, err
-		}
-		if _, err := tx.NewUpdate().Model((*Hyperlink)(nil)).Set("draft_id = NULL").Where("draft_id IN (?)", bun.In(blockDrafts)).Exec(ctx); err != nil {
-			return nil, err
-		}
+	if err := e.applyDrafts(ctx, tx, rev.SiteID, ordered, now); err != nil {
+		return nil, err
 	}
 
 	versions := make([]Version, len(ordered))
 	for i, d := range ordered {
 		var snap json.RawMessage
-		if d.Event != Create {
+		if d.Event != EventCreate {
 			snap = snapshots[d.ItemID]
 		}
 		versions[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
@@ -200,6 +130,101 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		}
 	}
 	return rev, nil
+}
+
+// lockPublication locks rev's listed drafts and computes their publication
+// closure, ordered for applying; a draft gone, a closure too large or one
+// another revision holds is a PublishError.
+func (e *Engine) lockPublication(ctx context.Context, tx bun.Tx, rev *Revision) ([]*Draft, error) {
+	listed, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(listed) != len(rev.DraftIDs) {
+		return nil, &PublishError{Message: fmt.Sprintf("%d of the listed drafts no longer exist (reverted or published meanwhile)", len(rev.DraftIDs)-len(listed))}
+	}
+	set, err := e.publication(ctx, tx, rev.SiteID, listed, true)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, &PublishError{Message: fmt.Sprintf("the revision would publish more than %d drafts", MaxClosure)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	ordered := set.Drafts
+	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
+		return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", held[0].ID, held[0].RevisionID)}
+	}
+	return ordered, nil
+}
+
+// snapshotItems locks the items of ds and returns their rows as they are
+// before publishing, by item id: one query per kind.
+func snapshotItems(ctx context.Context, tx bun.Tx, ds []*Draft) (map[uuid.UUID]json.RawMessage, error) {
+	snapshots := map[uuid.UUID]json.RawMessage{}
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		ids := itemIDs(ds, typ, "")
+		if len(ids) == 0 {
+			continue
+		}
+		var rows []struct {
+			ID  uuid.UUID       `bun:"id"`
+			Row json.RawMessage `bun:"row"`
+		}
+		if err := tx.NewRaw("SELECT id, to_jsonb(t) AS row FROM ? t WHERE id IN (?) ORDER BY id FOR UPDATE",
+			bun.Ident(kinds[typ].Table), bun.In(ids)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", typ, err)
+		}
+		for _, r := range rows {
+			snapshots[r.ID] = r.Row
+		}
+	}
+	return snapshots, nil
+}
+
+// applyDrafts makes the drafts of ordered live, kind by kind: a few
+// statements per kind and event, whatever the number of drafts.
+func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, ordered []*Draft, now time.Time) error {
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		k := kinds[typ]
+		if ids := itemIDs(ordered, typ, EventCreate); len(ids) > 0 {
+			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id IN (?)", bun.In(ids)).
+				Set("published_at = coalesce(published_at, ?), updated_at = ?, version = version + 1", now, now).Exec(ctx); err != nil {
+				return fmt.Errorf("publish created %s: %w", typ, err)
+			}
+		}
+		if updates := draftsOf(ordered, typ, EventUpdate); len(updates) > 0 {
+			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return err
+			}
+		}
+	}
+	for _, typ := range []string{"content-blocks", "contents", "pages"} { // deletes: children first
+		if ids := itemIDs(ordered, typ, EventDelete); len(ids) > 0 {
+			if _, err := tx.NewDelete().TableExpr(kinds[typ].Table).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+				return fmt.Errorf("publish deleted %s: %w", typ, err)
+			}
+		}
+	}
+	// Created and updated pages (a new slug or parent) move their subtrees.
+	if moved := append(itemIDs(ordered, "pages", EventCreate), itemIDs(ordered, "pages", EventUpdate)...); len(moved) > 0 {
+		if err := e.refreshPaths(ctx, tx, siteID, moved); err != nil {
+			return err
+		}
+		if err := livePathsFree(ctx, tx, siteID, moved); err != nil {
+			return err
+		}
+	}
+	// Block links: the drafted links become the live ones.
+	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
+		blockDrafts := draftIDs(draftsOf(ordered, "content-blocks", ""))
+		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model((*Hyperlink)(nil)).Set("draft_id = NULL").Where("draft_id IN (?)", bun.In(blockDrafts)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // livePathsFree refuses a publish that leaves one of the pages it created
@@ -339,13 +364,13 @@ func order(ds []*Draft, outside map[string]int) []*Draft {
 		}
 		return n
 	}
-	ev := map[string]int{Create: 0, Update: 1, Delete: 2}
+	ev := map[string]int{EventCreate: 0, EventUpdate: 1, EventDelete: 2}
 	key := func(d *Draft) [4]int {
 		pd := 0
 		if d.ItemType == "pages" {
 			pd = depth(d.ItemID.String())
 		}
-		if d.Event == Delete {
+		if d.Event == EventDelete {
 			return [4]int{1, -depthOrder[d.ItemType], -pd, 0} // after the rest, children first
 		}
 		return [4]int{0, depthOrder[d.ItemType], pd, ev[d.Event]} // parents first

@@ -66,9 +66,9 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 		}
 		oc := map[string]any{}
 		switch r.event {
-		case Update:
+		case EventUpdate:
 			oc = changes(r.kind, r.before, r.after)
-		case Create:
+		case EventCreate:
 			oc = changes(r.kind, Row{}, r.after)
 		}
 		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
@@ -212,13 +212,13 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 			}
 		}
 		switch {
-		case v.Event == Create && now != nil:
-			out = append(out, restore{kind: k, id: v.ItemID, event: Delete, before: now})
-		case v.Event == Create: // gone since (force): nothing to delete
+		case v.Event == EventCreate && now != nil:
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventDelete, before: now})
+		case v.Event == EventCreate: // gone since (force): nothing to delete
 		case snap == nil:
 			return nil, fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
-		case now == nil && v.Event == Delete:
-			out = append(out, restore{kind: k, id: v.ItemID, event: Create, after: snap})
+		case now == nil && v.Event == EventDelete:
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventCreate, after: snap})
 		case now == nil: // an update of a record deleted since (force): nothing to restore
 		default:
 			after := Row{}
@@ -230,12 +230,12 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 				if f.IsRef() {
 					name += "-id"
 				}
-				if _, changed := v.ObjectChanges[name]; changed || v.Event == Delete {
+				if _, changed := v.ObjectChanges[name]; changed || v.Event == EventDelete {
 					after[f.Column] = snap[f.Column]
 				}
 			}
 			if len(changes(k, now, after)) > 0 {
-				out = append(out, restore{kind: k, id: v.ItemID, event: Update, before: now, after: after})
+				out = append(out, restore{kind: k, id: v.ItemID, event: EventUpdate, before: now, after: after})
 			}
 		}
 	}
@@ -251,7 +251,7 @@ func orphanConflicts(ctx context.Context, db bun.IDB, restores []restore) (model
 	deleted := map[string][]uuid.UUID{}
 	for _, r := range restores {
 		handled[r.kind.Type] = append(handled[r.kind.Type], r.id)
-		if r.event == Delete {
+		if r.event == EventDelete {
 			deleted[r.kind.Type] = append(deleted[r.kind.Type], r.id)
 		}
 	}
@@ -283,6 +283,41 @@ func orphanConflicts(ctx context.Context, db bun.IDB, restores []restore) (model
 // blocks.
 func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID, plan []restore) error {
 	now := time.Now().UTC()
+	if err := restoreRows(ctx, tx, plan, now); err != nil {
+		return err
+	}
+	var pages, blocks []uuid.UUID
+	for _, r := range plan {
+		if r.event == EventDelete {
+			continue
+		}
+		switch r.kind {
+		case Pages:
+			pages = append(pages, r.id)
+		case ContentBlocks:
+			blocks = append(blocks, r.id)
+		}
+	}
+	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
+		return err
+	}
+	if len(pages) > 0 {
+		// A page brought back at a path another page took since: checked
+		// now rather than at commit (pages_live_path_excl is deferred), so
+		// the caller answers it as the revert's conflict, not a failed commit.
+		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
+			return fmt.Errorf("restored page paths: %w", err)
+		}
+	}
+	if len(blocks) > 0 {
+		return e.restoreLinks(ctx, tx, siteID, plan, blocks, now)
+	}
+	return nil
+}
+
+// restoreRows writes the records of plan: brought back and updated,
+// parents first, then deleted, children first; a few statements per kind.
+func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) error {
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k := kinds[typ]
 		var inserts []Row
@@ -292,7 +327,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 				continue
 			}
 			switch r.event {
-			case Create:
+			case EventCreate:
 				row := Row{}
 				for c, v := range r.after {
 					row[c] = v
@@ -300,7 +335,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 				ver, _ := row["version"].(float64)
 				row["version"], row["updated_at"] = int(ver)+1, now
 				inserts = append(inserts, row)
-			case Update:
+			case EventUpdate:
 				updates = append(updates, &Draft{ItemID: r.id, Drafted: r.after})
 			}
 		}
@@ -323,7 +358,7 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 	for _, typ := range []string{"content-blocks", "contents", "pages"} { // children first
 		var ids []uuid.UUID
 		for _, r := range plan {
-			if r.kind.Type == typ && r.event == Delete {
+			if r.kind.Type == typ && r.event == EventDelete {
 				ids = append(ids, r.id)
 			}
 		}
@@ -333,49 +368,30 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 			}
 		}
 	}
-	var pages, blocks []uuid.UUID
-	for _, r := range plan {
-		if r.event == Delete {
-			continue
-		}
-		switch r.kind {
-		case Pages:
-			pages = append(pages, r.id)
-		case ContentBlocks:
-			blocks = append(blocks, r.id)
-		}
-	}
-	if err := e.refreshPaths(ctx, tx, siteID, pages); err != nil {
+	return nil
+}
+
+// restoreLinks makes the live links of the blocks plan brings back or
+// changes (blocks) those of their restored bodies.
+func (e *Engine) restoreLinks(ctx context.Context, tx bun.Tx, siteID uuid.UUID, plan []restore, blocks []uuid.UUID, now time.Time) error {
+	if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
 		return err
 	}
-	if len(pages) > 0 {
-		// A page brought back at a path another page took since: checked
-		// now rather than at commit (pages_live_path_excl is deferred), so
-		// the caller answers it as the revert's conflict, not a failed commit.
-		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
-			return fmt.Errorf("restored page paths: %w", err)
+	for _, r := range plan {
+		if r.kind != ContentBlocks || r.event == EventDelete {
+			continue
 		}
-	}
-	if len(blocks) > 0 {
-		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
+		body, _ := r.after["body"].(string)
+		links, err := e.resolve(ctx, tx, siteID, hrefs(body))
+		if err != nil {
 			return err
 		}
-		for _, r := range plan {
-			if r.kind != ContentBlocks || r.event == Delete {
-				continue
-			}
-			body, _ := r.after["body"].(string)
-			links, err := e.resolve(ctx, tx, siteID, hrefs(body))
-			if err != nil {
+		for i := range links {
+			links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].CreatedAt = uuid.New(), siteID, r.id, now
+		}
+		if len(links) > 0 {
+			if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
 				return err
-			}
-			for i := range links {
-				links[i].ID, links[i].SiteID, links[i].LinkableID, links[i].CreatedAt = uuid.New(), siteID, r.id, now
-			}
-			if len(links) > 0 {
-				if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
-					return err
-				}
 			}
 		}
 	}

@@ -42,9 +42,9 @@ func TestOrderFollowsThePageHierarchy(t *testing.T) {
 		childDraft   uuid.UUID
 		parentBefore bool
 	}{
-		{drafts.Create, fixedID(0xff), fixedID(0x00), true},
-		{drafts.Update, fixedID(0xff), fixedID(0x00), true},
-		{drafts.Delete, fixedID(0x00), fixedID(0xff), false},
+		{drafts.EventCreate, fixedID(0xff), fixedID(0x00), true},
+		{drafts.EventUpdate, fixedID(0xff), fixedID(0x00), true},
+		{drafts.EventDelete, fixedID(0x00), fixedID(0xff), false},
 	} {
 		ds := []*drafts.Draft{
 			{ID: c.parentDraft, ItemType: "pages", ItemID: parent, Event: c.event, Drafted: map[string]any{"parent_id": nil}},
@@ -63,17 +63,17 @@ func TestOrderFollowsThePageHierarchy(t *testing.T) {
 	// Across kinds the order already holds: page, content, block.
 	p, k, b := uuid.New(), uuid.New(), uuid.New()
 	got := drafts.Order([]*drafts.Draft{
-		{ID: fixedID(0x01), ItemType: "content-blocks", ItemID: b, Event: drafts.Create},
-		{ID: fixedID(0x02), ItemType: "contents", ItemID: k, Event: drafts.Create},
-		{ID: fixedID(0x03), ItemType: "pages", ItemID: p, Event: drafts.Create},
+		{ID: fixedID(0x01), ItemType: "content-blocks", ItemID: b, Event: drafts.EventCreate},
+		{ID: fixedID(0x02), ItemType: "contents", ItemID: k, Event: drafts.EventCreate},
+		{ID: fixedID(0x03), ItemType: "pages", ItemID: p, Event: drafts.EventCreate},
 	})
 	if got[0].ItemID != p || got[1].ItemID != k || got[2].ItemID != b {
 		t.Errorf("creates across kinds not parents first: %v", got)
 	}
 	got = drafts.Order([]*drafts.Draft{
-		{ID: fixedID(0x01), ItemType: "pages", ItemID: p, Event: drafts.Delete},
-		{ID: fixedID(0x02), ItemType: "contents", ItemID: k, Event: drafts.Delete},
-		{ID: fixedID(0x03), ItemType: "content-blocks", ItemID: b, Event: drafts.Delete},
+		{ID: fixedID(0x01), ItemType: "pages", ItemID: p, Event: drafts.EventDelete},
+		{ID: fixedID(0x02), ItemType: "contents", ItemID: k, Event: drafts.EventDelete},
+		{ID: fixedID(0x03), ItemType: "content-blocks", ItemID: b, Event: drafts.EventDelete},
 	})
 	if got[0].ItemID != b || got[1].ItemID != k || got[2].ItemID != p {
 		t.Errorf("deletes across kinds not children first: %v", got)
@@ -320,7 +320,7 @@ func TestEngineClosures(t *testing.T) {
 	// reverts its ancestors' deletes.
 	w.remove("G")
 	for _, n := range []string{"G", "P", "K", "B"} {
-		if d := w.draft(n); d == nil || d.Event != drafts.Delete {
+		if d := w.draft(n); d == nil || d.Event != drafts.EventDelete {
 			t.Fatalf("%s's draft after deleting G = %v", n, d)
 		}
 	}

@@ -163,24 +163,7 @@ func up(ctx context.Context, root string) error {
 	}()
 	fmt.Fprintf(os.Stderr, "devstack: postgres from %s\n", stack.Postgres.Source)
 
-	db, err := models.Open(ctx, stack.Postgres.URL)
-	if err != nil {
-		return err
-	}
-	m, err := models.NewMigrator(db)
-	if err == nil {
-		_, err = m.Up(ctx)
-	}
-	var seed dev.SeedResult
-	if err == nil {
-		// The API reads the same environment, so the seeded secret is
-		// stored under the key it checks with.
-		var cfg config.Config
-		if cfg, err = config.FromEnv(os.Getenv); err == nil {
-			seed, err = dev.Seed(ctx, db, []byte(cfg.OAuth.ClientSecretKey), dev.DemoSites(os.Getenv))
-		}
-	}
-	db.Close()
+	seed, err := migrateAndSeed(ctx, stack.Postgres.URL)
 	if err != nil {
 		return err
 	}
@@ -206,6 +189,44 @@ func up(ctx context.Context, root string) error {
 		return err
 	}
 
+	printBanner(stack, seed)
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-api.Exited():
+		return fmt.Errorf("the API exited: %v", api.Err())
+	case <-worker.Exited():
+		return fmt.Errorf("the worker exited: %v", worker.Err())
+	}
+}
+
+// migrateAndSeed migrates the database at url and seeds the demo sites,
+// their editors and the OAuth client.
+func migrateAndSeed(ctx context.Context, url string) (dev.SeedResult, error) {
+	db, err := models.Open(ctx, url)
+	if err != nil {
+		return dev.SeedResult{}, err
+	}
+	defer db.Close()
+	m, err := models.NewMigrator(db)
+	if err != nil {
+		return dev.SeedResult{}, err
+	}
+	if _, err := m.Up(ctx); err != nil {
+		return dev.SeedResult{}, err
+	}
+	// The API reads the same environment, so the seeded secret is
+	// stored under the key it checks with.
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return dev.SeedResult{}, err
+	}
+	return dev.Seed(ctx, db, []byte(cfg.OAuth.ClientSecretKey), dev.DemoSites(os.Getenv))
+}
+
+// printBanner tells the developer where everything runs and how to sign in.
+func printBanner(stack *dev.Stack, seed dev.SeedResult) {
 	sites := dev.DemoSites(os.Getenv)
 	fmt.Printf(`
 Pressroom is running.
@@ -226,13 +247,4 @@ Logs of Temporal and MinIO are in .dev/logs. Ctrl-C stops everything.
 `, stack.TemporalUI, stack.TemporalAddress, stack.S3Endpoint, stack.MinIOConsole, stack.Storage.AccessKey, stack.Storage.SecretKey,
 		stack.Postgres.URL, sites[0].Email, sites[0].Password, sites[0].Slug, sites[1].Email, sites[1].Password, sites[1].Slug,
 		seed.ClientID, seed.ClientSecret)
-
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-api.Exited():
-		return fmt.Errorf("the API exited: %v", api.Err())
-	case <-worker.Exited():
-		return fmt.Errorf("the worker exited: %v", worker.Err())
-	}
 }
