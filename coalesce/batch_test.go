@@ -186,7 +186,6 @@ func TestBatcherCallersKeepTheirOwnContexts(t *testing.T) {
 	}
 }
 
-
 // running tells whether scope has a batch running; waitingKeys counts the
 // keys of its batches waiting to start.
 func (b *Batcher[K, V]) running(scope string) bool {
