@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
@@ -343,14 +345,28 @@ func (s *system) describe(t *testing.T, wfID string) *workflowservice.DescribeWo
 }
 
 // awaitPendingActivity polls the workflow until one of its pending
-// activities satisfies ok, and returns it.
+// activities satisfies ok, and returns it. A workflow not started yet is
+// waited for too: a webhook delivery's row commits with its event, and the
+// dispatcher starts its workflow after the commit.
 func (s *system) awaitPendingActivity(t *testing.T, wfID string, within time.Duration, ok func(*workflowpb.PendingActivityInfo) bool) *workflowpb.PendingActivityInfo {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	var last []string
 	for time.Now().Before(deadline) {
 		last = last[:0]
-		for _, pa := range s.describe(t, wfID).GetPendingActivities() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d, err := s.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+		cancel()
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			last = append(last, "not started yet")
+			time.Sleep(25 * time.Millisecond)
+			continue
+		case err != nil:
+			t.Fatalf("describe %s: %v", wfID, err)
+		}
+		for _, pa := range d.GetPendingActivities() {
 			if ok(pa) {
 				return pa
 			}
