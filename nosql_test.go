@@ -40,7 +40,6 @@ var sqlAllowed = map[string]string{
 	"api/oauth/token.go":        "not moved yet: the OAuth store",
 	"api/oauth/verify.go":       "not moved yet: the OAuth store (the prepared token check)",
 	"api/query.go":              "not moved yet: filter and sort fragments",
-	"api/revisions.go":          "not moved yet: the commit lock (drafts.LockCommit)",
 }
 
 // sqlExempt are the folders (and their subfolders) whose code may hold SQL:
