@@ -30,7 +30,6 @@ import (
 var sqlAllowed = map[string]string{
 	"activities/sweep.go":       "not moved yet: the sweep's reads of stale uploads",
 	"activities/uploads.go":     "not moved yet: an upload's claim, finish and fail",
-	"activities/webhooks.go":    "not moved yet: the delivery's load and its attempt/fail/finish updates",
 	"api/oauth/authrequests.go": "not moved yet: the OAuth store",
 	"api/oauth/clientauth.go":   "not moved yet: the OAuth store",
 	"api/oauth/issue.go":        "not moved yet: the OAuth store",
