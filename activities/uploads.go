@@ -23,7 +23,6 @@ import (
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/webhooks"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -79,8 +78,7 @@ func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 	// workflow starts: look again soon, then back off to claimPoll.
 	pause := 5 * time.Millisecond
 	for {
-		var up models.AssetUpload
-		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
+		up, err := models.UploadClaim(ctx, a.DB, u.UploadID)
 		switch {
 		case err == nil && up.Attempt > u.Attempt:
 			return false, nil // a later attempt took over
@@ -376,40 +374,18 @@ func (a *Uploads) Record(ctx context.Context, u workflows.Upload, p *workflows.P
 	uploadID, assetID, siteID := uuid.MustParse(u.UploadID), uuid.MustParse(u.AssetID), uuid.MustParse(u.SiteID)
 	kind, _ := a.AssetTypes.Lookup(u.ContentType)
 	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		up := new(models.AssetUpload)
-		if err := tx.NewSelect().Model(up).Where("id = ?", uploadID).For("UPDATE").Scan(ctx); err != nil {
-			if models.IsNoRows(err) {
-				return reject("the upload record is gone (its site was deleted?)")
-			}
-			return err
-		}
-		if up.Status == models.UploadFinished {
-			return nil
-		}
 		now := time.Now().UTC()
 		title := strings.TrimSuffix(path.Base(u.FileName), path.Ext(u.FileName))
 		asset := &models.Asset{SiteRecord: models.SiteRecordOf(assetID, siteID, now), Title: title, ContentType: kind.ContentTypes[0],
 			AssetType: kind.Type, SubType: kind.SubType}
-		if _, err := tx.NewInsert().Model(asset).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("record asset: %w", err)
-		}
 		img := &models.AssetImage{SiteRecord: models.SiteRecordOf(models.ImageID(assetID), siteID, now), AssetID: assetID,
 			StorageKey: p.OriginalKey, FileName: path.Base(u.FileName), ContentType: kind.ContentTypes[0], FileSize: p.OriginalSize,
 			Width: p.Width, Height: p.Height, ImageProperties: p.Properties, Fingerprint: p.Fingerprint, Variants: p.Variants}
-		if _, err := tx.NewInsert().Model(img).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("record asset image: %w", err)
+		found, err := models.FinishUpload(ctx, tx, uploadID, asset, img)
+		if err == nil && !found {
+			return reject("the upload record is gone (its site was deleted?)")
 		}
-		if _, err := tx.NewUpdate().Model(up).
-			Set("status = ?, error_message = NULL, asset_id = ?, asset_image_id = ?, updated_at = now()", models.UploadFinished, assetID, img.ID).
-			WherePK().Exec(ctx); err != nil {
-			return fmt.Errorf("finish upload: %w", err)
-		}
-		if _, err := tx.NewUpdate().Model((*models.UploadSignature)(nil)).Set("confirmed_at = now()").
-			Where("id = ? AND confirmed_at IS NULL", up.SignatureID).Exec(ctx); err != nil {
-			return err
-		}
-		// The webhook event commits with the upload's end (docs/webhooks.md).
-		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteID, Type: webhooks.AssetUploadFinished, SubjectType: "asset-uploads", SubjectID: uploadID})
+		return err
 	})
 }
 
@@ -454,7 +430,7 @@ func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) 
 	if !changed {
 		// Already marked (a repeated run) is fine; a notice not yet visible
 		// must not be left "processing": retry until it is.
-		exists, err := a.DB.NewSelect().Model((*models.AssetUpload)(nil)).Where("id = ?", u.UploadID).Exists(ctx)
+		exists, err := models.UploadExists(ctx, a.DB, u.UploadID)
 		if err != nil {
 			return err
 		}
