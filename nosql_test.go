@@ -31,7 +31,6 @@ var sqlAllowed = map[string]string{
 	"api/oauth/authrequests.go": "not moved yet: the OAuth store",
 	"api/oauth/clientauth.go":   "not moved yet: the OAuth store",
 	"api/oauth/issue.go":        "not moved yet: the OAuth store",
-	"api/oauth/keys.go":         "not moved yet: the OAuth store",
 	"api/oauth/store.go":        "not moved yet: the OAuth store",
 	"api/oauth/token.go":        "not moved yet: the OAuth store",
 	"api/oauth/verify.go":       "not moved yet: the OAuth store (the prepared token check)",
