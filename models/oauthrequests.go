@@ -89,3 +89,20 @@ func CompleteAuthRequest(ctx context.Context, db bun.IDB, id uuid.UUID, browserH
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// LockAuthCode reads, in tx, the request whose code hashes to codeHash,
+// locking it until tx ends; sql.ErrNoRows (IsNoRows) when there is none.
+func LockAuthCode(ctx context.Context, tx bun.IDB, codeHash string) (*OAuthAuthRequest, error) {
+	row := new(OAuthAuthRequest)
+	if err := tx.NewSelect().Model(row).Where("code_hash = ?", codeHash).For("UPDATE").Scan(ctx); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// SpendAuthCode deletes the request row, whose code is being exchanged, in
+// the exchange's transaction.
+func SpendAuthCode(ctx context.Context, tx bun.IDB, row *OAuthAuthRequest) error {
+	_, err := tx.NewDelete().Model(row).WherePK().Exec(ctx)
+	return err
+}

@@ -53,3 +53,14 @@ func SpendRefreshToken(ctx context.Context, db bun.IDB, t *OAuthRefreshToken, se
 	}
 	return nil
 }
+
+// LockRefreshToken reads, in tx, the refresh token whose hash is
+// tokenHash, locking it: two uses of one token are serialised, the second
+// sees it spent. sql.ErrNoRows (IsNoRows) when there is none.
+func LockRefreshToken(ctx context.Context, tx bun.IDB, tokenHash string) (*OAuthRefreshToken, error) {
+	row := new(OAuthRefreshToken)
+	if err := tx.NewSelect().Model(row).Where("token_hash = ?", tokenHash).For("UPDATE").Scan(ctx); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
