@@ -37,21 +37,17 @@ const SweepBatch = 500
 // an upload notice, and their objects in the uploads bucket. It returns how
 // many it removed; removing twice is harmless.
 func (s *Sweeper) SweepUnconfirmed(ctx context.Context) (int, error) {
-	var stale []models.UploadSignature
-	err := s.DB.NewSelect().Model(&stale).
-		Where("confirmed_at IS NULL AND expires_at < ?", time.Now().Add(-time.Hour)).
-		Where("NOT EXISTS (SELECT 1 FROM asset_uploads u WHERE u.signature_id = upload_signature.id)").
-		Limit(SweepBatch).Scan(ctx)
+	stale, err := models.StaleSignatures(ctx, s.DB, time.Now().Add(-time.Hour), SweepBatch)
 	if err != nil {
-		return 0, fmt.Errorf("find stale signatures: %w", err)
+		return 0, err
 	}
 	for i, sig := range stale {
 		err := s.Storage.RemoveObject(ctx, s.Buckets.UploadsBucket, sig.Key, minio.RemoveObjectOptions{})
 		if err != nil && minio.ToErrorResponse(err).Code != "NoSuchKey" {
 			return i, fmt.Errorf("remove %s: %w", sig.Key, err)
 		}
-		if _, err := s.DB.NewDelete().Model(&sig).WherePK().Exec(ctx); err != nil {
-			return i, fmt.Errorf("delete signature: %w", err)
+		if err := models.DeleteSignature(ctx, s.DB, &sig); err != nil {
+			return i, err
 		}
 		activity.RecordHeartbeat(ctx, i+1)
 	}

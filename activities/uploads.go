@@ -23,7 +23,6 @@ import (
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/webhooks"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -79,8 +78,7 @@ func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
 	// workflow starts: look again soon, then back off to claimPoll.
 	pause := 5 * time.Millisecond
 	for {
-		var up models.AssetUpload
-		err := a.DB.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", u.UploadID).Scan(ctx)
+		up, err := models.UploadClaim(ctx, a.DB, u.UploadID)
 		switch {
 		case err == nil && up.Attempt > u.Attempt:
 			return false, nil // a later attempt took over
@@ -155,7 +153,8 @@ func (a *Uploads) Inspect(ctx context.Context, u workflows.Upload) error {
 // Process downloads the file to a temporary file, checks its header against
 // the pixel limit before decoding anything, makes the variants, and writes
 // the original and the variants under <site>/<asset>/ in the assets bucket.
-// Running it twice overwrites the same keys.
+// Running it twice overwrites the same keys. Its phases are download,
+// decodeImage and storeOutputs.
 func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.Processed, error) {
 	kind, ok := a.AssetTypes.Lookup(u.ContentType)
 	if !ok {
@@ -171,13 +170,34 @@ func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.P
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	fingerprint, err := a.download(ctx, u, tmp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.decodeImage(ctx, tmp, kind, &progress)
+	if err != nil {
+		return nil, err
+	}
+	out := &workflows.Processed{
+		Width: res.Width, Height: res.Height, Fingerprint: fingerprint,
+		Properties:  models.ImageProperties{Format: res.Format, Orientation: res.Orientation, HasAlpha: res.HasAlpha, ColourSpace: res.ColourSpace},
+		OriginalKey: u.SiteID + "/" + u.AssetID + "/original." + kind.Extensions[0], OriginalSize: u.FileSize,
+		Variants: make(map[string]models.ImageVariant, len(res.Outputs)),
+	}
+	if err := a.storeOutputs(ctx, u, tmp, kind, res, out, progress); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
-	// Only the version the notice named is read; the bytes checked below
-	// are the bytes stored as the original (from this temporary file, not
-	// copied from the still-writable upload key).
+// download copies the version of the upload the notice named into tmp and
+// returns its SHA-256: the bytes checked and decoded later are the bytes
+// stored as the original (from this temporary file, not copied from the
+// still-writable upload key). A size other than the notice's is a rejection.
+func (a *Uploads) download(ctx context.Context, u workflows.Upload, tmp *os.File) (string, error) {
 	obj, err := a.Storage.GetObject(ctx, a.Buckets.UploadsBucket, u.Key, matching(u))
 	if err != nil {
-		return nil, fmt.Errorf("download the upload: %w", err)
+		return "", fmt.Errorf("download the upload: %w", err)
 	}
 	hash := sha256.New()
 	// One byte more than declared tells a file that grew since Inspect.
@@ -185,50 +205,58 @@ func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.P
 	obj.Close()
 	if err != nil {
 		if r := storageRejection(err); r != nil {
-			return nil, r
+			return "", r
 		}
-		return nil, fmt.Errorf("download the upload: %w", err)
+		return "", fmt.Errorf("download the upload: %w", err)
 	}
 	if n != u.FileSize {
-		return nil, reject("the file is %d bytes, but file-size says %d", n, u.FileSize)
+		return "", reject("the file is %d bytes, but file-size says %d", n, u.FileSize)
 	}
+	return hex.EncodeToString(hash.Sum(nil)), nil
+}
+
+// decodeImage checks tmp's header (format, pixel limit) before decoding
+// anything, reserves the decode's memory, and makes the variants.
+func (a *Uploads) decodeImage(ctx context.Context, tmp *os.File, kind models.AssetKind, progress *ProcessProgress) (images.Result, error) {
+	var none images.Result
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return none, err
 	}
 	hdr, err := images.ReadHeader(tmp, a.Limits)
 	if err != nil {
-		return nil, asRejection(err)
+		return none, asRejection(err)
 	}
 	if hdr.Format != kind.Format {
-		return nil, reject("the file is not a %s image (it is %s)", strings.ToUpper(kind.Format), strings.ToUpper(hdr.Format))
+		return none, reject("the file is not a %s image (it is %s)", strings.ToUpper(kind.Format), strings.ToUpper(hdr.Format))
 	}
-	release, err := a.Memory.Reserve(ctx, int64(hdr.Width)*int64(hdr.Height), progress)
+	release, err := a.Memory.Reserve(ctx, int64(hdr.Width)*int64(hdr.Height), *progress)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	// libvips does not return to Go while it decodes: a goroutine keeps
 	// heartbeating meanwhile, recording that this attempt is decoding. If
 	// the attempt then times out, the next one finds that in its heartbeat
 	// details and counts it (decodeProgress).
 	progress.Phase = phaseDecoding
-	activity.RecordHeartbeat(ctx, progress)
-	stop := heartbeat(ctx, decodeHeartbeat, progress)
+	activity.RecordHeartbeat(ctx, *progress)
+	stop := heartbeat(ctx, decodeHeartbeat, *progress)
 	res, err := processImage(tmp.Name(), a.Limits, nil)
 	stop()
 	release()
 	progress.Phase = phaseStoring
-	activity.RecordHeartbeat(ctx, progress)
+	activity.RecordHeartbeat(ctx, *progress)
 	if err != nil {
-		return nil, asRejection(err)
+		return none, asRejection(err)
 	}
+	return res, nil
+}
 
+// storeOutputs stores the original and the variants under out's keys and
+// records each variant in out.
+func (a *Uploads) storeOutputs(ctx context.Context, u workflows.Upload, tmp *os.File, kind models.AssetKind, res images.Result,
+	out *workflows.Processed, progress ProcessProgress) error {
 	prefix := u.SiteID + "/" + u.AssetID + "/"
-	out := &workflows.Processed{
-		Width: res.Width, Height: res.Height, Fingerprint: hex.EncodeToString(hash.Sum(nil)),
-		Properties:  models.ImageProperties{Format: res.Format, Orientation: res.Orientation, HasAlpha: res.HasAlpha, ColourSpace: res.ColourSpace},
-		OriginalKey: prefix + "original." + kind.Extensions[0], OriginalSize: n,
-		Variants: make(map[string]models.ImageVariant, len(res.Outputs)),
-	}
+	n := u.FileSize
 	// The original is the checked temporary file itself, so the stored
 	// bytes are the ones fingerprinted, sized and decoded above. It and the
 	// variants are stored storePuts at a time: each put is mostly a round
@@ -257,13 +285,10 @@ func (a *Uploads) Process(ctx context.Context, u workflows.Upload) (*workflows.P
 			body: func() (io.Reader, error) { return bytes.NewReader(data), nil }, what: "variant " + name})
 		out.Variants[name] = models.ImageVariant{StorageKey: key, Width: o.Width, Height: o.Height, ContentType: o.ContentType, Size: int64(len(data))}
 	}
-	stop = heartbeat(ctx, decodeHeartbeat, progress)
-	err = a.putObjects(ctx, puts)
+	stop := heartbeat(ctx, decodeHeartbeat, progress)
+	err := a.putObjects(ctx, puts)
 	stop()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return err
 }
 
 // storePuts is how many objects Process stores at once.
@@ -376,40 +401,18 @@ func (a *Uploads) Record(ctx context.Context, u workflows.Upload, p *workflows.P
 	uploadID, assetID, siteID := uuid.MustParse(u.UploadID), uuid.MustParse(u.AssetID), uuid.MustParse(u.SiteID)
 	kind, _ := a.AssetTypes.Lookup(u.ContentType)
 	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		up := new(models.AssetUpload)
-		if err := tx.NewSelect().Model(up).Where("id = ?", uploadID).For("UPDATE").Scan(ctx); err != nil {
-			if models.IsNoRows(err) {
-				return reject("the upload record is gone (its site was deleted?)")
-			}
-			return err
-		}
-		if up.Status == models.UploadFinished {
-			return nil
-		}
 		now := time.Now().UTC()
 		title := strings.TrimSuffix(path.Base(u.FileName), path.Ext(u.FileName))
 		asset := &models.Asset{SiteRecord: models.SiteRecordOf(assetID, siteID, now), Title: title, ContentType: kind.ContentTypes[0],
 			AssetType: kind.Type, SubType: kind.SubType}
-		if _, err := tx.NewInsert().Model(asset).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("record asset: %w", err)
-		}
 		img := &models.AssetImage{SiteRecord: models.SiteRecordOf(models.ImageID(assetID), siteID, now), AssetID: assetID,
 			StorageKey: p.OriginalKey, FileName: path.Base(u.FileName), ContentType: kind.ContentTypes[0], FileSize: p.OriginalSize,
 			Width: p.Width, Height: p.Height, ImageProperties: p.Properties, Fingerprint: p.Fingerprint, Variants: p.Variants}
-		if _, err := tx.NewInsert().Model(img).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("record asset image: %w", err)
+		found, err := models.FinishUpload(ctx, tx, uploadID, asset, img)
+		if err == nil && !found {
+			return reject("the upload record is gone (its site was deleted?)")
 		}
-		if _, err := tx.NewUpdate().Model(up).
-			Set("status = ?, error_message = NULL, asset_id = ?, asset_image_id = ?, updated_at = now()", models.UploadFinished, assetID, img.ID).
-			WherePK().Exec(ctx); err != nil {
-			return fmt.Errorf("finish upload: %w", err)
-		}
-		if _, err := tx.NewUpdate().Model((*models.UploadSignature)(nil)).Set("confirmed_at = now()").
-			Where("id = ? AND confirmed_at IS NULL", up.SignatureID).Exec(ctx); err != nil {
-			return err
-		}
-		// The webhook event commits with the upload's end (docs/webhooks.md).
-		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteID, Type: webhooks.AssetUploadFinished, SubjectType: "asset-uploads", SubjectID: uploadID})
+		return err
 	})
 }
 
@@ -454,7 +457,7 @@ func (a *Uploads) Fail(ctx context.Context, u workflows.Upload, message string) 
 	if !changed {
 		// Already marked (a repeated run) is fine; a notice not yet visible
 		// must not be left "processing": retry until it is.
-		exists, err := a.DB.NewSelect().Model((*models.AssetUpload)(nil)).Where("id = ?", u.UploadID).Exists(ctx)
+		exists, err := models.UploadExists(ctx, a.DB, u.UploadID)
 		if err != nil {
 			return err
 		}

@@ -166,14 +166,7 @@ func (w *Webhooks) start(ctx context.Context, d *models.WebhookDelivery) error {
 // pending, its webhook active, and no earlier delivery to that webhook is
 // pending. A delivery whose webhook is inactive fails here.
 func (w *Webhooks) WebhookTurn(ctx context.Context, deliveryID string) (workflows.WebhookTurn, error) {
-	var row struct {
-		Status    string    `bun:"status"`
-		WebhookID uuid.UUID `bun:"webhook_id"`
-		Seq       int64     `bun:"seq"`
-		Active    *bool     `bun:"active"`
-	}
-	err := w.DB.NewRaw(`SELECT d.status, d.webhook_id, d.seq, w.active FROM webhook_deliveries d
-		LEFT JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?`, deliveryID).Scan(ctx, &row)
+	row, err := models.LoadDeliveryTurn(ctx, w.DB, deliveryID)
 	if models.IsNoRows(err) {
 		return workflows.WebhookTurn{Done: true}, nil // deleted with its webhook
 	}
@@ -184,37 +177,23 @@ func (w *Webhooks) WebhookTurn(ctx context.Context, deliveryID string) (workflow
 		return workflows.WebhookTurn{Done: true}, nil
 	}
 	if row.Active == nil || !*row.Active {
-		if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
-			Set("status = ?, last_error = ?, next_attempt_at = NULL", models.DeliveryFailed, "the webhook is inactive").
-			Where("id = ? AND status = ?", deliveryID, models.DeliveryPending).Exec(ctx); err != nil {
+		if err := models.FailDelivery(ctx, w.DB, row.ID, nil, "the webhook is inactive", nil); err != nil {
 			return workflows.WebhookTurn{}, fmt.Errorf("fail delivery of an inactive webhook: %w", err)
 		}
 		return workflows.WebhookTurn{Done: true}, nil
 	}
-	var before []string
-	if err := w.DB.NewSelect().Model((*models.WebhookDelivery)(nil)).Column("id").
-		Where("webhook_id = ? AND status = ? AND seq < ?", row.WebhookID, models.DeliveryPending, row.Seq).
-		OrderExpr("seq").Limit(1).Scan(ctx, &before); err != nil {
-		return workflows.WebhookTurn{}, fmt.Errorf("find earlier deliveries: %w", err)
+	before, err := models.EarlierPendingDelivery(ctx, w.DB, row.WebhookID, row.Seq)
+	if err != nil {
+		return workflows.WebhookTurn{}, err
 	}
-	if len(before) > 0 {
-		return workflows.WebhookTurn{Before: before[0]}, nil
+	if before != "" {
+		return workflows.WebhookTurn{Before: before}, nil
 	}
 	return workflows.WebhookTurn{Go: true}, nil
 }
 
 // deliveryRow is a delivery with what sending it needs.
-type deliveryRow struct {
-	models.WebhookDelivery `bun:",extend"`
-	URL                    string    `bun:"url"`
-	Active                 bool      `bun:"active"`
-	SecretSealed           []byte    `bun:"secret_sealed"`
-	EventType              string    `bun:"event_type"`
-	SubjectType            string    `bun:"subject_type"`
-	SubjectID              uuid.UUID `bun:"subject_id"`
-	Subject                []byte    `bun:"subject"`
-	EventAt                time.Time `bun:"event_at"`
-}
+type deliveryRow = models.DeliveryToSend
 
 // DeliverWebhook makes one attempt: it POSTs the signed event to the
 // webhook's URL and records the outcome with the delivery. A 2xx succeeds;
@@ -224,12 +203,7 @@ type deliveryRow struct {
 // of the answer, so the workflow retries it and the pending activity shows
 // it. A delivery that already succeeded is not sent again.
 func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliveryInput) error {
-	var d deliveryRow
-	err := w.DB.NewSelect().Model(&d).
-		ColumnExpr("delivery.*, w.url, w.active, w.secret_sealed, e.type AS event_type, e.subject_type, e.subject_id, e.subject, e.created_at AS event_at").
-		Join("JOIN webhooks w ON w.id = delivery.webhook_id").
-		Join("JOIN webhook_events e ON e.id = delivery.event_id").
-		Where("delivery.id = ?", in.DeliveryID).Scan(ctx)
+	d, err := models.LoadDeliveryToSend(ctx, w.DB, in.DeliveryID)
 	if models.IsNoRows(err) {
 		return reject("the delivery is gone (its webhook was deleted)")
 	}
@@ -284,14 +258,7 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliv
 	code := resp.StatusCode
 	switch {
 	case code >= 200 && code < 300:
-		_, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
-			Set("status = ?, attempts = attempts + 1, last_status_code = ?, last_error = NULL, last_response = ?, next_attempt_at = NULL, delivered_at = now()",
-				models.DeliverySucceeded, code, snippet).
-			Where("id = ? AND status = ?", d.ID, models.DeliveryPending).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("record delivery: %w", err)
-		}
-		return nil
+		return models.SucceedDelivery(ctx, w.DB, d.ID, code, snippet)
 	case code == http.StatusGone:
 		return w.gone(ctx, &d, code, snippet)
 	}
@@ -337,13 +304,7 @@ func (w *Webhooks) attempted(ctx context.Context, d *deliveryRow, in workflows.W
 			next = &at
 		}
 	}
-	_, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
-		Set("attempts = attempts + 1, last_status_code = ?, last_error = ?, last_response = ?, next_attempt_at = ?", code, msg, snippet, next).
-		Where("id = ? AND status = ?", d.ID, models.DeliveryPending).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record attempt: %w", err)
-	}
-	return nil
+	return models.RecordDeliveryAttempt(ctx, w.DB, d.ID, code, msg, snippet, next)
 }
 
 func (w *Webhooks) fail(ctx context.Context, id uuid.UUID, code *int, msg string, snippet *string) error {
@@ -351,14 +312,7 @@ func (w *Webhooks) fail(ctx context.Context, id uuid.UUID, code *int, msg string
 }
 
 func (w *Webhooks) failIn(ctx context.Context, db bun.IDB, id uuid.UUID, code *int, msg string, snippet *string) error {
-	q := db.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("status = ?, last_error = ?, next_attempt_at = NULL", models.DeliveryFailed, msg)
-	if code != nil {
-		q = q.Set("attempts = attempts + 1, last_status_code = ?, last_response = ?", *code, snippet)
-	}
-	if _, err := q.Where("id = ? AND status = ?", id, models.DeliveryPending).Exec(ctx); err != nil {
-		return fmt.Errorf("fail delivery: %w", err)
-	}
-	return nil
+	return models.FailDelivery(ctx, db, id, code, msg, snippet)
 }
 
 // FinishWebhookDelivery ends a delivery: with a failure, a pending
@@ -366,33 +320,23 @@ func (w *Webhooks) failIn(ctx context.Context, db bun.IDB, id uuid.UUID, code *i
 // returns the next pending delivery to the same webhook, whose turn it is.
 func (w *Webhooks) FinishWebhookDelivery(ctx context.Context, deliveryID, failure string) (string, error) {
 	if failure != "" {
-		if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).
-			Set("status = ?, next_attempt_at = NULL, last_error = CASE WHEN last_error IS NULL THEN ? ELSE ? || ' (last error: ' || last_error || ')' END",
-				models.DeliveryFailed, failure, failure).
-			Where("id = ? AND status = ?", deliveryID, models.DeliveryPending).Exec(ctx); err != nil {
-			return "", fmt.Errorf("fail delivery: %w", err)
+		if err := models.GiveUpDelivery(ctx, w.DB, deliveryID, failure); err != nil {
+			return "", err
 		}
 	}
-	var next []models.WebhookDelivery
-	err := w.DB.NewRaw(`SELECT n.id, n.site_id, n.webhook_id FROM webhook_deliveries d JOIN webhook_deliveries n
-		ON n.webhook_id = d.webhook_id AND n.status = 'pending' AND n.id <> d.id
-		WHERE d.id = ? ORDER BY n.seq LIMIT 1`, deliveryID).Scan(ctx, &next)
-	if err != nil {
-		return "", fmt.Errorf("find the next delivery: %w", err)
-	}
-	if len(next) == 0 {
-		return "", nil
+	next, err := models.NextPendingDelivery(ctx, w.DB, deliveryID)
+	if err != nil || next == nil {
+		return "", err
 	}
 	// Its turn: start its workflow (the caller's signal wakes it if it was
 	// started already and waits).
-	if err := w.start(ctx, &next[0]); err != nil {
+	if err := w.start(ctx, next); err != nil {
 		return "", err
 	}
-	if _, err := w.DB.NewUpdate().Model((*models.WebhookDelivery)(nil)).Set("started_at = now()").
-		Where("id = ? AND started_at IS NULL", next[0].ID).Exec(ctx); err != nil {
-		return "", fmt.Errorf("mark the next delivery started: %w", err)
+	if err := models.MarkDeliveriesStarted(ctx, w.DB, []uuid.UUID{next.ID}); err != nil {
+		return "", err
 	}
-	return next[0].ID.String(), nil
+	return next.ID.String(), nil
 }
 
 // message is the body of a delivery (Standard Webhooks' recommended shape).

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 )
 
 // Pagination defaults (DESIGN.md §2).
@@ -153,23 +154,16 @@ func (q *Query) parseSort(v string) error {
 }
 
 // Apply adds the filters, the order and the page to a collection query.
+// It is a models.Page: models.ListQuery writes the SQL.
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
+	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Offset: q.Page.offset()}
 	for name, v := range q.filters {
-		// Compared as text: a value that is not a valid uuid, number or
-		// boolean for its column matches nothing instead of failing.
-		sel = sel.Where("?::text = ?", bun.Ident(q.spec.Filters[name]), v)
+		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v})
 	}
 	for _, s := range q.sort {
-		dir := "ASC"
-		if s.desc {
-			dir = "DESC"
-		}
-		sel = sel.OrderExpr("? "+dir, bun.Ident(s.column))
+		l.Sort = append(l.Sort, models.SortColumn{Column: s.column, Desc: s.desc})
 	}
-	if q.spec.DefaultSort != "" {
-		sel = sel.OrderExpr(q.spec.DefaultSort)
-	}
-	return sel.Limit(int64(q.Page.size)).Offset(int64(q.Page.offset()))
+	return l.Apply(sel)
 }
 
 // Sparse applies fields[type] to a resource: attributes and relationships

@@ -234,7 +234,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		// a workflow already started then finds no revision and ends
 		// (activities.Publisher.Publish and AwaitRevision wait on the lock
 		// taken here).
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", drafts.CommitLockKey(rev.ID)); err != nil {
+		if err := drafts.LockCommit(ctx, tx, rev.ID); err != nil {
 			return fmt.Errorf("lock the new revision: %w", err)
 		}
 		if err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, pr.SiteID.String(), rev.ID.String(), publishAt); err != nil {

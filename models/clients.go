@@ -59,3 +59,19 @@ func NewOAuthClient(ctx context.Context, db bun.IDB, secretKey []byte, name stri
 	}
 	return id, secret, nil
 }
+
+// FindOAuthClient reads the client id into row; sql.ErrNoRows (IsNoRows)
+// when there is none.
+func FindOAuthClient(ctx context.Context, db bun.IDB, id string, row *OAuthClient) error {
+	return db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx)
+}
+
+// RehashClientSecret replaces the client id's secret hash old with fresh,
+// only if nobody changed it meanwhile.
+func RehashClientSecret(ctx context.Context, db bun.IDB, id, old, fresh string) error {
+	if _, err := db.NewUpdate().Model((*OAuthClient)(nil)).Set("secret_hash = ?", fresh).
+		Where("id = ? AND secret_hash = ?", id, old).Exec(ctx); err != nil {
+		return fmt.Errorf("rehash client secret: %w", err)
+	}
+	return nil
+}

@@ -225,3 +225,130 @@ func notifyDispatcher(ctx context.Context, db bun.IDB, siteID uuid.UUID) error {
 	_, err := db.NewRaw("SELECT pg_notify(?, ?)", DeliveryChannel, siteID.String()).Exec(ctx)
 	return err
 }
+
+// DeliveryTurnRow is what deciding a delivery's turn reads of it: its
+// status and place in its webhook's queue, and whether that webhook is
+// active (nil: the webhook is gone).
+type DeliveryTurnRow struct {
+	ID        uuid.UUID `bun:"id"`
+	Status    string    `bun:"status"`
+	WebhookID uuid.UUID `bun:"webhook_id"`
+	Seq       int64     `bun:"seq"`
+	Active    *bool     `bun:"active"`
+}
+
+// LoadDeliveryTurn reads the delivery deliveryID with its webhook's
+// active flag; sql.ErrNoRows (IsNoRows) when it is gone.
+func LoadDeliveryTurn(ctx context.Context, db bun.IDB, deliveryID string) (DeliveryTurnRow, error) {
+	var row DeliveryTurnRow
+	err := db.NewRaw(`SELECT d.id, d.status, d.webhook_id, d.seq, w.active FROM webhook_deliveries d
+		LEFT JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?`, deliveryID).Scan(ctx, &row)
+	return row, err
+}
+
+// EarlierPendingDelivery returns the id of the first pending delivery to
+// webhookID queued before seq, or "" when there is none.
+func EarlierPendingDelivery(ctx context.Context, db bun.IDB, webhookID uuid.UUID, seq int64) (string, error) {
+	var before []string
+	if err := db.NewSelect().Model((*WebhookDelivery)(nil)).Column("id").
+		Where("webhook_id = ? AND status = ? AND seq < ?", webhookID, DeliveryPending, seq).
+		OrderExpr("seq").Limit(1).Scan(ctx, &before); err != nil {
+		return "", fmt.Errorf("find earlier deliveries: %w", err)
+	}
+	if len(before) == 0 {
+		return "", nil
+	}
+	return before[0], nil
+}
+
+// DeliveryToSend is a delivery with what sending it needs: its webhook's
+// URL, active flag and sealed secret, and its event.
+type DeliveryToSend struct {
+	WebhookDelivery `bun:",extend"`
+	URL             string    `bun:"url"`
+	Active          bool      `bun:"active"`
+	SecretSealed    []byte    `bun:"secret_sealed"`
+	EventType       string    `bun:"event_type"`
+	SubjectType     string    `bun:"subject_type"`
+	SubjectID       uuid.UUID `bun:"subject_id"`
+	Subject         []byte    `bun:"subject"`
+	EventAt         time.Time `bun:"event_at"`
+}
+
+// LoadDeliveryToSend reads the delivery deliveryID with its webhook and
+// event; sql.ErrNoRows (IsNoRows) when it is gone.
+func LoadDeliveryToSend(ctx context.Context, db bun.IDB, deliveryID string) (DeliveryToSend, error) {
+	var d DeliveryToSend
+	err := db.NewSelect().Model(&d).
+		ColumnExpr("delivery.*, w.url, w.active, w.secret_sealed, e.type AS event_type, e.subject_type, e.subject_id, e.subject, e.created_at AS event_at").
+		Join("JOIN webhooks w ON w.id = delivery.webhook_id").
+		Join("JOIN webhook_events e ON e.id = delivery.event_id").
+		Where("delivery.id = ?", deliveryID).Scan(ctx)
+	return d, err
+}
+
+// SucceedDelivery records the pending delivery id's successful attempt:
+// the receiver's code and the start of its answer.
+func SucceedDelivery(ctx context.Context, db bun.IDB, id uuid.UUID, code int, snippet string) error {
+	_, err := db.NewUpdate().Model((*WebhookDelivery)(nil)).
+		Set("status = ?, attempts = attempts + 1, last_status_code = ?, last_error = NULL, last_response = ?, next_attempt_at = NULL, delivered_at = now()",
+			DeliverySucceeded, code, snippet).
+		Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record delivery: %w", err)
+	}
+	return nil
+}
+
+// RecordDeliveryAttempt records a failed attempt of the pending delivery
+// id that will be retried at next (nil: not again).
+func RecordDeliveryAttempt(ctx context.Context, db bun.IDB, id uuid.UUID, code *int, msg string, snippet *string, next *time.Time) error {
+	_, err := db.NewUpdate().Model((*WebhookDelivery)(nil)).
+		Set("attempts = attempts + 1, last_status_code = ?, last_error = ?, last_response = ?, next_attempt_at = ?", code, msg, snippet, next).
+		Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	return nil
+}
+
+// FailDelivery fails the pending delivery id with msg; with a code, as an
+// attempt that the receiver answered (code and snippet recorded).
+func FailDelivery(ctx context.Context, db bun.IDB, id uuid.UUID, code *int, msg string, snippet *string) error {
+	q := db.NewUpdate().Model((*WebhookDelivery)(nil)).Set("status = ?, last_error = ?, next_attempt_at = NULL", DeliveryFailed, msg)
+	if code != nil {
+		q = q.Set("attempts = attempts + 1, last_status_code = ?, last_response = ?", *code, snippet)
+	}
+	if _, err := q.Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx); err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
+	}
+	return nil
+}
+
+// GiveUpDelivery fails the pending delivery deliveryID with failure, its
+// last error kept after it.
+func GiveUpDelivery(ctx context.Context, db bun.IDB, deliveryID, failure string) error {
+	if _, err := db.NewUpdate().Model((*WebhookDelivery)(nil)).
+		Set("status = ?, next_attempt_at = NULL, last_error = CASE WHEN last_error IS NULL THEN ? ELSE ? || ' (last error: ' || last_error || ')' END",
+			DeliveryFailed, failure, failure).
+		Where("id = ? AND status = ?", deliveryID, DeliveryPending).Exec(ctx); err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
+	}
+	return nil
+}
+
+// NextPendingDelivery returns the first pending delivery (id, site and
+// webhook only) queued to the webhook of deliveryID other than it, or nil.
+func NextPendingDelivery(ctx context.Context, db bun.IDB, deliveryID string) (*WebhookDelivery, error) {
+	var next []WebhookDelivery
+	err := db.NewRaw(`SELECT n.id, n.site_id, n.webhook_id FROM webhook_deliveries d JOIN webhook_deliveries n
+		ON n.webhook_id = d.webhook_id AND n.status = 'pending' AND n.id <> d.id
+		WHERE d.id = ? ORDER BY n.seq LIMIT 1`, deliveryID).Scan(ctx, &next)
+	if err != nil {
+		return nil, fmt.Errorf("find the next delivery: %w", err)
+	}
+	if len(next) == 0 {
+		return nil, nil
+	}
+	return &next[0], nil
+}

@@ -145,3 +145,45 @@ func ChildPages(ctx context.Context, db bun.IDB, table, parent, order string, si
 	}
 	return rows, nil
 }
+
+// ListQuery is what a client asked of a collection: filters, order and
+// page. Its columns come from the resource's own table of them (api's
+// QuerySpec), never from the client.
+type ListQuery struct {
+	// Filters are column = value, compared as text: a value that is not a
+	// valid uuid, number or boolean for its column matches nothing
+	// instead of failing.
+	Filters []ColumnValue
+	Sort    []SortColumn
+	// DefaultSort is an order expression added after Sort.
+	DefaultSort   string
+	Limit, Offset int
+}
+
+// ColumnValue is one filter of a ListQuery.
+type ColumnValue struct{ Column, Value string }
+
+// SortColumn is one sort key of a ListQuery.
+type SortColumn struct {
+	Column string
+	Desc   bool
+}
+
+// Apply adds the filters, the order and the page to a collection query
+// (a Page).
+func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
+	for _, f := range l.Filters {
+		sel = sel.Where("?::text = ?", bun.Ident(f.Column), f.Value)
+	}
+	for _, s := range l.Sort {
+		dir := "ASC"
+		if s.Desc {
+			dir = "DESC"
+		}
+		sel = sel.OrderExpr("? "+dir, bun.Ident(s.Column))
+	}
+	if l.DefaultSort != "" {
+		sel = sel.OrderExpr(l.DefaultSort)
+	}
+	return sel.Limit(int64(l.Limit)).Offset(int64(l.Offset))
+}

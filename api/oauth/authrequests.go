@@ -7,39 +7,17 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/pressroom/pressroom/models"
 )
 
-// authRequestRow is a stored authorization request: its client and
-// PKCE challenge, then who signed in and the hash of the code issued.
-type authRequestRow struct {
-	bun.BaseModel `bun:"table:oauth_auth_requests"`
-
-	ID                  uuid.UUID  `bun:"id,pk,type:uuid"`
-	ClientID            string     `bun:"client_id,notnull"`
-	RedirectURI         string     `bun:"redirect_uri,notnull"`
-	State               string     `bun:"state,notnull"`
-	Nonce               string     `bun:"nonce,notnull"`
-	Scopes              []string   `bun:"scopes,array,notnull"`
-	ResponseType        string     `bun:"response_type,notnull"`
-	CodeChallenge       string     `bun:"code_challenge,notnull"`
-	CodeChallengeMethod string     `bun:"code_challenge_method,notnull"`
-	UserID              *uuid.UUID `bun:"user_id,type:uuid"`
-	SiteID              *uuid.UUID `bun:"site_id,type:uuid"`
-	AuthTime            *time.Time `bun:"auth_time"`
-	CodeHash            *string    `bun:"code_hash"`
-	BrowserHash         string     `bun:"browser_hash,notnull"` // hashToken of the binding cookie's nonce
-	CreatedAt           time.Time  `bun:"created_at,notnull"`
-	ExpiresAt           time.Time  `bun:"expires_at,notnull"`
-}
+// authRequestRow is a stored authorization request.
+type authRequestRow = models.OAuthAuthRequest
 
 // authRequest adapts a stored authorization request to op.AuthRequest.
 type authRequest struct{ row *authRequestRow }
@@ -104,8 +82,8 @@ func (s *Store) createAuthRequest(ctx context.Context, r *oidc.AuthRequest, brow
 	if row.CodeChallenge != "" && row.CodeChallengeMethod == "" {
 		row.CodeChallengeMethod = string(oidc.CodeChallengeMethodPlain)
 	}
-	if _, err := s.db.NewInsert().Model(row).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("save auth request: %w", err)
+	if err := models.SaveAuthRequest(ctx, s.db, row); err != nil {
+		return nil, err
 	}
 	return &authRequest{row}, nil
 }
@@ -115,16 +93,16 @@ func (s *Store) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest,
 	if err != nil {
 		return nil, oidc.ErrInvalidRequest().WithDescription("unknown authorization request")
 	}
-	row := new(authRequestRow)
-	if err := s.db.NewSelect().Model(row).Where("id = ? AND expires_at > now()", uid).Scan(ctx); err != nil {
+	row, err := models.AuthRequestByID(ctx, s.db, uid)
+	if err != nil {
 		return nil, oidc.ErrInvalidRequest().WithDescription("unknown or expired authorization request")
 	}
 	return &authRequest{row}, nil
 }
 
 func (s *Store) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
-	row := new(authRequestRow)
-	if err := s.db.NewSelect().Model(row).Where("code_hash = ? AND expires_at > now()", hashToken(code)).Scan(ctx); err != nil {
+	row, err := models.AuthRequestByCodeHash(ctx, s.db, hashToken(code))
+	if err != nil {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is invalid, expired or used")
 	}
 	return &authRequest{row}, nil
@@ -141,32 +119,28 @@ func (s *Store) SaveAuthCode(ctx context.Context, id, code string) error {
 	if err != nil {
 		return errCodeIssued
 	}
-	res, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).Set("code_hash = ?", hashToken(code)).
-		Where("id = ? AND code_hash IS NULL AND user_id IS NOT NULL AND expires_at > now()", uid).Exec(ctx)
+	saved, err := models.SaveAuthCodeHash(ctx, s.db, uid, hashToken(code))
 	if err != nil {
-		return fmt.Errorf("save auth code: %w", err)
+		return err
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if !saved {
 		return errCodeIssued
 	}
 	return nil
 }
 
 func (s *Store) DeleteAuthRequest(ctx context.Context, id string) error {
-	_, err := s.db.NewDelete().Model((*authRequestRow)(nil)).Where("id = ?", id).Exec(ctx)
-	return err
+	return models.DeleteAuthRequest(ctx, s.db, id)
 }
 
 // completeAuthRequest records that user logged in for the request, in the
 // browser whose binding nonce hashes to browserHash.
 func (s *Store) completeAuthRequest(ctx context.Context, id uuid.UUID, browserHash string, u *models.User) error {
-	res, err := s.db.NewUpdate().Model((*authRequestRow)(nil)).
-		Set("user_id = ?, site_id = ?, auth_time = now()", u.ID, u.SiteID).
-		Where("id = ? AND expires_at > now() AND user_id IS NULL AND browser_hash = ? AND browser_hash <> ''", id, browserHash).Exec(ctx)
+	done, err := models.CompleteAuthRequest(ctx, s.db, id, browserHash, u.ID, u.SiteID)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if !done {
 		return errors.New("the sign-in request has expired or was already used; start again")
 	}
 	return nil

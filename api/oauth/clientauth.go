@@ -96,7 +96,7 @@ func clientAddrKey(addr string) string { return "client-addr:" + addr }
 // failure counts against the address (ThrottleSettings.ClientMaxPerAddress).
 func (s *Store) authenticateClient(ctx context.Context, id, secret string, secretRequired bool) (*models.OAuthClient, error) {
 	row := new(models.OAuthClient)
-	err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx)
+	err := models.FindOAuthClient(ctx, s.db, id, row)
 	if err != nil && !models.IsNoRows(err) {
 		return nil, fmt.Errorf("find client: %w", err)
 	}
@@ -155,9 +155,8 @@ func (s *Store) checkClientSecret(ctx context.Context, found bool, row *models.O
 	// Migrate: the secret is right, so store it in the new form. Only if
 	// nobody changed it meanwhile; a failure here costs nothing but speed.
 	fresh := auth.HashClientSecret(key, secret)
-	if _, err := s.db.NewUpdate().Model((*models.OAuthClient)(nil)).Set("secret_hash = ?", fresh).
-		Where("id = ? AND secret_hash = ?", row.ID, old).Exec(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("rehash client secret: %w", err)
+	if err := models.RehashClientSecret(context.WithoutCancel(ctx), s.db, row.ID, old, fresh); err != nil {
+		return err
 	}
 	row.SecretHash = &fresh
 	return nil

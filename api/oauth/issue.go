@@ -49,11 +49,11 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, sk op.SigningKey, cl *
 		return nil, err
 	}
 	now := time.Now().UTC()
-	if _, err := db.NewInsert().Model(&refreshRow{
+	if err := models.RecordRefreshToken(ctx, db, &refreshRow{
 		ID: uuid.New(), ChainID: chain, TokenHash: hashToken(refresh), SiteID: g.siteID, UserID: g.userID, ClientID: g.clientID,
 		Scopes: nonNil(g.scopes), AuthTime: g.authTime, CreatedAt: now, ExpiresAt: now.Add(p.settings.RefreshTokenTTL),
-	}).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("record refresh token: %w", err)
+	}); err != nil {
+		return nil, err
 	}
 	jwt, err := op.CreateJWT(op.ContextWithIssuer(ctx, p.settings.Issuer), p.settings.Issuer, g, access.ExpiresAt,
 		access.ID.String(), &client{row: cl, loginURL: p.store.loginURL}, signedBy{p.store, sk})
@@ -67,15 +67,11 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, sk op.SigningKey, cl *
 		if err != nil {
 			return nil, err
 		}
-		if _, err := db.NewUpdate().Model(prev.row).Set("spent_at = now(), grace_response = ?", sealed).WherePK().Exec(ctx); err != nil {
-			return nil, fmt.Errorf("spend refresh token: %w", err)
-		}
 		// The grace is for a client that lost the response; one that has
 		// used its successor did not lose it. From now on the tokens spent
 		// before prev are plain reuse.
-		if _, err := db.NewUpdate().Model((*refreshRow)(nil)).Set("grace_response = NULL").
-			Where("chain_id = ? AND id <> ? AND grace_response IS NOT NULL", chain, prev.row.ID).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("end refresh grace: %w", err)
+		if err := models.SpendRefreshToken(ctx, db, prev.row, sealed); err != nil {
+			return nil, err
 		}
 	}
 	return resp, nil

@@ -14,19 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/pressroom/pressroom/models"
 )
-
-// signingKeyRow is a persisted RSA signing key.
-type signingKeyRow struct {
-	bun.BaseModel `bun:"table:oauth_signing_keys"`
-
-	ID         string    `bun:"id,pk"`
-	Algorithm  string    `bun:"algorithm,notnull"`
-	PrivatePEM string    `bun:"private_pem,notnull"`
-	CreatedAt  time.Time `bun:"created_at,notnull"`
-	RetireAt   time.Time `bun:"retire_at,notnull"`
-	DropAt     time.Time `bun:"drop_at,notnull"`
-}
 
 // key is a parsed signing key; it serves as both op.SigningKey and op.Key.
 type key struct {
@@ -119,8 +109,8 @@ func (k *Keys) Published(ctx context.Context, reload bool) ([]*key, error) {
 	return k.load(ctx, reload)
 }
 
-// key parses the row's PEM private key.
-func (r signingKeyRow) key() (*key, error) {
+// parseKey parses the row's PEM private key.
+func parseKey(r models.SigningKey) (*key, error) {
 	block, _ := pem.Decode([]byte(r.PrivatePEM))
 	if block == nil {
 		return nil, fmt.Errorf("signing key %s: not PEM", r.ID)
@@ -138,13 +128,13 @@ func (k *Keys) load(ctx context.Context, force bool) ([]*key, error) {
 	if !force && k.cached != nil && time.Since(k.fetchedAt) < cacheFor {
 		return k.cached, nil
 	}
-	var rows []signingKeyRow
-	if err := k.db.NewSelect().Model(&rows).Where("drop_at > now()").Order("created_at DESC").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("load signing keys: %w", err)
+	rows, err := models.PublishedSigningKeys(ctx, k.db)
+	if err != nil {
+		return nil, err
 	}
 	keys := make([]*key, 0, len(rows))
 	for _, r := range rows {
-		key, err := r.key()
+		key, err := parseKey(r)
 		if err != nil {
 			return nil, err
 		}
@@ -165,14 +155,11 @@ func (k *Keys) lookup(ctx context.Context, id string) (*key, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, nil
 	}
-	var rows []signingKeyRow
-	if err := k.db.NewSelect().Model(&rows).Where("id = ? AND drop_at > now()", id).Limit(1).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("look up signing key: %w", err)
+	row, err := models.PublishedSigningKey(ctx, k.db, id)
+	if err != nil || row == nil {
+		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	found, err := rows[0].key()
+	found, err := parseKey(*row)
 	if err != nil {
 		return nil, err
 	}
@@ -193,20 +180,10 @@ func (k *Keys) rotate(ctx context.Context) error {
 		return fmt.Errorf("generate signing key: %w", err)
 	}
 	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(priv)}))
-	return runInTx(ctx, k.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('pressroom.signing_keys'))"); err != nil {
-			return err
-		}
-		n, err := tx.NewSelect().Model((*signingKeyRow)(nil)).Where("retire_at > now()").Count(ctx)
-		if err != nil || n > 0 {
-			return err // another replica made one while we waited
-		}
-		now := time.Now().UTC()
-		_, err = tx.NewInsert().Model(&signingKeyRow{
-			ID: uuid.NewString(), Algorithm: string(jose.RS256), PrivatePEM: pemText,
-			CreatedAt: now, RetireAt: now.Add(k.rotation), DropAt: now.Add(k.rotation + k.keep),
-		}).Exec(ctx)
-		return err
+	now := time.Now().UTC()
+	return models.AddSigningKey(ctx, k.db, &models.SigningKey{
+		ID: uuid.NewString(), Algorithm: string(jose.RS256), PrivatePEM: pemText,
+		CreatedAt: now, RetireAt: now.Add(k.rotation), DropAt: now.Add(k.rotation + k.keep),
 	})
 }
 
@@ -214,15 +191,11 @@ func (k *Keys) rotate(ctx context.Context) error {
 // one; the old key stays published. Operators use it after a suspected leak
 // (together with revoking tokens), tests to check rotation.
 func (k *Keys) RotateNow(ctx context.Context) error {
-	_, err := k.db.NewUpdate().Model((*signingKeyRow)(nil)).Set("retire_at = now()").Where("retire_at > now()").Exec(ctx)
+	err := models.RetireSigningKeys(ctx, k.db)
 	k.mu.Lock()
 	k.cached = nil
 	k.mu.Unlock()
 	return err
-}
-
-func runInTx(ctx context.Context, db bun.IDB, fn func(context.Context, bun.Tx) error) error {
-	return db.RunInTx(ctx, nil, fn)
 }
 
 var (

@@ -45,23 +45,7 @@ func hashToken(t string) string {
 
 // --- rows --------------------------------------------------------------------
 
-type refreshRow struct {
-	bun.BaseModel `bun:"table:oauth_refresh_tokens"`
-
-	ID            uuid.UUID  `bun:"id,pk,type:uuid"`
-	ChainID       uuid.UUID  `bun:"chain_id,type:uuid,notnull"`
-	TokenHash     string     `bun:"token_hash,notnull"`
-	SiteID        uuid.UUID  `bun:"site_id,type:uuid,notnull"`
-	UserID        uuid.UUID  `bun:"user_id,type:uuid,notnull"`
-	ClientID      string     `bun:"client_id,notnull"`
-	Scopes        []string   `bun:"scopes,array,notnull"`
-	AuthTime      time.Time  `bun:"auth_time,notnull"`
-	CreatedAt     time.Time  `bun:"created_at,notnull"`
-	ExpiresAt     time.Time  `bun:"expires_at,notnull"`
-	SpentAt       *time.Time `bun:"spent_at"`
-	RevokedAt     *time.Time `bun:"revoked_at"`
-	GraceResponse []byte     `bun:"grace_response"`
-}
+type refreshRow = models.OAuthRefreshToken
 
 type accessRow struct {
 	bun.BaseModel `bun:"table:oauth_access_tokens"`

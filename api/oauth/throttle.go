@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -217,56 +216,13 @@ func (t *throttle) reserve(ctx context.Context, r *reservation) (wait time.Durat
 	if len(r.keys) != 2 {
 		return 0, false, fmt.Errorf("reserve sign-in attempt: %d throttle keys, want 2", len(r.keys))
 	}
-	err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, b := lockID(r.keys[0].key), lockID(r.keys[1].key)
-		if b < a {
-			a, b = b, a // one order everywhere: no deadlock between attempts
-		}
-		// A target list is evaluated left to right: a, then b.
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?), pg_advisory_xact_lock(?)", a, b); err != nil {
-			return fmt.Errorf("lock sign-in throttle: %w", err)
-		}
-		// A statement of its own, after the locks: under READ COMMITTED its
-		// snapshot is taken once the locks are held, so it sees every
-		// place taken by an attempt that held them before. In one
-		// snapshot, a finished attempt is either still in progress or
-		// already a failure here, never neither. The places are taken
-		// (and the key's expired places cleared) only if every key has
-		// one free and none is locked.
-		var until *time.Time
-		if err := tx.NewRaw(`
-WITH k (key, lim) AS (VALUES (?0::text, ?1::int), (?2::text, ?3::int)),
-s AS (
-  SELECT k.key,
-    (SELECT f.locked_until FROM oauth_login_failures f WHERE f.key = k.key AND f.locked_until > now()) AS until,
-    COALESCE((SELECT f.failures FROM oauth_login_failures f WHERE f.key = k.key AND f.locked_until IS NULL
-              AND f.window_start >= now() - make_interval(secs => ?4)), 0)
-      + (SELECT count(*) FROM oauth_login_attempts a WHERE a.key = k.key AND a.expires_at > now()) >= k.lim AS full
-  FROM k),
-v AS (SELECT NOT EXISTS (SELECT FROM s WHERE s.until IS NOT NULL OR s.full) AS ok),
-expired AS (
-  DELETE FROM oauth_login_attempts a USING k, v WHERE v.ok AND a.key = k.key AND a.expires_at <= now()),
-taken AS (
-  INSERT INTO oauth_login_attempts (id, key, expires_at)
-  SELECT ?5::uuid, k.key, now() + make_interval(secs => ?6) FROM k, v WHERE v.ok)
-SELECT (SELECT max(s.until) FROM s), v.ok FROM v`,
-			r.keys[0].key, r.keys[0].limit, r.keys[1].key, r.keys[1].limit, t.s.Window.Seconds(), r.id, attemptTTL.Seconds()).
-			Scan(ctx, &until, &ok); err != nil {
-			return fmt.Errorf("reserve sign-in attempt: %w", err)
-		}
-		if until != nil {
-			ok = false
-			wait = max(time.Until(*until), time.Second)
-		}
-		return nil
-	})
+	keys := [2]models.ThrottleKey{{Key: r.keys[0].key, Limit: r.keys[0].limit}, {Key: r.keys[1].key, Limit: r.keys[1].limit}}
+	until, ok, err := models.ReserveLoginAttempt(ctx, t.db, r.id, keys, t.s.Window, attemptTTL)
+	if err == nil && until != nil {
+		ok = false
+		wait = max(time.Until(*until), time.Second)
+	}
 	return wait, ok, err
-}
-
-func lockID(key string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("pressroom sign-in throttle\x00" + key))
-	return int64(h.Sum64())
 }
 
 // Fail turns r's places into failures, locking any key that reaches its
@@ -292,12 +248,7 @@ func (t *throttle) Fail(ctx context.Context, r *reservation) error {
 // until it ends.
 func (t *throttle) Succeed(ctx context.Context, r *reservation) error {
 	defer t.ended()
-	if _, err := t.db.NewRaw(`
-WITH released AS (DELETE FROM oauth_login_attempts WHERE id = ?)
-DELETE FROM oauth_login_failures WHERE key = ?`, r.id, r.keys[0].key).Exec(ctx); err != nil {
-		return fmt.Errorf("end sign-in attempt: %w", err)
-	}
-	return nil
+	return models.SucceedLoginAttempt(ctx, t.db, r.id, r.keys[0].key)
 }
 
 // Cancel gives r's places back without counting anything: the password was
@@ -308,10 +259,7 @@ func (t *throttle) Cancel(ctx context.Context, r *reservation) error {
 }
 
 func release(ctx context.Context, db bun.IDB, r *reservation) error {
-	if _, err := db.NewRaw(`DELETE FROM oauth_login_attempts WHERE id = ?`, r.id).Exec(ctx); err != nil {
-		return fmt.Errorf("release sign-in attempt: %w", err)
-	}
-	return nil
+	return models.ReleaseLoginAttempt(ctx, db, r.id)
 }
 
 // failed counts one failure under key (client authentication, which holds
@@ -322,28 +270,7 @@ func (t *throttle) failed(ctx context.Context, key string, limit int) error {
 }
 
 func (t *throttle) fail(ctx context.Context, db bun.IDB, key string, limit int) error {
-	_, err := db.NewRaw(`
-INSERT INTO oauth_login_failures AS f (key, failures, window_start, locked_until)
-VALUES (?0, 1, now(), CASE WHEN 1 >= ?2 THEN now() + make_interval(secs => ?3) END)
-ON CONFLICT (key) DO UPDATE SET
-  failures = CASE
-    WHEN f.locked_until > now() THEN f.failures
-    WHEN f.locked_until IS NOT NULL OR f.window_start < now() - make_interval(secs => ?1) THEN 1
-    ELSE f.failures + 1 END,
-  window_start = CASE
-    WHEN f.locked_until > now() THEN f.window_start
-    WHEN f.locked_until IS NOT NULL OR f.window_start < now() - make_interval(secs => ?1) THEN now()
-    ELSE f.window_start END,
-  locked_until = CASE
-    WHEN f.locked_until > now() THEN f.locked_until
-    WHEN f.locked_until IS NOT NULL OR f.window_start < now() - make_interval(secs => ?1) THEN
-      CASE WHEN 1 >= ?2 THEN now() + make_interval(secs => ?3) END
-    WHEN f.failures + 1 >= ?2 THEN now() + make_interval(secs => ?3)
-    ELSE NULL END`, key, t.s.Window.Seconds(), limit, t.s.LockFor.Seconds()).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("count failed attempt: %w", err)
-	}
-	return nil
+	return models.CountLoginFailure(ctx, db, key, t.s.Window, limit, t.s.LockFor)
 }
 
 // hit counts one request under key, unless key is locked: then it returns
@@ -363,10 +290,9 @@ func (t *throttle) hit(ctx context.Context, key string, limit int) (time.Duratio
 
 // locked returns how long key stays locked (0: not locked).
 func (t *throttle) locked(ctx context.Context, key string) (time.Duration, error) {
-	var until *time.Time
-	if err := t.db.NewRaw(`SELECT max(locked_until) FROM oauth_login_failures WHERE key = ? AND locked_until > now()`, key).
-		Scan(ctx, &until); err != nil {
-		return 0, fmt.Errorf("read throttle: %w", err)
+	until, err := models.LoginLockedUntil(ctx, t.db, key)
+	if err != nil {
+		return 0, err
 	}
 	if until == nil {
 		return 0, nil

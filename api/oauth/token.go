@@ -344,12 +344,12 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 	}
 	var resp *TokenResponse
 	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		row := new(authRequestRow)
-		if err := tx.NewSelect().Model(row).Where("code_hash = ?", hashToken(code)).For("UPDATE").Scan(ctx); err != nil {
+		row, err := models.LockAuthCode(ctx, tx, hashToken(code))
+		if err != nil {
 			return grantLookup(err, invalidGrant("the authorization code is invalid, expired or already used"))
 		}
 		// Spent on success; a failed exchange rolls back and leaves it usable until it expires.
-		if _, err := tx.NewDelete().Model(row).WherePK().Exec(ctx); err != nil {
+		if err := models.SpendAuthCode(ctx, tx, row); err != nil {
 			return err
 		}
 		switch {
@@ -396,10 +396,10 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 	var resp *TokenResponse
 	reused := false
 	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		row := new(refreshRow)
-		// FOR UPDATE serialises two uses of one token: the second waits, then
-		// sees it spent.
-		if err := tx.NewSelect().Model(row).Where("token_hash = ?", hashToken(presented)).For("UPDATE").Scan(ctx); err != nil {
+		// Locked: two uses of one token are serialised, the second waits,
+		// then sees it spent.
+		row, err := models.LockRefreshToken(ctx, tx, hashToken(presented))
+		if err != nil {
 			return grantLookup(err, invalidGrant("the refresh token is invalid"))
 		}
 		now := time.Now()
@@ -424,7 +424,6 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 		}
 		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
 			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}
-		var err error
 		resp, err = p.issue(ctx, tx, sk, cl, g, &spent{row: row, token: presented})
 		return err
 	})

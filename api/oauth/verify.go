@@ -193,15 +193,11 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
 	// after they arrived (package coalesce), so "at once" still holds.
-	// A prepared statement (models.ScanPrepared): every authenticated request
-	// runs it, and parsing and planning the text cost more than the lookup.
+	// A prepared statement (models.AccessTokenLive): every authenticated
+	// request runs it.
 	// Keyed by the token's hash: one token names one (token, user, site).
 	live, err, _ := v.lookups.Do(string(key[:]), func() (bool, error) {
-		var n int
-		err := models.ScanPrepared(ctx, v.db, `SELECT count(*) FROM oauth_access_tokens
-WHERE id = $1 AND user_id = $2 AND site_id = $3 AND revoked_at IS NULL`,
-			[]any{models.UUIDParam(pr.TokenID), models.UUIDParam(pr.UserID), models.UUIDParam(pr.SiteID)}, &n)
-		return n == 1, err
+		return models.AccessTokenLive(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)

@@ -14,6 +14,14 @@ import (
 // revision (pg_advisory_xact_lock(hashtextextended(key, 0))).
 func CommitLockKey(revisionID uuid.UUID) string { return "revision-commit:" + revisionID.String() }
 
+// LockCommit takes the revision's commit lock (CommitLockKey) in tx, held
+// until tx ends: POST /revisions takes it before it starts the publish
+// workflow, AwaitCommit waits on it.
+func LockCommit(ctx context.Context, tx bun.IDB, revisionID uuid.UUID) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", CommitLockKey(revisionID))
+	return err
+}
+
 // AwaitCommit reports whether the revision exists, waiting for the
 // transaction that creates it to end first: a publish workflow is started
 // inside that transaction, so its activity can run before the commit. False
@@ -28,7 +36,7 @@ func AwaitCommit(ctx context.Context, db *bun.DB, revisionID uuid.UUID) (bool, e
 		return ok, err
 	}
 	err = db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", CommitLockKey(revisionID)); err != nil {
+		if err := LockCommit(ctx, tx, revisionID); err != nil {
 			return err
 		}
 		ok, err = exists(ctx, tx)
