@@ -37,6 +37,16 @@ func pathError(t *testing.T, d *doc) (code, pointer, other string) {
 	return e.Code, e.Source.Pointer, e.Meta.Page.ID
 }
 
+// draftDeletion drafts the deletion of page id and returns the draft's id.
+func (e *editor) draftDeletion(id string) string {
+	e.t.Helper()
+	d := e.do(http.MethodDelete, "/pages/"+id, nil)
+	if d.Status != 200 {
+		e.t.Fatalf("DELETE /pages/%s = %d %s", id, d.Status, d.Raw)
+	}
+	return draftOf(e.t, d.resource(e.t))
+}
+
 // livePagesAt lists the ids of the live pages at path.
 func (e *editor) livePagesAt(path string) []string {
 	e.t.Helper()
@@ -161,16 +171,12 @@ func TestPagePathUniqueOnPublish(t *testing.T) {
 	old, oldDraft := e.page("Old about", "about", "")
 	e.mustPublish(oldDraft)
 	// Drafting the old page's deletion frees its place for drafting.
-	d := e.do(http.MethodDelete, "/pages/"+old, nil)
-	if d.Status != 200 {
-		t.Fatalf("DELETE /pages/%s = %d %s", old, d.Status, d.Raw)
-	}
-	deleteDraft := draftOf(t, d.resource(t))
+	deleteDraft := e.draftDeletion(old)
 	fresh, freshDraft := e.page("New about", "about", "")
 	// With a child, so the failed publish would have had more to change.
 	_, childDraft := e.page("Child", "child", fresh)
 
-	d = e.publish(childDraft)
+	d := e.publish(childDraft)
 	if d.Status != http.StatusConflict {
 		t.Fatalf("publish of a page at a live page's path = %d %s, want 409", d.Status, d.Raw)
 	}
@@ -202,11 +208,7 @@ func TestPagePathUniqueOnPublish(t *testing.T) {
 	for round := range 3 {
 		a, aDraft := e.page("A", "race", "")
 		e.mustPublish(aDraft)
-		dd := e.do(http.MethodDelete, "/pages/"+a, nil)
-		if dd.Status != 200 {
-			t.Fatalf("round %d: DELETE = %d %s", round, dd.Status, dd.Raw)
-		}
-		aDelete := draftOf(t, dd.resource(t))
+		aDelete := e.draftDeletion(a)
 		b, bDraft := e.page("B", "race", "")
 		var wg sync.WaitGroup
 		var bStatus int
@@ -266,15 +268,11 @@ func TestPagePathUniqueOnRollback(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	old, oldDraft := e.page("Old", "spot", "")
 	e.mustPublish(oldDraft)
-	d := e.do(http.MethodDelete, "/pages/"+old, nil)
-	if d.Status != 200 {
-		t.Fatalf("DELETE = %d %s", d.Status, d.Raw)
-	}
-	deletion := e.mustPublish(draftOf(t, d.resource(t)))
+	deletion := e.mustPublish(e.draftDeletion(old))
 	fresh, freshDraft := e.page("New", "spot", "")
 	e.mustPublish(freshDraft)
 
-	d = e.do(http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
+	d := e.do(http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
 		"relationships": map[string]any{"reverts": ref("revisions", deletion.ID)}}})
 	if d.Status != http.StatusConflict || len(d.Errors) == 0 || d.Errors[0].Code != "revert_conflict" {
 		t.Fatalf("revert bringing a page back at a taken path = %d %s, want 409 revert_conflict", d.Status, d.Raw)
