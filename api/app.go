@@ -84,7 +84,7 @@ func New(d Deps) (*fiber.App, error) {
 	// New when one cannot be described; api/openapi.go).
 	var spec []byte
 	registerDocRoutes(app, &spec)
-	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL); err != nil {
+	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL, probeQuerySpecs(app)); err != nil {
 		return nil, err
 	}
 	return app, nil

@@ -26,14 +26,14 @@ type assetAttributes struct {
 }
 
 type variantAttributes struct {
-	URL         string `json:"url"`
+	URL         string `json:"url" oas:"uri"`
 	Width       int    `json:"width"`
 	Height      int    `json:"height"`
 	ContentType string `json:"content-type"`
 }
 
 type imageAttributes struct {
-	URL             string                       `json:"url"`
+	URL             string                       `json:"url" oas:"uri"`
 	FileName        string                       `json:"file-name"`
 	ContentType     string                       `json:"content-type"`
 	FileSize        int64                        `json:"file-size"`

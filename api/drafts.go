@@ -12,7 +12,7 @@ import (
 )
 
 type draftAttributes struct {
-	Event         string         `json:"event"`
+	Event         string         `json:"event" oas:"enum:draft-event"`
 	ObjectChanges map[string]any `json:"object-changes"`
 	timestamps
 }
@@ -148,7 +148,7 @@ func (dr *draftRenderer) hyperlinksTo(ctx context.Context, siteID uuid.UUID, par
 
 type hyperlinkAttributes struct {
 	Href      string `json:"href"`
-	CreatedAt string `json:"created-at"`
+	CreatedAt string `json:"created-at" oas:"date-time"`
 }
 
 func hyperlinkResource(l links, h *drafts.Hyperlink) *jsonapi.Resource {

@@ -24,11 +24,11 @@ type layoutAttributes struct {
 
 // layoutRequest is what POST and PATCH /layouts accept.
 type layoutRequest struct {
-	Title       *string `json:"title"`
-	FileName    *string `json:"file-name"`
-	Description *string `json:"description"`
+	Title       *string `json:"title" oas:"required"`
+	FileName    *string `json:"file-name" oas:"required,pattern:liquid-file"`
+	Description *string `json:"description" oas:"nullable"`
 	Unique      *bool   `json:"unique"`
-	Content     *string `json:"content"`
+	Content     *string `json:"content" oas:"required"`
 	PagesCount  any     `json:"pages-count"` // read-only: known here so validate answers 422 read_only, not 400 unknown
 	readOnlyTimestamps
 }

@@ -1,15 +1,20 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
 )
 
 // The OpenAPI 3.1 description (GET /openapi.json) is generated, not
@@ -59,6 +64,14 @@ var requestAttributeTypes = map[string]any{
 	"revisions":         revisionRequest{},
 	"publish-plans":     revisionRequest{}, // the body of POST /revisions (readPublishRequest)
 	"webhooks":          webhookRequest{},
+	"sites":             siteUpdate{},
+}
+
+// patchAttributeTypes are the structs a PATCH of a type decodes into when
+// they are not its requestAttributeTypes; `oas:"required"` members of one
+// are required in every PATCH.
+var patchAttributeTypes = map[string]any{
+	"revisions": revisionPatch{}, // PATCH /revisions/:id moves publish-at
 }
 
 // opKind is how an operation answers.
@@ -76,56 +89,121 @@ const (
 	opScript                      // a JavaScript file
 )
 
-// special describes an endpoint that is not of the plain JSON:API shape.
+// special describes an operation: how it answers and, for the reader,
+// what it does. Routes of the JSON:API shape get theirs from shapeOf.
 type special struct {
-	summary    string
-	kind       opKind
-	typ        string // resource type answered (opOne, opMany, opLinkage)
-	rel        string // relationship (opLinkage)
-	status     int    // success status (0: 200)
-	public     bool   // no token needed
-	body       string // request body: a resource type (JSON:API), "form" (OAuth form), "" none
-	query      bool   // takes the JSON:API query parameters (include, fields…)
-	nullable   bool   // opOne: data may be null
-	idempotent bool   // takes Idempotency-Key
+	summary     string
+	description string // one paragraph (Markdown)
+	kind        opKind
+	typ         string // resource type answered (opOne, opMany, opLinkage)
+	rel         string // relationship (opLinkage)
+	status      int    // success status (0: 200)
+	public      bool   // no token needed
+	body        string // request body: a resource type (JSON:API), "form" (OAuth form), "linkage", "" none
+	nullable    bool   // opOne: data may be null
+	idempotent  bool   // takes Idempotency-Key
 	// related is the relationship a related-resource endpoint answers
 	// (GET /{type}/{id}/{relationship}): its resources, or null.
 	related *jsonapi.Linkage
+	// errors are the codes it answers beyond its shape's (errorsOf):
+	// errorCodes, or oauthErrorCodes when oauth.
+	errors []string
+	oauth  bool
+	// unavailable: 503 answers the same type, saying what is not ready.
+	unavailable bool
+	// opJSON: a value of the type it answers (described by reflection),
+	// and examples of the answer and, for a form, of the request.
+	schema  any
+	example any
+	form    map[string]any
 }
 
 // specialRoutes describe every route that is not /{type}[/{id}[/…]] of a
 // type in jsonapi.Relationships, keyed "METHOD /path" as registered.
 var specialRoutes = map[string]special{
-	"GET /healthz":                          {summary: "Liveness: the process answers", kind: opJSON, public: true},
-	"GET /readyz":                           {summary: "Readiness: Postgres, Temporal and both buckets answer (503 naming the failing ones otherwise)", kind: opJSON, public: true},
-	"GET /openapi.json":                     {summary: "This OpenAPI 3.1 description", kind: opJSON, public: true},
-	"GET /docs":                             {summary: "The API reference, rendered from /openapi.json", kind: opHTML, public: true},
-	"GET /docs/redoc.standalone.js":         {summary: "The reference renderer (Redoc), served with the binary", kind: opScript, public: true},
-	"GET /asset-types":                      {summary: "The asset types table: which content types are accepted and as what", kind: opJSON},
-	"GET /.well-known/openid-configuration": {summary: "OpenID discovery document", kind: opJSON, public: true},
-	"GET /oauth/keys":                       {summary: "The token signing keys (JWKS)", kind: opJSON, public: true},
-	"POST /oauth/token":                     {summary: "Token endpoint: password, authorization_code and refresh_token grants", kind: opJSON, public: true, body: "form"},
-	"POST /oauth/token.json":                {summary: "Token endpoint for the password grant only", kind: opJSON, public: true, body: "form"},
-	"POST /oauth/introspect":                {summary: "Token introspection (RFC 7662); client authentication required", kind: opJSON, public: true, body: "form"},
-	"POST /oauth/revoke":                    {summary: "Token revocation (RFC 7009); a refresh token revokes its whole chain", kind: opJSON, public: true, body: "form"},
-	"GET /oauth/authorize":                  {summary: "Starts the authorization code flow (PKCE; redirect_uri may be urn:ietf:wg:oauth:2.0:oob); redirects to the sign-in form", kind: opHTML, public: true, status: 302},
-	"GET /oauth/login":                      {summary: "The sign-in form", kind: opHTML, public: true},
-	"POST /oauth/login":                     {summary: "Signs in; hands out the code by redirect, or on a page for the out-of-band redirect", kind: opHTML, public: true, body: "form"},
-	"GET /site":                             {summary: "The caller's site", kind: opOne, typ: "sites", query: true},
-	"PATCH /site":                           {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites", query: true},
-	"GET /site/theme":                       {summary: "The site's live theme (data null while it has none)", kind: opOne, typ: "themes", query: true, nullable: true},
-	"GET /site/relationships/theme":         {summary: "The site's theme linkage", kind: opLinkage, typ: "sites", rel: "theme"},
-	"PATCH /site/relationships/theme":       {summary: "Change the site's live theme", kind: opLinkage, typ: "sites", rel: "theme", body: "linkage"},
-	"GET /users/me":                         {summary: "The signed-in user", kind: opOne, typ: "users"},
-	"POST /upload-signatures":               {summary: "A signed form for uploading one file straight to storage", kind: opOne, typ: "upload-signatures", body: "upload-signatures"},
-	"POST /asset-uploads":                   {summary: "Notify an upload to storage; it joins its site's processing queue (poll the Location; meta.queue-position while it waits)", kind: opOne, typ: "asset-uploads", status: 202, body: "asset-uploads"},
-	"POST /revisions":                       {summary: "Publish drafts: 201 when published within the wait, 202 while publishing (poll the Location); with publish-at, 201 scheduled; with relationships.reverts, a rollback of a published revision", kind: opOneOrAccepted, typ: "revisions", body: "revisions", query: true, idempotent: true},
-	"DELETE /revisions/:id":                 {summary: "Cancel a scheduled revision (409 once it is publishing, published, failed or cancelled)", kind: opNoContent, typ: "revisions"},
-	"POST /publish-plans":                   {summary: "A dry run of POST /revisions with the same attributes and relationships (a publish, scheduled or not, or a rollback with reverts and force): the steps in order, what they pull in, the links they break and, as conflicts (still 200), what would make it answer 409 or 412; changes nothing; an Idempotency-Key is ignored", kind: opOne, typ: "publish-plans", body: "publish-plans", query: true},
-	"POST /webhook-deliveries/:id/retry":    {summary: "Redeliver a failed delivery now (422 unless it failed)", kind: opOne, typ: "webhook-deliveries", status: 202},
-	"GET /revisions/:id/versions":           {summary: "The versions a revision published", kind: opMany, typ: "versions", query: true},
-	"GET /versions/:id":                     {summary: "One published version", kind: opOne, typ: "versions", query: true},
-	"DELETE /drafts/:id":                    {summary: "Revert a draft", kind: opNoContent},
+	"GET /healthz": {summary: "Liveness", kind: opJSON, public: true, example: map[string]any{"status": "ok"},
+		description: "Answers 200 while the process serves requests. It touches no dependency, so a database outage never gets the API restarted in a loop; use /readyz to take an instance out of a load balancer."},
+	"GET /readyz": {summary: "Readiness", kind: opJSON, public: true, schema: Readiness{}, unavailable: true,
+		example:     map[string]any{"status": "ok", "checks": map[string]any{"postgres": map[string]any{"status": "ok"}}},
+		description: "Runs every dependency check at once (Postgres, Temporal, both storage buckets), each under the readiness timeout, and answers 200 when all pass and 503 naming the failing ones otherwise. Why a check failed goes to the log with the request id, not to the answer."},
+	"GET /openapi.json": {summary: "This OpenAPI 3.1 description", kind: opJSON, public: true, example: map[string]any{"openapi": "3.1.0"},
+		description: "The description of every route the server registers, generated at start-up from the route table, the resource types and relationships, and the structs the API decodes and renders. Feed it to a client generator (the Go client in client/ is made from it)."},
+	"GET /docs": {summary: "The API reference", kind: opHTML, public: true,
+		description: "The reference rendered from /openapi.json by the Redoc bundle served with the binary; it works offline and loads nothing from another origin. It opens with a getting-started section."},
+	"GET /docs/redoc.standalone.js": {summary: "The reference renderer", kind: opScript, public: true,
+		description: "The pinned Redoc bundle /docs loads (third_party/redoc)."},
+	"GET /asset-types": {summary: "The asset types table", kind: opJSON, schema: models.AssetTypes{},
+		example:     map[string]any{"image/png": map[string]any{"asset-type": "image", "sub-type": "png"}},
+		description: "Which content types an upload may have and what asset type and sub-type each becomes; POST /upload-signatures refuses any other. Plain JSON (not JSON:API), behind the token, cached privately for five minutes."},
+	"GET /.well-known/openid-configuration": {summary: "OpenID discovery document", kind: opJSON, public: true,
+		example:     map[string]any{"issuer": "http://localhost:8080", "token_endpoint": "http://localhost:8080/oauth/token"},
+		description: "The provider's endpoints, signing algorithms, grants (password, authorization_code, refresh_token) and response types, for OAuth and OpenID Connect client libraries."},
+	"GET /oauth/keys": {summary: "The token signing keys (JWKS)", kind: opJSON, public: true,
+		example:     map[string]any{"keys": []any{map[string]any{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": "k1", "n": "…", "e": "AQAB"}}},
+		description: "The public keys access tokens are signed with, the current and the recently retired ones, as a JSON Web Key Set."},
+	"POST /oauth/token": {summary: "Get or refresh tokens", kind: opJSON, public: true, body: "form", oauth: true, schema: oauth.TokenResponse{},
+		errors:      []string{"invalid_request", "invalid_grant", "unsupported_grant_type", "invalid_client", "slow_down", "server_error", "temporarily_unavailable"},
+		form:        map[string]any{"grant_type": "password", "username": "editor@demo.test", "password": "correct horse battery staple"},
+		example:     map[string]any{"token_type": "bearer", "access_token": "eyJhbGciOi…", "refresh_token": "b3f1…", "expires_in": 7200},
+		description: "The token endpoint (RFC 6749). A first-party app signs in with the password grant (username, password, client_id); any other client exchanges the code of the authorization code flow with its PKCE code_verifier (grant_type=authorization_code); either refreshes with grant_type=refresh_token, which rotates the refresh token (a reused one revokes its whole chain). Errors are RFC 6749 §5.2 JSON; failed sign-ins are throttled per user and per address (429 slow_down with Retry-After)."},
+	"POST /oauth/token.json": {summary: "Password grant only", kind: opJSON, public: true, body: "form", oauth: true, schema: oauth.TokenResponse{},
+		errors:      []string{"invalid_request", "invalid_grant", "unsupported_grant_type", "invalid_client", "slow_down", "server_error", "temporarily_unavailable"},
+		form:        map[string]any{"grant_type": "password", "username": "editor@demo.test", "password": "correct horse battery staple"},
+		example:     map[string]any{"token_type": "bearer", "access_token": "eyJhbGciOi…", "refresh_token": "b3f1…", "expires_in": 7200},
+		description: "The token endpoint for the password grant alone, as the content API spec names it; every other grant is unsupported_grant_type here. Same answers as POST /oauth/token."},
+	"POST /oauth/introspect": {summary: "Token introspection (RFC 7662)", kind: opJSON, public: true, body: "form", oauth: true,
+		errors: []string{"invalid_request", "invalid_client", "slow_down", "temporarily_unavailable"}, form: map[string]any{"token": "eyJhbGciOi…"},
+		example:     map[string]any{"active": true, "sub": "2c5e…", "client_id": "pressroom", "exp": 1767225600},
+		description: "Tells a confidential client (authenticated with its id and secret) whether a token is active and whose it is; an unknown, expired or revoked token is {\"active\": false}."},
+	"POST /oauth/revoke": {summary: "Token revocation (RFC 7009)", kind: opJSON, public: true, body: "form", oauth: true,
+		errors: []string{"invalid_request", "invalid_client", "slow_down", "temporarily_unavailable"}, form: map[string]any{"token": "b3f1…"},
+		example:     map[string]any{},
+		description: "Revokes a token of the calling client: an access token, or a refresh token with its whole chain and the access tokens issued from it. Answers 200 for an unknown token too, as RFC 7009 asks."},
+	"GET /oauth/authorize": {summary: "Start the authorization code flow", kind: opHTML, public: true, status: 302, oauth: true,
+		description: "The authorization endpoint: a registered client sends the user here with response_type=code, its redirect_uri (a registered one, a loopback http://127.0.0.1:<port>/… for native apps, or urn:ietf:wg:oauth:2.0:oob), state, and a PKCE code_challenge (S256). Redirects to the sign-in form; the code arrives at the redirect_uri after it."},
+	"GET /oauth/login": {summary: "The sign-in form", kind: opHTML, public: true, oauth: true,
+		description: "The HTML form a user signs in with during the authorization code flow."},
+	"POST /oauth/login": {summary: "Sign in", kind: opHTML, public: true, body: "form", oauth: true, form: map[string]any{"id": "auth-request-id", "username": "editor@demo.test", "password": "correct horse battery staple"},
+		description: "Checks the email and password of the sign-in form (throttled like the password grant) and hands out the code: by redirect to the client's redirect_uri, or on a page to copy from for the out-of-band redirect."},
+	"GET /site": {summary: "The caller's site", kind: opOne, typ: "sites",
+		description: "The site the access token belongs to; every other record the API serves is scoped to it. include=theme adds the live theme."},
+	"PATCH /site": {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites",
+		errors:      []string{"invalid_title", "invalid_slug", "taken", "theme_required", "missing_relationship", "invalid_relationship_type"},
+		description: "Changes the site's title or subdomain-slug (unique among sites), or its live theme through relationships.theme. Optimistic like every versioned write: send If-Match (the ETag) or meta.version, and a stale one is 412."},
+	"GET /site/theme": {summary: "The site's live theme", kind: opOne, typ: "themes", nullable: true,
+		description: "The theme the site's pages render with, or data null while no theme has been published."},
+	"GET /site/relationships/theme": {summary: "The site's theme linkage", kind: opLinkage, typ: "sites", rel: "theme",
+		description: "The identifier of the site's live theme, or null."},
+	"PATCH /site/relationships/theme": {summary: "Change the site's live theme", kind: opLinkage, typ: "sites", rel: "theme", body: "linkage",
+		errors:      []string{"unsupported_media_type", "malformed_document", "invalid_member", "body_too_large", "type_mismatch", "theme_required", "not_found"},
+		description: "Makes another of the site's themes the live one (a published theme only once one is live: null is refused with theme_required)."},
+	"GET /users/me": {summary: "The signed-in user", kind: opOne, typ: "users",
+		description: "The user the access token was issued to: their email and name."},
+	"POST /upload-signatures": {summary: "Sign an upload", kind: opOne, typ: "upload-signatures", body: "upload-signatures",
+		errors:      []string{"invalid_filename", "unsupported_content_type"},
+		description: "The first step of an upload: a signed form (a storage POST policy) for one file of an accepted content type (GET /asset-types). POST the file with the form's fields to the endpoint, straight to storage, then notify the upload with POST /asset-uploads and the signature's key."},
+	"POST /asset-uploads": {summary: "Notify an upload", kind: opOne, typ: "asset-uploads", status: 202, body: "asset-uploads",
+		errors:      []string{"invalid_file_name", "invalid_key", "unknown_key", "invalid_file_size", "file_too_large", "invalid_user_agent", "file_missing", "content_type_mismatch", "already_uploaded", "already_processing", "too_many_uploads"},
+		description: "Tells the API a file is in storage under a signature's key. The upload joins its site's processing queue (status processing, meta.queue-position while it waits); poll the Location (GET /asset-uploads/{id}?wait=10s waits for the end) until it is finished, with its asset and image, or error with an error-message."},
+	"POST /revisions": {summary: "Publish drafts", kind: opOneOrAccepted, typ: "revisions", body: "revisions", idempotent: true,
+		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict"},
+		description: "Publishes the drafts listed in relationships.drafts (each identifier may carry meta.version), with what they depend on, in one revision: 201 when it published within the wait, 202 while it is still publishing (poll the Location), 422 publish_failed when it failed and nothing changed. With publish-at it is scheduled (201, status scheduled) and publishes then. With relationships.reverts instead of drafts it rolls a published revision back (force restores over later changes). An Idempotency-Key makes a retry answer the first request's result."},
+	"DELETE /revisions/:id": {summary: "Cancel a scheduled revision", kind: opNoContent, typ: "revisions",
+		errors:      []string{"revision_not_scheduled"},
+		description: "Cancels a revision scheduled with publish-at: its drafts are free again. 409 once it is publishing, published, failed or cancelled."},
+	"POST /publish-plans": {summary: "Plan a publish (dry run)", kind: opOne, typ: "publish-plans", body: "publish-plans",
+		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force"},
+		description: "Takes the body POST /revisions takes and answers what it would do without doing it: the steps in order (what each draft pulls in), the hyperlinks it would break and, as conflicts (still 200), what would make the POST answer 409 or 412. Nothing changes; an Idempotency-Key is ignored."},
+	"POST /webhook-deliveries/:id/retry": {summary: "Redeliver a failed delivery", kind: opOne, typ: "webhook-deliveries", status: 202,
+		errors:      []string{"not_failed"},
+		description: "Queues a failed delivery again, at once, with its attempts reset; 422 not_failed for one pending or delivered."},
+	"GET /revisions/:id/versions": {summary: "The versions a revision published", kind: opMany, typ: "versions",
+		description: "One page of the versions a published revision wrote, one per record it changed: the event and the object's changes."},
+	"GET /versions/:id": {summary: "One published version", kind: opOne, typ: "versions",
+		description: "A record's change as a revision published it: the event (create, update, delete) and object-changes, [old, new] per attribute."},
+	"DELETE /drafts/:id": {summary: "Revert a draft", kind: opNoContent,
+		errors:      []string{"draft_in_flight"},
+		description: "Throws a draft away: its record goes back to what is published (a record never published goes altogether, with the drafts that depend on it). 409 draft_in_flight while a revision holds it."},
 }
 
 // servedRoutes are the method and path pairs the app answers, without the
@@ -162,13 +240,19 @@ func servedRoutes(routes []fiber.Route) [][2]string {
 	return out
 }
 
-// buildOpenAPI describes routes. It fails on a route it cannot describe.
-func buildOpenAPI(routes []fiber.Route, publicURL string) ([]byte, error) {
-	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}}
+// buildOpenAPI describes routes; specs are the query specs their handlers
+// parse with (probeQuerySpecs), keyed "METHOD /path". It fails on a route
+// it cannot describe.
+func buildOpenAPI(routes []fiber.Route, publicURL string, specs map[string]QuerySpec) ([]byte, error) {
+	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}, responses: map[string]any{}}
 	b.commonSchemas()
 	var errs []string
 	for _, r := range servedRoutes(routes) {
-		if err := b.describe(r[0], r[1]); err != nil {
+		var spec *QuerySpec
+		if s, ok := specs[r[0]+" "+r[1]]; ok {
+			spec = &s
+		}
+		if err := b.describe(r[0], r[1], spec); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -179,16 +263,18 @@ func buildOpenAPI(routes []fiber.Route, publicURL string) ([]byte, error) {
 		"openapi":           "3.1.0",
 		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
 		"info": map[string]any{
-			"title":   "Pressroom API",
-			"version": "1.0.0",
-			"description": "Content-site editing API: JSON:API 1.1 documents (application/vnd.api+json) " +
-				"behind OAuth 2.0 bearer tokens. Generated from the server's own routes and resource definitions.",
+			"title":       "Pressroom API",
+			"version":     "1.0.0",
+			"summary":     "Content-site editing API: JSON:API 1.1 behind OAuth 2.0.",
+			"description": gettingStarted,
 		},
 		"servers":    []any{map[string]any{"url": publicURL}},
 		"security":   []any{map[string]any{"bearer": []any{}}},
+		"tags":       b.tags(),
 		"paths":      b.paths,
-		"components": map[string]any{"schemas": b.schemas, "securitySchemes": securitySchemes, "parameters": parameters},
+		"components": map[string]any{"schemas": b.schemas, "securitySchemes": securitySchemes, "parameters": parameters, "responses": b.responses},
 	}
+	b.prune(doc)
 	return json.Marshal(doc)
 }
 
@@ -198,25 +284,22 @@ var securitySchemes = map[string]any{
 }
 
 var parameters = map[string]any{
-	"id":      map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string", "format": "uuid"}},
-	"include": map[string]any{"name": "include", "in": "query", "description": "Comma-separated relationship paths to include", "schema": map[string]any{"type": "string"}},
-	"fields":  map[string]any{"name": "fields", "in": "query", "style": "deepObject", "explode": true, "description": "Sparse fieldsets: fields[TYPE]=a,b", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
-	"filter":  map[string]any{"name": "filter", "in": "query", "style": "deepObject", "explode": true, "description": "Filters: filter[NAME]=value", "schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
-	"sort":    map[string]any{"name": "sort", "in": "query", "description": "Comma-separated sort keys, - for descending", "schema": map[string]any{"type": "string"}},
-	"page":    map[string]any{"name": "page", "in": "query", "style": "deepObject", "explode": true, "description": "page[number] and page[size]", "schema": map[string]any{"type": "object", "properties": map[string]any{"number": map[string]any{"type": "integer", "minimum": 1}, "size": map[string]any{"type": "integer", "minimum": 1}}}},
-	"ifMatch": map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412", "schema": map[string]any{"type": "string"}},
-	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create return the first answer", "schema": map[string]any{"type": "string", "maxLength": 200}},
+	"id":      map[string]any{"name": "id", "in": "path", "required": true, "description": "The record's id", "schema": map[string]any{"type": "string", "format": "uuid"}},
+	"ifMatch": map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412 stale_version", "schema": map[string]any{"type": "string"}},
+	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create answer the first request's result", "schema": map[string]any{"type": "string", "maxLength": 200}},
 }
 
 type specBuilder struct {
-	paths   map[string]map[string]any
-	schemas map[string]any
+	paths     map[string]map[string]any
+	schemas   map[string]any
+	responses map[string]any // components.responses: error answers several operations share
 }
 
 var rawJSON = reflect.TypeOf(json.RawMessage(nil))
 
-// describe adds the operation for one route.
-func (b *specBuilder) describe(method, path string) error {
+// describe adds the operation for one route; spec is the query its handler
+// parses (nil: it takes none).
+func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 	sp, ok := specialRoutes[method+" "+path]
 	if !ok {
 		var err error
@@ -229,46 +312,28 @@ func (b *specBuilder) describe(method, path string) error {
 			return fmt.Errorf("%s %s answers type %q, which jsonapi.Relationships does not declare", method, path, sp.typ)
 		}
 	}
-	op := map[string]any{"summary": sp.summary, "operationId": operationID(method, path)}
-	tag := strings.Split(strings.Trim(path, "/"), "/")[0]
-	if strings.HasPrefix(path, "/oauth/") || strings.HasPrefix(path, "/.well-known/") {
-		tag = "oauth"
+	if sp.description == "" {
+		return fmt.Errorf("%s %s has no description (specialRoutes, resourceDocs)", method, path)
 	}
-	op["tags"] = []any{tag}
+	op := map[string]any{"summary": sp.summary, "description": sp.description, "operationId": operationID(method, path), "tags": []any{tagOf(path)}}
 	if sp.public {
 		op["security"] = []any{}
 	}
-	var params []any
-	if strings.Contains(path, ":id") {
-		params = append(params, map[string]any{"$ref": "#/components/parameters/id"})
-	}
-	if sp.query {
-		params = append(params, map[string]any{"$ref": "#/components/parameters/include"}, map[string]any{"$ref": "#/components/parameters/fields"})
-		if sp.kind == opMany {
-			params = append(params, map[string]any{"$ref": "#/components/parameters/filter"},
-				map[string]any{"$ref": "#/components/parameters/sort"}, map[string]any{"$ref": "#/components/parameters/page"})
-		}
-	}
-	if method == fiber.MethodPatch || method == fiber.MethodDelete {
-		params = append(params, map[string]any{"$ref": "#/components/parameters/ifMatch"})
-	}
-	if sp.idempotent {
-		params = append(params, map[string]any{"$ref": "#/components/parameters/idemKey"})
-	}
-	if len(params) > 0 {
+	if params := b.parameters(method, path, sp, spec); len(params) > 0 {
 		op["parameters"] = params
 	}
-	switch sp.body {
-	case "":
-	case "form":
-		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-			"application/x-www-form-urlencoded": map[string]any{"schema": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}}}}
-	case "linkage":
-		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{jsonapi.MediaType: map[string]any{"schema": ref("RelationshipData")}}}
-	default:
-		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{jsonapi.MediaType: map[string]any{"schema": ref(schemaName(sp.body) + "Request")}}}
+	if body := b.requestBody(method, sp); body != nil {
+		op["requestBody"] = body
 	}
-	op["responses"] = b.responses(sp)
+	codes := errorsOf(method, path, sp, spec)
+	op["x-error-codes"] = codes
+	op["responses"] = b.successResponses(sp)
+	b.addExamples(op)
+	for status, r := range errorResponses(codes, sp.oauth) {
+		if _, taken := op["responses"].(map[string]any)[status]; !taken {
+			op["responses"].(map[string]any)[status] = b.sharedResponse(status, r.(map[string]any))
+		}
+	}
 	p := "/" + strings.TrimPrefix(strings.ReplaceAll(path, ":id", "{id}"), "/")
 	if b.paths[p] == nil {
 		b.paths[p] = map[string]any{}
@@ -277,18 +342,88 @@ func (b *specBuilder) describe(method, path string) error {
 	return nil
 }
 
+func tagOf(path string) string {
+	if strings.HasPrefix(path, "/oauth/") || strings.HasPrefix(path, "/.well-known/") {
+		return "oauth"
+	}
+	return strings.Split(strings.Trim(path, "/"), "/")[0]
+}
+
+// tags lists every tag the operations use, each with its resource's doc.
+func (b *specBuilder) tags() []any {
+	seen := map[string]bool{}
+	for _, item := range b.paths {
+		for _, op := range item {
+			seen[op.(map[string]any)["tags"].([]any)[0].(string)] = true
+		}
+	}
+	var out []any
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		t := map[string]any{"name": name}
+		if d, ok := resourceDocs[name]; ok {
+			t["description"] = d.doc
+		} else if d, ok := tagDocs[name]; ok {
+			t["description"] = d
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// parameters are an operation's path id, query (from spec) and headers.
+func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpec) []any {
+	var params []any
+	if strings.Contains(path, ":id") {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/id"})
+	}
+	if spec != nil {
+		params = append(params, b.queryParameters(*spec)...)
+	}
+	if (method == fiber.MethodPatch || method == fiber.MethodDelete) && sp.kind != opLinkage {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/ifMatch"})
+	}
+	if sp.idempotent {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/idemKey"})
+	}
+	return params
+}
+
+// requestBody is an operation's body: a form, a linkage, or a resource of
+// sp.body (a create's without id and with its required attributes).
+func (b *specBuilder) requestBody(method string, sp special) map[string]any {
+	switch sp.body {
+	case "":
+		return nil
+	case "form":
+		return map[string]any{"required": true, "content": map[string]any{"application/x-www-form-urlencoded": map[string]any{
+			"schema":  map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+			"example": sp.form}}}
+	case "linkage":
+		content := jsonapiContent(ref("RelationshipData"))
+		content[jsonapi.MediaType].(map[string]any)["example"] = map[string]any{"data": map[string]any{"type": "themes", "id": exampleID}}
+		return map[string]any{"required": true, "content": content}
+	}
+	create := method == fiber.MethodPost
+	schema := schemaName(sp.body) + "Request"
+	if create {
+		schema = schemaName(sp.body) + "CreateRequest"
+	}
+	content := jsonapiContent(ref(schema))
+	content[jsonapi.MediaType].(map[string]any)["example"] = b.requestExample(sp.body, schema, create)
+	return map[string]any{"required": true, "content": content}
+}
+
 var headerSchemas = map[string]any{
 	"ETag":     map[string]any{"description": "The resource's version, for If-Match", "schema": map[string]any{"type": "string"}},
 	"Location": map[string]any{"description": "Where the resource is (or will be)", "schema": map[string]any{"type": "string", "format": "uri"}},
 }
 
-func (b *specBuilder) responses(sp special) map[string]any {
-	errDoc := map[string]any{"description": "A JSON:API error document", "content": jsonapiContent(ref("ErrorDocument"))}
+// responses are an operation's success answers, and a default error
+// document for the codes no status lists.
+func (b *specBuilder) successResponses(sp special) map[string]any {
+	errDoc := map[string]any{"description": "A JSON:API error document (see x-error-codes)", "content": jsonapiContent(ref("ErrorDocument"))}
 	out := map[string]any{"default": errDoc}
-	status := sp.status
-	if status == 0 {
-		status = 200
-	}
+	status := cmp.Or(sp.status, 200)
 	code := fmt.Sprint(status)
 	name := schemaName(sp.typ)
 	switch sp.kind {
@@ -309,22 +444,7 @@ func (b *specBuilder) responses(sp special) map[string]any {
 	case opMany:
 		out[code] = map[string]any{"description": "A collection of " + sp.typ, "content": jsonapiContent(ref(name + "CollectionDocument"))}
 	case opRelated:
-		var refs []any
-		for _, t := range sp.related.Types {
-			refs = append(refs, ref(schemaName(t)))
-		}
-		one := map[string]any{"oneOf": refs}
-		if len(refs) == 1 {
-			one = refs[0].(map[string]any)
-		}
-		data := map[string]any{"type": "array", "items": one}
-		if !sp.related.ToMany {
-			data = map[string]any{"oneOf": []any{map[string]any{"type": "null"}, one}}
-		}
-		out[code] = map[string]any{"description": "The related resources", "content": jsonapiContent(map[string]any{
-			"type": "object", "required": []any{"data"}, "properties": map[string]any{
-				"data": data, "links": ref("Links"), "meta": ref("Meta"), "jsonapi": ref("JSONAPI"),
-				"included": map[string]any{"type": "array", "items": ref("Resource")}}})}
+		out[code] = relatedResponse(sp.related)
 	case opNoContent:
 		out["204"] = map[string]any{"description": "Done"}
 		if _, drafted := jsonapi.Relationships[sp.typ]["draft"]; drafted {
@@ -338,23 +458,74 @@ func (b *specBuilder) responses(sp special) map[string]any {
 			"type": "object", "required": []any{"data"}, "properties": map[string]any{
 				"data": linkageSchema(l), "links": ref("Links"), "meta": ref("Meta"), "jsonapi": ref("JSONAPI"),
 				"included": map[string]any{"type": "array", "items": ref("Resource")}}})}
-	case opJSON:
-		ok := map[string]any{"description": "JSON", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{}}}}
-		out[code] = ok
-		out["default"] = map[string]any{"description": "An error (OAuth endpoints: RFC 6749 §5.2 JSON; others: JSON:API)",
-			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{}}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
-	case opScript:
-		out[code] = map[string]any{"description": "JavaScript", "content": map[string]any{"text/javascript": map[string]any{"schema": map[string]any{"type": "string"}}}}
-	case opHTML:
-		out[code] = map[string]any{"description": "An HTML page", "content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
-		if status == 302 || sp.body == "form" {
-			out["302"] = map[string]any{"description": "A redirect", "headers": map[string]any{"Location": headerSchemas["Location"]}}
-			out["200"] = map[string]any{"description": "An HTML page", "content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
-		}
-		out["default"] = map[string]any{"description": "An HTML page saying what is wrong, or an error document",
-			"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}, "application/json": map[string]any{"schema": map[string]any{}}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
+	default:
+		plainResponses(sp, out, code)
 	}
 	return out
+}
+
+// relatedResponse is the answer of GET /{type}/{id}/{relationship}.
+func relatedResponse(l *jsonapi.Linkage) map[string]any {
+	var refs []any
+	for _, t := range l.Types {
+		refs = append(refs, ref(schemaName(t)))
+	}
+	one := map[string]any{"oneOf": refs}
+	if len(refs) == 1 {
+		one = refs[0].(map[string]any)
+	}
+	data := map[string]any{"type": "array", "items": one}
+	if !l.ToMany {
+		data = map[string]any{"oneOf": []any{map[string]any{"type": "null"}, one}}
+	}
+	return map[string]any{"description": "The related resources", "content": jsonapiContent(map[string]any{
+		"type": "object", "required": []any{"data"}, "properties": map[string]any{
+			"data": data, "links": ref("Links"), "meta": ref("Meta"), "jsonapi": ref("JSONAPI"),
+			"included": map[string]any{"type": "array", "items": ref("Resource")}}})}
+}
+
+// plainResponses are the answers of the endpoints that do not speak
+// JSON:API: plain JSON (its type reflected from sp.schema), HTML, a script.
+func plainResponses(sp special, out map[string]any, code string) {
+	html := func() map[string]any {
+		return map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}, "example": "<!doctype html><html>…</html>"}}
+	}
+	switch sp.kind {
+	case opJSON:
+		schema := map[string]any{"type": "object"}
+		if sp.schema != nil {
+			schema = typeSchema(reflect.TypeOf(sp.schema))
+			delete(schema, "additionalProperties")
+			if t, ok := schema["type"].([]any); ok {
+				schema["type"] = t[0]
+			}
+		}
+		out[code] = map[string]any{"description": "JSON", "content": map[string]any{"application/json": map[string]any{"schema": schema, "example": sp.example}}}
+		if sp.unavailable {
+			out["503"] = map[string]any{"description": "Not ready: the failing checks", "content": map[string]any{"application/json": map[string]any{"schema": schema,
+				"example": map[string]any{"status": "unavailable", "checks": map[string]any{"postgres": map[string]any{"status": "unavailable"}}}}}}
+		}
+		plain := map[string]any{"type": "object"}
+		if sp.oauth {
+			plain = ref("OAuthError")
+		}
+		out["default"] = map[string]any{"description": "An error (OAuth endpoints: RFC 6749 §5.2 JSON; others: JSON:API)",
+			"content": map[string]any{"application/json": map[string]any{"schema": plain}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
+	case opScript:
+		out[code] = map[string]any{"description": "JavaScript", "content": map[string]any{"text/javascript": map[string]any{"schema": map[string]any{"type": "string"}, "example": "/* Redoc */"}}}
+	case opHTML:
+		out[code] = map[string]any{"description": "An HTML page", "content": html()}
+		if sp.oauth {
+			out["400"] = map[string]any{"description": "A page saying what is wrong with the sign-in request (start again from the application)", "content": html()}
+		}
+		if code == "302" || sp.body == "form" {
+			out["302"] = map[string]any{"description": "A redirect", "headers": map[string]any{"Location": headerSchemas["Location"]}}
+			out["200"] = map[string]any{"description": "An HTML page", "content": html()}
+		}
+		out["default"] = map[string]any{"description": "An HTML page saying what is wrong, or an error document",
+			"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}, "example": "<!doctype html><html>…</html>"},
+				"application/json": map[string]any{"schema": map[string]any{"type": "object"}}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
+	}
 }
 
 // shapeOf describes a route of the JSON:API shape from its type.
@@ -365,33 +536,34 @@ func shapeOf(method, path string) (special, error) {
 	if _, known := jsonapi.Relationships[typ]; !known {
 		return special{}, fail
 	}
+	var sp special
 	switch {
 	case len(segs) == 1 && method == fiber.MethodGet:
-		return special{summary: "List " + typ, kind: opMany, typ: typ, query: true}, nil
+		sp = special{kind: opMany, typ: typ}
 	case len(segs) == 1 && method == fiber.MethodPost:
-		return special{summary: "Create a " + typ + " resource", kind: opOne, typ: typ, status: 201, body: typ, query: true}, nil
-	case len(segs) == 2 && segs[1] == ":id":
-		switch method {
-		case fiber.MethodGet:
-			return special{summary: "One " + typ + " resource", kind: opOne, typ: typ, query: true}, nil
-		case fiber.MethodPatch:
-			return special{summary: "Update a " + typ + " resource", kind: opOne, typ: typ, body: typ, query: true}, nil
-		case fiber.MethodDelete:
-			return special{summary: "Delete a " + typ + " resource", kind: opNoContent, typ: typ, query: true}, nil
-		}
+		sp = special{kind: opOne, typ: typ, status: 201, body: typ}
+	case len(segs) == 2 && segs[1] == ":id" && method == fiber.MethodGet:
+		sp = special{kind: opOne, typ: typ}
+	case len(segs) == 2 && segs[1] == ":id" && method == fiber.MethodPatch:
+		sp = special{kind: opOne, typ: typ, body: typ}
+	case len(segs) == 2 && segs[1] == ":id" && method == fiber.MethodDelete:
+		sp = special{kind: opNoContent, typ: typ}
 	case len(segs) == 3 && segs[1] == ":id" && method == fiber.MethodGet:
 		l, ok := jsonapi.Relationships[typ][segs[2]]
 		if !ok {
 			return special{}, fmt.Errorf("%s %s: %s has no relationship %q in jsonapi.Relationships", method, path, typ, segs[2])
 		}
-		return special{summary: "The " + segs[2] + " of a " + typ + " resource", kind: opRelated, related: &l, query: true}, nil
+		sp = special{kind: opRelated, related: &l, rel: segs[2]}
 	case len(segs) == 4 && segs[1] == ":id" && segs[2] == "relationships" && method == fiber.MethodGet:
 		if _, ok := jsonapi.Relationships[typ][segs[3]]; !ok {
 			return special{}, fmt.Errorf("%s %s: %s has no relationship %q in jsonapi.Relationships", method, path, typ, segs[3])
 		}
-		return special{summary: "The " + segs[3] + " linkage of a " + typ + " resource", kind: opLinkage, typ: typ, rel: segs[3]}, nil
+		sp = special{kind: opLinkage, typ: typ, rel: segs[3]}
+	default:
+		return special{}, fail
 	}
-	return special{}, fail
+	shapeDoc(method, path, typ, &sp)
+	return sp, nil
 }
 
 // operationID names an operation for generated clients: "GET /pages/:id"

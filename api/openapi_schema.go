@@ -1,11 +1,16 @@
 package api
 
 import (
+	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/webhooks"
 )
 
 // The JSON schemas of the OpenAPI description (openapi.go): JSON:API's
@@ -39,6 +44,8 @@ func (b *specBuilder) commonSchemas() {
 		"source": map[string]any{"type": "object", "properties": map[string]any{
 			"pointer": map[string]any{"type": "string"}, "parameter": map[string]any{"type": "string"}, "header": map[string]any{"type": "string"}}},
 		"meta": ref("Meta"), "links": ref("Links")}}
+	s["OAuthError"] = map[string]any{"type": "object", "required": []any{"error"}, "description": "An OAuth error (RFC 6749 §5.2)", "properties": map[string]any{
+		"error": map[string]any{"type": "string"}, "error_description": map[string]any{"type": "string"}}}
 	s["ErrorDocument"] = map[string]any{"type": "object", "required": []any{"errors"}, "properties": map[string]any{
 		"errors": map[string]any{"type": "array", "minItems": 1, "items": ref("Error")}, "meta": ref("Meta"), "jsonapi": ref("JSONAPI"), "links": ref("Links")}}
 	var types []string
@@ -107,7 +114,7 @@ func (b *specBuilder) resourceSchemas(typ string) {
 	}
 	attrs := map[string]any{"type": "object"}
 	if v, ok := attributeTypes[typ]; ok {
-		attrs = structSchema(reflect.TypeOf(v))
+		attrs = attributesSchema(typ, reflect.TypeOf(v))
 	}
 	b.schemas[name+"Attributes"] = attrs
 	b.schemas[name] = map[string]any{"type": "object", "required": []any{"type", "id"}, "additionalProperties": false,
@@ -128,35 +135,178 @@ func (b *specBuilder) resourceSchemas(typ string) {
 	b.schemas[name+"CollectionDocument"] = top(map[string]any{"type": "array", "items": ref(name)})
 	b.schemas[name+"OrNullDocument"] = top(map[string]any{"oneOf": []any{map[string]any{"type": "null"}, ref(name)}})
 	// Requests: the attributes the decoder takes, relationships as linkage.
-	reqAttrs := map[string]any{"type": "object"}
-	if v, ok := requestAttributeTypes[typ]; ok {
-		reqAttrs = structSchema(reflect.TypeOf(v))
-		props := reqAttrs["properties"].(map[string]any)
-		for name, t := range jsonapi.Members(reflect.TypeOf(v)) {
-			if t.Kind() == reflect.Interface {
-				delete(props, name)
+	for _, create := range []bool{false, true} {
+		reqAttrs, schema := map[string]any{"type": "object"}, name+"Request"
+		if create {
+			schema = name + "CreateRequest"
+		}
+		if v, ok := requestAttributeTypes[typ]; ok {
+			reqAttrs = requestSchema(reflect.TypeOf(v), create)
+		}
+		if v, ok := patchAttributeTypes[typ]; ok && !create {
+			reqAttrs = requestSchema(reflect.TypeOf(v), true)
+		}
+		b.schemas[schema+"Attributes"] = reqAttrs
+		b.schemas[schema] = requestDocument(typ, schema+"Attributes", create)
+	}
+}
+
+// requestDocument is the body of a create (no id) or an update of typ.
+func requestDocument(typ, attributes string, create bool) map[string]any {
+	data := map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{
+		"type":          map[string]any{"const": typ},
+		"id":            map[string]any{"type": "string"},
+		"attributes":    ref(attributes),
+		"relationships": map[string]any{"type": "object", "additionalProperties": ref("RelationshipData")},
+		"meta":          ref("Meta"),
+	}}
+	if create {
+		delete(data["properties"].(map[string]any), "id") // ids are made by the server (403 client_id_unsupported)
+	}
+	return map[string]any{"type": "object", "required": []any{"data"}, "properties": map[string]any{"data": data, "meta": ref("Meta")}}
+}
+
+// attributeEnums are the values an attribute tagged `oas:"enum:NAME"`
+// takes, from the constants the code uses.
+var attributeEnums = map[string][]string{
+	"draft-event":     {drafts.EventCreate, drafts.EventUpdate, drafts.EventDelete},
+	"revision-status": {drafts.Scheduled, drafts.Publishing, drafts.Published, drafts.Failed, drafts.Cancelled},
+	"upload-status":   {models.UploadProcessing, models.UploadFinished, models.UploadError},
+	"delivery-status": {models.DeliveryPending, models.DeliverySucceeded, models.DeliveryFailed},
+	"webhook-event":   webhooks.Events,
+}
+
+// attributePatterns are the patterns a member tagged `oas:"pattern:NAME"`
+// matches: the validator's own regular expression, and an example.
+var attributePatterns = map[string]struct {
+	re      *regexp.Regexp
+	example string
+}{
+	"liquid-file": {fileNamePattern, "page.liquid"},
+	"dns-label":   {slugPattern, "demo"},
+}
+
+// oasTag is a member's `oas` struct tag: comma-separated facts the JSON
+// type does not carry. A format (date-time, uri, uuid, email), enum:NAME
+// (attributeEnums), pattern:NAME (attributePatterns), and on request members: required (on create: the
+// validator refuses a create without it) and nullable (null is accepted;
+// otherwise a request pointer only tells omitted from sent).
+type oasTag struct {
+	format, enum, pattern string
+	required, nullable    bool
+}
+
+func parseOASTag(f reflect.StructField) oasTag {
+	var t oasTag
+	for _, part := range strings.Split(f.Tag.Get("oas"), ",") {
+		switch name, arg, _ := strings.Cut(part, ":"); name {
+		case "required":
+			t.required = true
+		case "nullable":
+			t.nullable = true
+		case "enum":
+			t.enum = arg
+		case "pattern":
+			t.pattern = arg
+		case "":
+		default:
+			t.format = name
+		}
+	}
+	return t
+}
+
+// attributesSchema describes the attributes of typ as the API renders
+// them. Attributes are never required: sparse fieldsets (fields[TYPE])
+// leave any of them out. One a request of typ cannot set (no request
+// struct, or a member kept there only to be refused) is readOnly.
+// (Content kinds, whose attributes are declared per kind, are not
+// described here.)
+func attributesSchema(typ string, t reflect.Type) map[string]any {
+	s := structSchema(t)
+	writable := map[string]bool{}
+	for _, table := range []map[string]any{requestAttributeTypes, patchAttributeTypes} {
+		if v, ok := table[typ]; ok {
+			for name, f := range jsonapi.MemberFields(reflect.TypeOf(v)) {
+				writable[name] = writable[name] || f.Type.Kind() != reflect.Interface
 			}
 		}
 	}
-	b.schemas[name+"RequestAttributes"] = reqAttrs
-	b.schemas[name+"Request"] = map[string]any{"type": "object", "required": []any{"data"}, "properties": map[string]any{
-		"data": map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{
-			"type":          map[string]any{"const": typ},
-			"id":            map[string]any{"type": "string"},
-			"attributes":    ref(name + "RequestAttributes"),
-			"relationships": map[string]any{"type": "object", "additionalProperties": ref("RelationshipData")},
-			"meta":          ref("Meta"),
-		}}, "meta": ref("Meta")}}
+	for name, p := range s["properties"].(map[string]any) {
+		if !writable[name] {
+			p.(map[string]any)["readOnly"] = true
+		}
+	}
+	return s
 }
 
-// structSchema describes the JSON a struct marshals to. Attributes are
-// never required: sparse fieldsets (fields[TYPE]) leave any of them out.
+// requestSchema describes the attributes a request decodes into t: members
+// of interface type are there only to be refused (read-only) and are left
+// out; a pointer is nullable only when tagged so; required lists those a
+// create must send (create: the schema of a create's attributes).
+func requestSchema(t reflect.Type, create bool) map[string]any {
+	props := map[string]any{}
+	var required []any
+	for _, name := range slices.Sorted(maps.Keys(jsonapi.MemberFields(t))) {
+		f := jsonapi.MemberFields(t)[name]
+		if f.Type.Kind() == reflect.Interface {
+			continue
+		}
+		tag := parseOASTag(f)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer && !tag.nullable {
+			ft = ft.Elem()
+		}
+		p := memberSchema(ft, tag)
+		if types, ok := p["type"].([]any); ok && !tag.nullable {
+			p["type"] = types[0] // a slice or map: null is refused all the same
+		}
+		props[name] = p
+		if tag.required && create {
+			required = append(required, name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// structSchema describes the JSON a struct marshals to.
 func structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
-	for name, ft := range jsonapi.Members(t) {
-		props[name] = typeSchema(ft)
+	for name, f := range jsonapi.MemberFields(t) {
+		props[name] = memberSchema(f.Type, parseOASTag(f))
 	}
 	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+}
+
+// memberSchema is typeSchema with the member's tag applied: the format on
+// a string, the enum on a string or on an array's items.
+func memberSchema(t reflect.Type, tag oasTag) map[string]any {
+	s := typeSchema(t)
+	target := s
+	if items, ok := s["items"].(map[string]any); ok {
+		target = items
+	}
+	if tag.format != "" {
+		target["format"] = tag.format
+	}
+	if p, ok := attributePatterns[tag.pattern]; ok {
+		target["pattern"], target["example"] = p.re.String(), p.example
+	}
+	if tag.enum != "" {
+		var enum []any
+		for _, v := range attributeEnums[tag.enum] {
+			enum = append(enum, v)
+		}
+		if nullable, _ := target["type"].([]any); len(nullable) == 2 && nullable[1] == "null" {
+			enum = append(enum, nil)
+		}
+		target["enum"] = enum
+	}
+	return s
 }
 
 func typeSchema(t reflect.Type) map[string]any {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -86,4 +87,88 @@ func servedByApp(app *fiber.App) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestOpenAPIExamplesValidate: every operation has a summary, a
+// description, its error codes and an example of every answer and of its
+// JSON:API request, and each example validates against its schema with
+// kin-openapi.
+func TestOpenAPIExamplesValidate(t *testing.T) {
+	t.Parallel()
+	app := mustApp(t, api.Deps{Config: testsupport.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r := do(t, app, http.MethodGet, "/openapi.json", "", nil)
+	doc, err := openapi3.NewLoader().LoadFromData(r.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Examples are validated here, by hand, so a failure names its place.
+	if err := doc.Validate(context.Background(), openapi3.DisableExamplesValidation()); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	example := func(where string, mt *openapi3.MediaType) {
+		if mt.Example == nil {
+			t.Errorf("%s has no example", where)
+			return
+		}
+		if mt.Schema == nil || mt.Schema.Value == nil {
+			return
+		}
+		if err := mt.Schema.Value.VisitJSON(mt.Example, openapi3.MultiErrors()); err != nil {
+			t.Errorf("%s: the example does not validate: %v", where, err)
+		}
+		checked++
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := method + " " + path
+			if op.Summary == "" || len(op.Description) < 40 {
+				t.Errorf("%s: summary %q, description %q: want both, the description a paragraph", where, op.Summary, op.Description)
+			}
+			public := op.Security != nil && len(*op.Security) == 0
+			if codes, _ := op.Extensions["x-error-codes"].([]any); len(codes) == 0 && !public {
+				t.Errorf("%s lists no error codes (x-error-codes)", where)
+			}
+			if op.RequestBody != nil {
+				for name, mt := range op.RequestBody.Value.Content {
+					example(where+" request "+name, mt)
+				}
+			}
+			for status, resp := range op.Responses.Map() {
+				for name, mt := range resp.Value.Content {
+					example(where+" "+status+" "+name, mt)
+				}
+			}
+		}
+	}
+	if checked < 300 {
+		t.Errorf("only %d examples checked: the walk is broken", checked)
+	}
+}
+
+// TestOpenAPIDocsStartWithGettingStarted: /docs renders info.description
+// first; it is the getting-started section, with each of its parts.
+func TestOpenAPIDocsStartWithGettingStarted(t *testing.T) {
+	t.Parallel()
+	app := mustApp(t, api.Deps{Config: testsupport.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var doc struct {
+		Info struct{ Description string }
+	}
+	if err := json.Unmarshal(do(t, app, http.MethodGet, "/openapi.json", "", nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	d := doc.Info.Description
+	last := -1
+	for _, heading := range []string{"# Getting started", "## The media type", "application/vnd.api+json", "## Signing in",
+		"grant_type=password", "code_challenge", "## Drafts, then revisions", "POST /revisions", "## Uploads", "/upload-signatures", "## Errors"} {
+		i := strings.Index(d, heading)
+		if i < last {
+			t.Errorf("info.description lacks %q after the previous part", heading)
+		}
+		last = max(last, i)
+	}
+	page := do(t, app, http.MethodGet, "/docs", "", nil)
+	if !strings.Contains(string(page.body), `spec-url="/openapi.json"`) {
+		t.Errorf("/docs does not render /openapi.json: %s", page.body)
+	}
 }

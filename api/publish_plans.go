@@ -31,7 +31,7 @@ type planItem struct {
 type planStep struct {
 	Draft  *string  `json:"draft"` // null for a step of a rollback
 	Item   planItem `json:"item"`
-	Event  string   `json:"event"`
+	Event  string   `json:"event" oas:"enum:draft-event"`
 	Group  int      `json:"group"`
 	HeldBy *string  `json:"held-by"`
 }

@@ -65,6 +65,9 @@ var bracketed = regexp.MustCompile(`^(fields|filter|page)\[([a-z0-9_-]+)\]$`)
 
 // parseQuery reads the query string against spec.
 func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
+	if probed(c, spec) { // New describing the route (openapi_query.go)
+		return nil, errQueryProbe
+	}
 	values, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return nil, jsonapi.BadRequest("invalid_query", "The query string is malformed.")

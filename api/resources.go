@@ -20,8 +20,8 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 
 // timestamps are the created-at and updated-at attributes of a resource.
 type timestamps struct {
-	CreatedAt string `json:"created-at"`
-	UpdatedAt string `json:"updated-at"`
+	CreatedAt string `json:"created-at" oas:"date-time"`
+	UpdatedAt string `json:"updated-at" oas:"date-time"`
 }
 
 func timestampsOf(created, updated time.Time) timestamps {

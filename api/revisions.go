@@ -37,11 +37,11 @@ type revisionsHandler struct {
 
 type revisionAttributes struct {
 	Comments      string  `json:"comments"`
-	Status        string  `json:"status"`         // scheduled, publishing, published, failed or cancelled
-	VersionsCount int     `json:"versions-count"` // versions it wrote (a publish's closure included); 0 until published
-	ErrorMessage  *string `json:"error-message"`  // why publishing failed; null unless failed
-	PublishAt     *string `json:"publish-at"`     // when a scheduled revision publishes; null for one published at once
-	CreatedAt     string  `json:"created-at"`
+	Status        string  `json:"status" oas:"enum:revision-status"` // scheduled, publishing, published, failed or cancelled
+	VersionsCount int     `json:"versions-count"`                    // versions it wrote (a publish's closure included); 0 until published
+	ErrorMessage  *string `json:"error-message"`                     // why publishing failed; null unless failed
+	PublishAt     *string `json:"publish-at" oas:"date-time"`        // when a scheduled revision publishes; null for one published at once
+	CreatedAt     string  `json:"created-at" oas:"date-time"`
 }
 
 // resource renders a revision: its drafts' linkage from the row (the
@@ -84,9 +84,9 @@ func revisionSpec() QuerySpec {
 
 type revisionRequest struct {
 	Comments  string  `json:"comments"`
-	PublishAt *string `json:"publish-at"`
+	PublishAt *string `json:"publish-at" oas:"date-time,nullable"`
 	// Force, with reverts, restores over changes of later revisions.
-	Force *bool `json:"force"`
+	Force *bool `json:"force" oas:"nullable"`
 }
 
 // publishRequest is the body of a POST /revisions, validated: what a

@@ -37,7 +37,7 @@ func parsePublishAt(s string) (time.Time, error) {
 }
 
 type revisionPatch struct {
-	PublishAt *string `json:"publish-at"`
+	PublishAt *string `json:"publish-at" oas:"date-time,required"`
 }
 
 // update serves PATCH /revisions/:id: a scheduled revision's publish-at

@@ -24,7 +24,7 @@ type siteAttributes struct {
 // siteUpdate is what PATCH /site accepts; pointers tell sent from omitted.
 type siteUpdate struct {
 	Title         *string `json:"title"`
-	SubdomainSlug *string `json:"subdomain-slug"`
+	SubdomainSlug *string `json:"subdomain-slug" oas:"pattern:dns-label"`
 	readOnlyTimestamps
 }
 

@@ -21,7 +21,7 @@ type themeAssetAttributes struct {
 
 // themeAssetRequest is what POST /theme-assets accepts.
 type themeAssetRequest struct {
-	Path *string `json:"path"`
+	Path *string `json:"path" oas:"required"`
 	readOnlyTimestamps
 }
 

@@ -16,7 +16,7 @@ import (
 type themeAttributes struct {
 	Title       string  `json:"title"`
 	Description *string `json:"description"`
-	PublishedAt *string `json:"published-at"`
+	PublishedAt *string `json:"published-at" oas:"date-time"`
 	timestamps
 }
 
@@ -24,8 +24,8 @@ type themeAttributes struct {
 // tell omitted from sent (and sent null); read-only members are accepted
 // by the decoder only to be refused with a 422 that points at them.
 type themeRequest struct {
-	Title       *string `json:"title"`
-	Description *string `json:"description"`
+	Title       *string `json:"title" oas:"required"`
+	Description *string `json:"description" oas:"nullable"`
 	PublishedAt any     `json:"published-at"`
 	readOnlyTimestamps
 }

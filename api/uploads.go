@@ -35,8 +35,8 @@ type uploadsHandler struct {
 }
 
 type signatureRequest struct {
-	Filename    string `json:"filename"`
-	ContentType string `json:"content-type"`
+	Filename    string `json:"filename" oas:"required"`
+	ContentType string `json:"content-type" oas:"required"`
 }
 
 type signatureAttributes struct {
@@ -45,7 +45,7 @@ type signatureAttributes struct {
 	ACL         string `json:"acl"`
 	ContentType string `json:"content-type"`
 	Policy      string `json:"policy"`
-	Endpoint    string `json:"endpoint"`
+	Endpoint    string `json:"endpoint" oas:"uri"`
 	Credential  string `json:"x-storage-credential"`
 	Algorithm   string `json:"x-storage-algorithm"`
 	Date        string `json:"x-storage-date"`
@@ -139,10 +139,10 @@ func (h uploadsHandler) fetchSignatures(ctx context.Context, siteID uuid.UUID, i
 }
 
 type uploadRequest struct {
-	FileName    string `json:"file-name"`
-	Key         string `json:"key"`
+	FileName    string `json:"file-name" oas:"required"`
+	Key         string `json:"key" oas:"required"`
 	ContentType string `json:"content-type"`
-	FileSize    *int64 `json:"file-size"`
+	FileSize    *int64 `json:"file-size" oas:"required"`
 	UserAgent   string `json:"user-agent"`
 }
 
@@ -152,7 +152,7 @@ type uploadAttributes struct {
 	ContentType  string  `json:"content-type"`
 	FileSize     int64   `json:"file-size"`
 	UserAgent    string  `json:"user-agent"`
-	Status       string  `json:"status"`
+	Status       string  `json:"status" oas:"enum:upload-status"`
 	ErrorMessage *string `json:"error-message"`
 	timestamps
 }

@@ -10,9 +10,9 @@ import (
 )
 
 type userAttributes struct {
-	Email     string `json:"email"`
+	Email     string `json:"email" oas:"email"`
 	Name      string `json:"name"`
-	CreatedAt string `json:"created-at"`
+	CreatedAt string `json:"created-at" oas:"date-time"`
 }
 
 type usersHandler struct {

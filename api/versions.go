@@ -6,9 +6,9 @@ import (
 )
 
 type versionAttributes struct {
-	Event         string         `json:"event"`
+	Event         string         `json:"event" oas:"enum:draft-event"`
 	ObjectChanges map[string]any `json:"object-changes"`
-	CreatedAt     string         `json:"created-at"`
+	CreatedAt     string         `json:"created-at" oas:"date-time"`
 }
 
 func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {

@@ -17,8 +17,8 @@ import (
 // /webhook-deliveries/:id and its retry.
 
 type webhookAttributes struct {
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
+	URL         string   `json:"url" oas:"uri"`
+	Events      []string `json:"events" oas:"enum:webhook-event"`
 	Active      bool     `json:"active"`
 	Description *string  `json:"description"`
 	// Secret is in full only in the answers that made it (create, rotate).
@@ -26,16 +26,16 @@ type webhookAttributes struct {
 	// Why and when Pressroom deactivated the webhook itself (a 410, or too
 	// many deliveries queued behind a failing one); null otherwise.
 	DeactivatedReason *string `json:"deactivated-reason"`
-	DeactivatedAt     *string `json:"deactivated-at"`
+	DeactivatedAt     *string `json:"deactivated-at" oas:"date-time"`
 	timestamps
 }
 
 // webhookRequest is what POST and PATCH /webhooks accept.
 type webhookRequest struct {
-	URL          *string   `json:"url"`
-	Events       *[]string `json:"events"`
+	URL          *string   `json:"url" oas:"uri,required"`
+	Events       *[]string `json:"events" oas:"enum:webhook-event,required"`
 	Active       *bool     `json:"active"`
-	Description  *string   `json:"description"`
+	Description  *string   `json:"description" oas:"nullable"`
 	RotateSecret *bool     `json:"rotate-secret"`
 	Secret       any       `json:"secret"`
 	// Read-only, accepted only to be refused with a pointer at them.
@@ -279,15 +279,15 @@ func (h webhooksHandler) delete(c *fiber.Ctx) error {
 }
 
 type deliveryAttributes struct {
-	Event          string  `json:"event"`
-	Status         string  `json:"status"`
+	Event          string  `json:"event" oas:"enum:webhook-event"`
+	Status         string  `json:"status" oas:"enum:delivery-status"`
 	Attempts       int     `json:"attempts"`
 	LastStatusCode *int    `json:"last-status-code"`
 	LastError      *string `json:"last-error"`
 	LastResponse   *string `json:"last-response"`
-	NextAttemptAt  *string `json:"next-attempt-at"`
-	CreatedAt      string  `json:"created-at"`
-	DeliveredAt    *string `json:"delivered-at"`
+	NextAttemptAt  *string `json:"next-attempt-at" oas:"date-time"`
+	CreatedAt      string  `json:"created-at" oas:"date-time"`
+	DeliveredAt    *string `json:"delivered-at" oas:"date-time"`
 }
 
 func (h webhooksHandler) deliveryResource(d *models.WebhookDelivery) *jsonapi.Resource {

@@ -317,6 +317,16 @@ func walkMembers(dec *json.Decoder, t reflect.Type, at string, depth int, bad **
 // types; the OpenAPI description reflects attributes through it too.
 func Members(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
+	for name, f := range MemberFields(t) {
+		out[name] = f.Type
+	}
+	return out
+}
+
+// MemberFields is Members with each member's struct field (its tags too:
+// the OpenAPI description reads its `oas` tag).
+func MemberFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		name, _, _ := strings.Cut(tag, ",")
@@ -326,9 +336,9 @@ func Members(t reflect.Type) map[string]reflect.Type {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for n, mt := range Members(ft) {
+				for n, mf := range MemberFields(ft) {
 					if _, ok := out[n]; !ok {
-						out[n] = mt
+						out[n] = mf
 					}
 				}
 				continue
@@ -340,7 +350,7 @@ func Members(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = ft
+		out[name] = f
 	}
 	return out
 }

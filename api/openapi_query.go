@@ -1,0 +1,160 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/pressroom/pressroom/api/oauth"
+)
+
+// The query parameters an operation is described with are the QuerySpec
+// its handler parses with: New probes every route's handler once, with a
+// request that carries queryProbe, and parseQuery hands the probe its spec
+// instead of parsing (errQueryProbe). A handler answers the probe before
+// anything else it does: parseQuery comes first in every handler that
+// takes a query (readCreate, readPatch, serveOne, the catalog's readers),
+// and one that takes none records nothing (no parameters described).
+// Public routes (OAuth, health, docs) take no JSON:API query and are not
+// probed.
+
+// queryProbe records the spec parseQuery was called with.
+type queryProbe struct {
+	spec QuerySpec
+	seen bool
+}
+
+type queryProbeKey struct{}
+
+var errQueryProbe = errors.New("api: query probe")
+
+// probed hands c's probe, if it has one, the spec.
+func probed(c *fiber.Ctx, spec QuerySpec) bool {
+	p, ok := c.Locals(queryProbeKey{}).(*queryProbe)
+	if ok {
+		p.spec, p.seen = spec, true
+	}
+	return ok
+}
+
+// probeQuerySpecs is the QuerySpec of every route whose handler parses a
+// query, keyed "METHOD /path" as registered.
+func probeQuerySpecs(app *fiber.App) map[string]QuerySpec {
+	out := map[string]QuerySpec{}
+	for _, r := range app.GetRoutes(true) {
+		if r.Method == fiber.MethodHead || specialRoutes[r.Method+" "+r.Path].public {
+			continue // OAuth, health, docs: no JSON:API query, and handlers not to run
+		}
+		for _, h := range r.Handlers {
+			if spec, ok := probeQuery(app, h); ok {
+				out[r.Method+" "+r.Path] = spec
+				break
+			}
+		}
+	}
+	return out
+}
+
+// probeQuery runs h with a probe: no token, no body, no path parameters, a
+// principal of no site and a context already cancelled, so a handler that
+// reaches for anything but its query fails at once (a panic is caught).
+func probeQuery(app *fiber.App, h fiber.Handler) (spec QuerySpec, ok bool) {
+	c := app.AcquireCtx(&fasthttp.RequestCtx{})
+	defer app.ReleaseCtx(c)
+	p := &queryProbe{}
+	c.Locals(queryProbeKey{}, p)
+	oauth.WithPrincipal(c, &oauth.Principal{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.SetUserContext(ctx)
+	func() {
+		defer func() { _ = recover() }()
+		_ = h(c)
+	}()
+	return p.spec, p.seen
+}
+
+// extraParams describe QuerySpec.Extra parameters, by name.
+var extraParams = map[string]map[string]any{
+	"wait": {"description": "Long poll: wait up to this long (a duration such as 5s or 1500ms, or seconds; at most " +
+		maxUploadWait.String() + ") for a processing upload to finish before answering.", "schema": map[string]any{"type": "string", "example": "10s"}},
+}
+
+// queryParameters describes spec as OpenAPI parameters: include paths,
+// fields[TYPE] per type (with the members schemas names), sort keys,
+// filter[NAME] and page[number]/page[size] for a collection, and extras.
+func (b *specBuilder) queryParameters(spec QuerySpec) []any {
+	var out []any
+	list := func(name, description string, values []string) {
+		items := map[string]any{"type": "string"}
+		if len(values) > 0 {
+			items["enum"] = values
+		}
+		out = append(out, map[string]any{"name": name, "in": "query", "description": description, "style": "form", "explode": false,
+			"schema": map[string]any{"type": "array", "items": items, "uniqueItems": true}})
+	}
+	if len(spec.Includes) > 0 {
+		list("include", "Related resources to add to `included` (comma-separated relationship paths).", spec.Includes)
+	}
+	for _, typ := range spec.Fields {
+		list("fields["+typ+"]", "Sparse fieldset: only these members of "+typ+" resources (comma-separated).", b.memberNames(typ))
+	}
+	if !spec.Collection {
+		return append(out, b.extraParameters(spec)...)
+	}
+	if len(spec.Sorts) > 0 {
+		var keys []string
+		for _, k := range slices.Sorted(mapKeys(spec.Sorts)) {
+			keys = append(keys, k, "-"+k)
+		}
+		list("sort", "Sort keys, comma-separated, most significant first; a leading - sorts descending.", keys)
+	}
+	for _, name := range slices.Sorted(mapKeys(spec.Filters)) {
+		out = append(out, map[string]any{"name": "filter[" + name + "]", "in": "query",
+			"description": "Only records whose " + name + " equals this value.", "schema": map[string]any{"type": "string"}})
+	}
+	out = append(out,
+		map[string]any{"name": "page[number]", "in": "query", "description": "The page to answer, from 1.",
+			"schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1}},
+		map[string]any{"name": "page[size]", "in": "query", "description": fmt.Sprintf("Records per page, at most %d.", maxPageSize),
+			"schema": map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "default": defaultPageSize}})
+	return append(out, b.extraParameters(spec)...)
+}
+
+func (b *specBuilder) extraParameters(spec QuerySpec) []any {
+	var out []any
+	for _, name := range spec.Extra {
+		p := map[string]any{"name": name, "in": "query", "schema": map[string]any{"type": "string"}}
+		for k, v := range extraParams[name] {
+			p[k] = v
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// memberNames are the attribute and relationship names of typ, as its
+// schemas describe them (none known: any name).
+func (b *specBuilder) memberNames(typ string) []string {
+	var names []string
+	if attrs, ok := b.schemas[schemaName(typ)+"Attributes"].(map[string]any); ok {
+		if props, ok := attrs["properties"].(map[string]any); ok {
+			names = slices.Collect(mapKeys(props))
+		}
+		if len(names) == 0 {
+			return nil
+		}
+	}
+	res, _ := b.schemas[schemaName(typ)].(map[string]any)
+	if rels, ok := res["properties"].(map[string]any)["relationships"].(map[string]any); ok {
+		for name := range rels["properties"].(map[string]any) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
