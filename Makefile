@@ -44,9 +44,13 @@ fuzz: ## run every fuzz target for FUZZTIME each
 # The chart check (devstack chart: helm lint, helm template | kubeconform
 # -strict) uses the tools `make tools` builds; it builds them itself if missing.
 # funclen fails for a function over 80 lines not in dev/funclen-allow.txt.
+# dev/redocly/lint.sh lints the OpenAPI description with the pinned Redocly
+# CLI (npm ci into dev/redocly/node_modules; needs Node.js 20.19+): no error,
+# no warning but those dev/redocly/.redocly.lint-ignore.yaml accepts.
 vet: $(DEVSTACK)
 	$(GO) vet ./...
 	dev/no-binaries.sh
 	$(GO) run ./dev/cmd/funclen
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(DEVSTACK) chart
+	GO=$(GO) dev/redocly/lint.sh
