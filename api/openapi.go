@@ -328,6 +328,9 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 	codes := errorsOf(method, path, sp, spec)
 	op["x-error-codes"] = codes
 	op["responses"] = b.successResponses(sp)
+	if d, ok := op["responses"].(map[string]any)["default"].(map[string]any); ok && !sp.oauth && sp.kind != opHTML && sp.kind != opJSON {
+		d["description"] = defaultErrors(codes)
+	}
 	b.addExamples(op)
 	for status, r := range errorResponses(codes, sp.oauth) {
 		if _, taken := op["responses"].(map[string]any)[status]; !taken {

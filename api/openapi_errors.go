@@ -182,8 +182,30 @@ func errorsOf(method, path string, sp special, spec *QuerySpec) []string {
 	return codes
 }
 
-// errorResponses are the responses of codes, one per status, each listing
-// its codes and an example error document of the first.
+// sharedStatuses are the statuses almost every operation may answer (a
+// token refused, an Accept not met, the server busy or broken): they are
+// left to the operation's default response (defaultErrors), so that each
+// operation's responses (and a generated client's types) list the statuses
+// particular to it; x-error-codes still names every code.
+var sharedStatuses = map[int]bool{401: true, 406: true, 500: true, 503: true}
+
+// defaultErrors is the description of an operation's default response.
+func defaultErrors(codes []string) string {
+	lines := []string{"A JSON:API error document. Besides the statuses listed, the operation may answer:"}
+	for _, c := range codes {
+		if e, ok := errorCodes[c]; ok && sharedStatuses[e.status] {
+			lines = append(lines, fmt.Sprintf("- %d `%s`: %s", e.status, c, e.when))
+		}
+	}
+	if len(lines) == 1 {
+		return "A JSON:API error document (see x-error-codes)"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errorResponses are the responses of codes, one per status (but
+// sharedStatuses), each listing its codes and an example error document of
+// the first.
 func errorResponses(codes []string, oauth bool) map[string]any {
 	table, content := errorCodes, func() map[string]any { return jsonapiContent(ref("ErrorDocument")) }
 	if oauth {
@@ -194,7 +216,12 @@ func errorResponses(codes []string, oauth bool) map[string]any {
 	}
 	byStatus := map[int][]string{}
 	for _, c := range codes {
-		byStatus[table[c].status] = append(byStatus[table[c].status], c)
+		if status := table[c].status; !sharedStatuses[status] {
+			byStatus[status] = append(byStatus[status], c)
+		}
+	}
+	if len(byStatus) == 0 && slices.Contains(codes, "invalid_token") {
+		byStatus[401] = []string{"invalid_token"} // an operation's one 4xx answer
 	}
 	out := map[string]any{}
 	for status, cs := range byStatus {
