@@ -18,7 +18,9 @@ import (
 // instead of parsing (errQueryProbe). A handler answers the probe before
 // anything else it does: parseQuery comes first in every handler that
 // takes a query (readCreate, readPatch, serveOne, the catalog's readers),
-// and one that takes none records nothing (no parameters described).
+// and one that takes none records nothing (no parameters described). A
+// handler that reads its record first (idParam, loadByID) is given the nil
+// id and an empty record while probed, so it goes on to its query.
 // Public routes (OAuth, health, docs) take no JSON:API query and are not
 // probed.
 
@@ -31,6 +33,14 @@ type queryProbe struct {
 type queryProbeKey struct{}
 
 var errQueryProbe = errors.New("api: query probe")
+
+// probing tells whether c is a probe: idParam answers the nil id and
+// loadByID an empty record, so a handler that reads its record before its
+// query reaches the query.
+func probing(c *fiber.Ctx) bool {
+	_, ok := c.Locals(queryProbeKey{}).(*queryProbe)
+	return ok
+}
 
 // probed hands c's probe, if it has one, the spec.
 func probed(c *fiber.Ctx, spec QuerySpec) bool {

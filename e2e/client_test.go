@@ -55,7 +55,7 @@ func TestGeneratedClientCreatesAndPublishesAPage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var page client.PagesRequest
+	var page client.PagesCreateRequest
 	page.Data.Type = "pages"
 	page.Data.Attributes = &map[string]any{"title": "Generated", "slug": "generated"}
 	created, err := c.PostPagesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx, &client.PostPagesParams{}, page)
@@ -75,10 +75,10 @@ func TestGeneratedClientCreatesAndPublishesAPage(t *testing.T) {
 	if err := drafts.FromRelationshipDataData2(client.RelationshipDataData2{{Type: "drafts", Id: draftID}}); err != nil {
 		t.Fatal(err)
 	}
-	var rev client.RevisionsRequest
+	var rev client.RevisionsCreateRequest
 	rev.Data.Type = "revisions"
 	comments := "from the generated client"
-	rev.Data.Attributes = &client.RevisionsRequestAttributes{Comments: &comments}
+	rev.Data.Attributes = &client.RevisionsCreateRequestAttributes{Comments: &comments}
 	rev.Data.Relationships = &map[string]client.RelationshipData{"drafts": {Data: &drafts}}
 	published, err := c.PostRevisionsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx, &client.PostRevisionsParams{}, rev)
 	if err != nil {

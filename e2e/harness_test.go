@@ -330,12 +330,13 @@ func (quietLogger) Error(string, ...any) {}
 func (s *system) callWith(t *testing.T, token, method, path string, body any, headers ...string) *doc {
 	t.Helper()
 	var r io.Reader
+	var sent []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r = bytes.NewReader(b)
+		r, sent = bytes.NewReader(b), b
 	}
 	req, _ := http.NewRequest(method, s.URL+path, r)
 	req.Header.Set("Accept", "application/vnd.api+json")
@@ -355,6 +356,12 @@ func (s *system) callWith(t *testing.T, token, method, path string, body any, he
 	d.Raw, _ = io.ReadAll(resp.Body)
 	if err := s.openapi.Check(req, resp.StatusCode, resp.Header, d.Raw); err != nil {
 		t.Fatal(err)
+	}
+	if resp.StatusCode < 300 {
+		// What the API accepted, the description must describe.
+		if err := s.openapi.CheckRequest(req, sent); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(d.Raw) > 0 {
 		testsupport.ValidateJSONAPI(t, d.Raw)

@@ -1,10 +1,12 @@
 package testsupport
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 
@@ -78,6 +80,27 @@ func (o *OpenAPI) Check(req *http.Request, status int, header http.Header, body 
 	in.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		return fmt.Errorf("%s %s → %d does not match /openapi.json: %w\n%s", req.Method, req.URL.Path, status, err, indent(body))
+	}
+	return nil
+}
+
+// CheckRequest checks a request the API accepted (answered 2xx) with
+// kin-openapi's request validation (openapi3filter.ValidateRequest): its
+// query parameters and its body (body, as sent) must be ones the operation
+// describes. So an attribute the API accepts that the description lacks
+// (attributes are additionalProperties: false) fails here, as Check fails
+// one it returns. Security is not checked (the API did that).
+func (o *OpenAPI) CheckRequest(req *http.Request, body []byte) error {
+	route, params, err := o.router.FindRoute(req)
+	if err != nil {
+		return fmt.Errorf("%s %s is not described in /openapi.json: %w", req.Method, req.URL.Path, err)
+	}
+	r := req.Clone(context.Background())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		return fmt.Errorf("%s %s was accepted but does not match /openapi.json: %w\n%s", req.Method, req.URL, err, indent(body))
 	}
 	return nil
 }

@@ -50,3 +50,46 @@ func TestOpenAPICheckCatchesDrift(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPICheckRequestCatchesDrift: what the e2e tests send and the API
+// accepts is checked too, so an attribute accepted but not described fails.
+func TestOpenAPICheckRequestCatchesDrift(t *testing.T) {
+	app, err := api.New(api.Deps{Config: testsupport.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/openapi.json", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	o, err := testsupport.LoadOpenAPI(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theme := `{"data":{"type":"themes","attributes":{"title":"Spring","description":null}}}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		ok                       bool
+	}{
+		{"a theme", "POST", "/themes", theme, true},
+		{"a theme with an attribute themes lack", "POST", "/themes", strings.Replace(theme, `"description"`, `"colour"`, 1), false},
+		{"a theme without its required title", "POST", "/themes", `{"data":{"type":"themes","attributes":{}}}`, false},
+		{"a read-only attribute", "POST", "/themes", strings.Replace(theme, `"description"`, `"published-at"`, 1), false},
+		{"an include the route offers", "GET", "/themes?include=layouts", "", true},
+		{"a sort key it does not", "GET", "/themes?sort=colour", "", false},
+	} {
+		var body io.Reader
+		if tc.body != "" {
+			body = strings.NewReader(tc.body)
+		}
+		req := httptest.NewRequest(tc.method, "http://127.0.0.1:8080"+tc.path, body)
+		if tc.body != "" {
+			req.Header.Set("Content-Type", "application/vnd.api+json")
+		}
+		err := o.CheckRequest(req, []byte(tc.body))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: CheckRequest = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
