@@ -3,6 +3,8 @@ package api
 import (
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,5 +67,44 @@ func TestOpenAPIDescribesEmbeddedAttributes(t *testing.T) {
 	}
 	if req["title"] == nil || req["created-at"] != nil || req["updated-at"] != nil || req["timestamps"] != nil {
 		t.Errorf("ThemesRequestAttributes = %v, want title without the read-only timestamps", req)
+	}
+}
+
+// The query parameters described are the QuerySpec the handler parses
+// with: GET /themes's include paths, sort keys and filters are
+// themeSpec(true)'s, and a handler that reads its record before its query
+// (GET /webhooks/:id/deliveries) is described with its page parameters.
+func TestOpenAPIQueryParametersAreTheHandlersSpecs(t *testing.T) {
+	c, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := probeQuerySpecs(app)
+	want := themeSpec(true)
+	got, ok := specs["GET /themes"]
+	if !ok || !slices.Equal(got.Includes, want.Includes) || !maps.Equal(got.Sorts, want.Sorts) || !maps.Equal(got.Filters, want.Filters) {
+		t.Errorf("GET /themes probed %+v, want themeSpec(true) %+v", got, want)
+	}
+	if d, ok := specs["GET /webhooks/:id/deliveries"]; !ok || !d.Collection {
+		t.Errorf("GET /webhooks/:id/deliveries probed %+v (found %v), want deliverySpec(true)", d, ok)
+	}
+	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}, responses: map[string]any{}}
+	b.commonSchemas()
+	names := map[string]any{}
+	for _, p := range b.queryParameters(got) {
+		names[p.(map[string]any)["name"].(string)] = p.(map[string]any)["schema"]
+	}
+	for _, name := range []string{"include", "fields[themes]", "sort", "filter[title]", "page[number]", "page[size]"} {
+		if names[name] == nil {
+			t.Errorf("GET /themes's parameters lack %s: %v", name, names)
+		}
+	}
+	sorts := names["sort"].(map[string]any)["items"].(map[string]any)["enum"].([]string)
+	if !slices.Contains(sorts, "title") || !slices.Contains(sorts, "-created-at") {
+		t.Errorf("sort keys = %v", sorts)
 	}
 }
