@@ -1,11 +1,8 @@
 package api
 
 import (
-	"log/slog"
-
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/third_party/redoc"
 )
 
@@ -41,16 +38,4 @@ func registerDocRoutes(app *fiber.App, spec *[]byte) {
 		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 		return c.Send(redoc.JS)
 	})
-}
-
-// Description is the OpenAPI description a server with cfg serves at
-// /openapi.json, built without connecting to anything: `pressroom openapi`
-// prints it, and the TypeScript client's types are generated from it
-// (clients/typescript, e2e/typescript_test.go).
-func Description(cfg config.Config, log *slog.Logger) ([]byte, error) {
-	app, err := New(Deps{Config: cfg, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	return buildOpenAPI(app.GetRoutes(true), cfg.PublicURL)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/storage"
@@ -181,14 +180,4 @@ func storageInit(ctx context.Context, env *environment) error {
 	}
 	fmt.Fprintf(env.stdout, "buckets %s and %s ready\n", env.cfg.Storage.UploadsBucket, env.cfg.Storage.AssetsBucket)
 	return nil
-}
-
-// printOpenAPI writes the description /openapi.json serves, with a newline.
-func printOpenAPI(env *environment) error {
-	spec, err := api.Description(env.cfg, env.log)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(env.stdout, "%s\n", spec)
-	return err
 }

@@ -91,15 +91,6 @@ PRESSROOM_S3_ASSETS_BUCKET) when missing and sets their rules. Safe to repeat.
 Example:
   pressroom storage init
 `},
-	{name: "openapi", synopsis: "openapi", summary: "print the OpenAPI description (/openapi.json) without starting anything", help: `
-Prints the OpenAPI 3.1 description the server serves at /openapi.json, built
-from the same routes and definitions, without a database or Temporal. Its
-server URL is PRESSROOM_PUBLIC_URL. clients/typescript generates its types
-from it.
-
-Example:
-  pressroom openapi > openapi.json
-`},
 	{name: "login", synopsis: "login [--api URL] [--no-browser] [--client-id ID]", summary: "sign in to an API in the browser (or with a pasted code)", client: true, help: `
 Signs in with the OAuth authorization-code flow and PKCE, as a desktop app
 does: it opens the system browser on the API's sign-in page and takes the

@@ -105,8 +105,6 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdin io.Read
 		return clientCreate(ctx, env, rest[1:])
 	case cmd == "storage" && len(rest) == 1 && rest[0] == "init":
 		return storageInit(ctx, env)
-	case cmd == "openapi" && len(rest) == 0:
-		return printOpenAPI(env)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
 }

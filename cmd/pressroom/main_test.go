@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -383,29 +382,5 @@ func TestEditorCommandUsageErrors(t *testing.T) {
 		func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr)
 	if err == nil || !strings.Contains(stderr.String(), "/nonexistent/photo.jpg: failed: cannot read the file") {
 		t.Errorf("upload of a missing file = %v\n%s", err, stderr.String())
-	}
-}
-
-// TestOpenAPICommand: `pressroom openapi` prints the description
-// /openapi.json serves, with PRESSROOM_PUBLIC_URL as its server, and needs
-// no database (the TypeScript client's types are generated from it).
-func TestOpenAPICommand(t *testing.T) {
-	t.Parallel()
-	c := &cli{env: map[string]string{"PRESSROOM_PUBLIC_URL": "https://api.example.com", "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"}}
-	var doc struct {
-		OpenAPI string                    `json:"openapi"`
-		Servers []struct{ URL string }    `json:"servers"`
-		Paths   map[string]map[string]any `json:"paths"`
-	}
-	if err := json.Unmarshal([]byte(c.ok(t, "", "openapi")), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.OpenAPI != "3.1.0" || len(doc.Servers) != 1 || doc.Servers[0].URL != "https://api.example.com" {
-		t.Errorf("openapi %q, servers %+v", doc.OpenAPI, doc.Servers)
-	}
-	for _, p := range []string{"/pages", "/revisions", "/upload-signatures", "/asset-uploads/{id}", "/oauth/token"} {
-		if doc.Paths[p] == nil {
-			t.Errorf("the description has no %s", p)
-		}
 	}
 }
