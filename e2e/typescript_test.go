@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
@@ -29,8 +26,8 @@ import (
 
 // The TypeScript client (clients/typescript) is built from the API's own
 // description: `npm ci` (skipped while package-lock.json is unchanged since
-// the last one), the description written by api.Description (what
-// `pressroom openapi` prints and /openapi.json serves), openapi-typescript,
+// the last one), the description /openapi.json serves (as
+// `go run ./dev/cmd/openapi` prints it, built from this checkout), openapi-typescript,
 // `tsc --strict --noEmit` over the client, its example and its type checks,
 // and esbuild's bundle of the example page. Once per test binary: both
 // tests below share it.
@@ -70,13 +67,11 @@ func buildTypeScript(dir string) error {
 	if err := npmCI(ctx, dir); err != nil {
 		return err
 	}
-	c, err := config.FromEnv(func(string) string { return "" })
+	gen := exec.CommandContext(ctx, "go", "run", "./dev/cmd/openapi")
+	gen.Dir = filepath.Join(dir, "..", "..")
+	spec, err := gen.Output()
 	if err != nil {
-		return err
-	}
-	spec, err := api.Description(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		return err
+		return fmt.Errorf("go run ./dev/cmd/openapi: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "openapi.json"), spec, 0o644); err != nil {
 		return err
