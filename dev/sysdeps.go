@@ -64,8 +64,9 @@ func SystemRequirements() []Requirement {
 }
 
 // TestRequirements is SystemRequirements plus what only the tests need:
-// Chromium for the browser tests (e2e/browser_test.go), and curl and jq for
-// the README's tour (e2e/readme_tour_test.go runs it). `make test` and
+// Chromium for the browser tests (e2e/browser_test.go), curl and jq for
+// the README's tour (e2e/readme_tour_test.go runs it), and Node.js with npm
+// for the TypeScript client (e2e/typescript_test.go). `make test` and
 // `make deps` (so CI) check them; `make dev` needs neither.
 func TestRequirements() []Requirement {
 	return append(SystemRequirements(), Requirement{
@@ -78,6 +79,10 @@ func TestRequirements() []Requirement {
 		What: "curl and jq", Why: "the README's tour is run as written (curl for each call, jq to take ids from the answers)",
 		Packages: []string{"curl", "jq"},
 		Present:  func(context.Context) bool { return onPath("curl") && onPath("jq") },
+	}, Requirement{
+		What: "Node.js and npm", Why: "the TypeScript client (clients/typescript) is installed with npm ci, type-checked with tsc --strict and bundled for its browser test",
+		Packages: []string{"nodejs", "npm"},
+		Present:  func(context.Context) bool { return onPath("node") && onPath("npm") },
 	})
 }
 

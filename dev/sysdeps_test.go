@@ -174,8 +174,13 @@ func TestChromiumOnlyForTests(t *testing.T) {
 		t.Errorf("SystemRequirements (make dev) names chromium: %v", pkgs)
 	}
 	pkgs := names(dev.TestRequirements())
-	if !contains(pkgs, "chromium") {
-		t.Errorf("TestRequirements (make test, make deps) does not name chromium: %v", pkgs)
+	for _, p := range []string{"chromium", "nodejs", "npm"} {
+		if !contains(pkgs, p) {
+			t.Errorf("TestRequirements (make test, make deps) does not name %s: %v", p, pkgs)
+		}
+	}
+	if pkgs := names(dev.SystemRequirements()); contains(pkgs, "nodejs") {
+		t.Errorf("SystemRequirements (make dev) names nodejs: %v", pkgs)
 	}
 	for _, p := range names(dev.SystemRequirements()) {
 		if !contains(pkgs, p) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +57,9 @@ code{display:block;font-size:1.1rem;padding:1rem;background:#f3f3f3;word-break:b
 
 type pageData struct {
 	Title, ClientName, ID, Token, Username, Error, Code string
+	// RedirectURI is where the login form's answer redirects (the
+	// request's redirect URI): the page's form-action admits its origin.
+	RedirectURI string
 }
 
 func render(c *fiber.Ctx, status int, name string, d pageData) error {
@@ -65,9 +70,40 @@ func render(c *fiber.Ctx, status int, name string, d pageData) error {
 	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("X-Frame-Options", "DENY") // no clickjacking of the password form
-	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction(d.RedirectURI)+"; frame-ancestors 'none'")
 	return c.Status(status).Send(buf.Bytes())
 }
+
+// cspHost is what formAction accepts as the host of a CSP source: no
+// spaces, semicolons or commas that would end the directive.
+var cspHost = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$`)
+
+// formAction is the login page's CSP form-action: 'self', and the origin of
+// the redirect URI the form's POST answers with a 302. Browsers apply
+// form-action to the redirects after a form submission too (CSP Level 3),
+// so with 'self' alone Chromium refuses to follow the code's redirect to a
+// client on another origin (a loopback port, a web app). An http(s) URI
+// adds its scheme://host[:port]; another scheme (a native app's private
+// scheme) adds the scheme, unless it is one that runs or reads content
+// (javascript:, data:, …); anything else adds nothing.
+func formAction(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if redirectURI == "" || redirectURI == OOBRedirectURI || err != nil {
+		return "'self'"
+	}
+	switch {
+	case (u.Scheme == "http" || u.Scheme == "https") && cspHost.MatchString(u.Host):
+		return "'self' " + u.Scheme + "://" + u.Host
+	case u.Scheme != "http" && u.Scheme != "https" && cspScheme.MatchString(u.Scheme) && !unsafeSchemes[u.Scheme]:
+		return "'self' " + u.Scheme + ":"
+	}
+	return "'self'"
+}
+
+var cspScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
+
+// unsafeSchemes never enter form-action, registered or not.
+var unsafeSchemes = map[string]bool{"javascript": true, "data": true, "blob": true, "file": true, "filesystem": true}
 
 // loginForm shows the form for an authorization request this browser started.
 func (p *Provider) loginForm(c *fiber.Ctx) error {
@@ -76,7 +112,8 @@ func (p *Provider) loginForm(c *fiber.Ctx) error {
 		return loginProblem(c, err)
 	}
 	id := req.GetID()
-	return render(c, http.StatusOK, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id)})
+	return render(c, http.StatusOK, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id),
+		RedirectURI: req.row.RedirectURI})
 }
 
 // login checks the credentials, completes the request, and hands over the
@@ -116,7 +153,7 @@ func (p *Provider) login(c *fiber.Ctx) error {
 			msg = "The server is busy. Please try again in a few seconds."
 		}
 		return render(c, te.status, "login", pageData{Title: "Sign in", ClientName: cl.row.Name, ID: id, Token: formToken(nonce, id),
-			Username: username, Error: msg})
+			Username: username, Error: msg, RedirectURI: req.row.RedirectURI})
 	}
 	ctx := c.UserContext()
 	if err := p.store.completeAuthRequest(ctx, req.row.ID, hashToken(nonce), u); err != nil {
