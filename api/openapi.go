@@ -23,9 +23,9 @@ import (
 // "Adding a resource".
 
 // attributeTypes are the structs each resource type's attributes are
-// rendered from; the description reflects their JSON fields. A type not
-// listed (the content kinds, whose attributes are built per kind) is
-// described as an object of any attributes.
+// rendered from; the description reflects their JSON fields. The content
+// kinds' attributes are built per kind: they are described from the
+// kind's field declarations (openapi_kinds.go).
 var attributeTypes = map[string]any{
 	"sites":              siteAttributes{},
 	"users":              userAttributes{},
@@ -48,8 +48,8 @@ var attributeTypes = map[string]any{
 // requestAttributeTypes are the structs create and update requests are
 // decoded into (decodeCreate, decodePatch). Fields of interface type are
 // there only to refuse read-only attributes, so they are not described as
-// accepted. A type not listed takes an object of any attributes (the
-// content kinds check theirs per kind).
+// accepted. The content kinds' are their field declarations
+// (openapi_kinds.go).
 var requestAttributeTypes = map[string]any{
 	"themes":            themeRequest{},
 	"layouts":           layoutRequest{},
@@ -266,7 +266,11 @@ func (b *specBuilder) describe(method, path string) error {
 	case "linkage":
 		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{jsonapi.MediaType: map[string]any{"schema": ref("RelationshipData")}}}
 	default:
-		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{jsonapi.MediaType: map[string]any{"schema": ref(schemaName(sp.body) + "Request")}}}
+		body := schemaName(sp.body) + "Request"
+		if _, ok := b.schemas[schemaName(sp.body)+"CreateRequest"]; ok && method == fiber.MethodPost {
+			body = schemaName(sp.body) + "CreateRequest" // what a create must send, required
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{jsonapi.MediaType: map[string]any{"schema": ref(body)}}}
 	}
 	op["responses"] = b.responses(sp)
 	p := "/" + strings.TrimPrefix(strings.ReplaceAll(path, ":id", "{id}"), "/")

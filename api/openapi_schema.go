@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // The JSON schemas of the OpenAPI description (openapi.go): JSON:API's
@@ -139,6 +140,10 @@ func (b *specBuilder) resourceSchemas(typ string) {
 		}
 	}
 	b.schemas[name+"RequestAttributes"] = reqAttrs
+	if k, ok := drafts.KindOf(typ); ok {
+		b.kindAttributeSchemas(k) // typed from the kind's declarations
+		return
+	}
 	b.schemas[name+"Request"] = map[string]any{"type": "object", "required": []any{"data"}, "properties": map[string]any{
 		"data": map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{
 			"type":          map[string]any{"const": typ},
