@@ -74,7 +74,8 @@ func kindRequest(k *drafts.Kind, attrs string, create bool) map[string]any {
 		if !f.IsRef() {
 			continue
 		}
-		data := identifierOf([]string{f.RefType})
+		data := map[string]any{"type": "object", "required": []any{"type", "id"}, "properties": map[string]any{
+			"type": map[string]any{"type": "string", "enum": []any{f.RefType}}, "id": map[string]any{"type": "string"}, "meta": ref("Meta")}}
 		if f.Type == drafts.NullRef {
 			data = map[string]any{"oneOf": []any{map[string]any{"type": "null"}, data}}
 		}

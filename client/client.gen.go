@@ -12,10 +12,323 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for ContentBlocksAttributesDataType.
+const (
+	ContentBlocksAttributesDataTypeHtml     ContentBlocksAttributesDataType = "html"
+	ContentBlocksAttributesDataTypeImage    ContentBlocksAttributesDataType = "image"
+	ContentBlocksAttributesDataTypeLink     ContentBlocksAttributesDataType = "link"
+	ContentBlocksAttributesDataTypeMarkdown ContentBlocksAttributesDataType = "markdown"
+	ContentBlocksAttributesDataTypeText     ContentBlocksAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksAttributesDataType enum.
+func (e ContentBlocksAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksAttributesDataTypeHtml:
+		return true
+	case ContentBlocksAttributesDataTypeImage:
+		return true
+	case ContentBlocksAttributesDataTypeLink:
+		return true
+	case ContentBlocksAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestDataRelationshipsAssetDataType.
+const (
+	ContentBlocksCreateRequestDataRelationshipsAssetDataTypeAssets ContentBlocksCreateRequestDataRelationshipsAssetDataType = "assets"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestDataRelationshipsAssetDataType enum.
+func (e ContentBlocksCreateRequestDataRelationshipsAssetDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestDataRelationshipsAssetDataTypeAssets:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestDataRelationshipsContentDataType.
+const (
+	ContentBlocksCreateRequestDataRelationshipsContentDataTypeContents ContentBlocksCreateRequestDataRelationshipsContentDataType = "contents"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestDataRelationshipsContentDataType enum.
+func (e ContentBlocksCreateRequestDataRelationshipsContentDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestDataRelationshipsContentDataTypeContents:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestAttributesDataType.
+const (
+	ContentBlocksCreateRequestAttributesDataTypeHtml     ContentBlocksCreateRequestAttributesDataType = "html"
+	ContentBlocksCreateRequestAttributesDataTypeImage    ContentBlocksCreateRequestAttributesDataType = "image"
+	ContentBlocksCreateRequestAttributesDataTypeLink     ContentBlocksCreateRequestAttributesDataType = "link"
+	ContentBlocksCreateRequestAttributesDataTypeMarkdown ContentBlocksCreateRequestAttributesDataType = "markdown"
+	ContentBlocksCreateRequestAttributesDataTypeText     ContentBlocksCreateRequestAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestAttributesDataType enum.
+func (e ContentBlocksCreateRequestAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestAttributesDataTypeHtml:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeImage:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeLink:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestDataRelationshipsAssetDataType.
+const (
+	ContentBlocksRequestDataRelationshipsAssetDataTypeAssets ContentBlocksRequestDataRelationshipsAssetDataType = "assets"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestDataRelationshipsAssetDataType enum.
+func (e ContentBlocksRequestDataRelationshipsAssetDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestDataRelationshipsAssetDataTypeAssets:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestDataRelationshipsContentDataType.
+const (
+	ContentBlocksRequestDataRelationshipsContentDataTypeContents ContentBlocksRequestDataRelationshipsContentDataType = "contents"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestDataRelationshipsContentDataType enum.
+func (e ContentBlocksRequestDataRelationshipsContentDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestDataRelationshipsContentDataTypeContents:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestAttributesDataType.
+const (
+	ContentBlocksRequestAttributesDataTypeHtml     ContentBlocksRequestAttributesDataType = "html"
+	ContentBlocksRequestAttributesDataTypeImage    ContentBlocksRequestAttributesDataType = "image"
+	ContentBlocksRequestAttributesDataTypeLink     ContentBlocksRequestAttributesDataType = "link"
+	ContentBlocksRequestAttributesDataTypeMarkdown ContentBlocksRequestAttributesDataType = "markdown"
+	ContentBlocksRequestAttributesDataTypeText     ContentBlocksRequestAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestAttributesDataType enum.
+func (e ContentBlocksRequestAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestAttributesDataTypeHtml:
+		return true
+	case ContentBlocksRequestAttributesDataTypeImage:
+		return true
+	case ContentBlocksRequestAttributesDataTypeLink:
+		return true
+	case ContentBlocksRequestAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksRequestAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentsCreateRequestDataRelationshipsPageDataType.
+const (
+	ContentsCreateRequestDataRelationshipsPageDataTypePages ContentsCreateRequestDataRelationshipsPageDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the ContentsCreateRequestDataRelationshipsPageDataType enum.
+func (e ContentsCreateRequestDataRelationshipsPageDataType) Valid() bool {
+	switch e {
+	case ContentsCreateRequestDataRelationshipsPageDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentsRequestDataRelationshipsPageDataType.
+const (
+	ContentsRequestDataRelationshipsPageDataTypePages ContentsRequestDataRelationshipsPageDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the ContentsRequestDataRelationshipsPageDataType enum.
+func (e ContentsRequestDataRelationshipsPageDataType) Valid() bool {
+	switch e {
+	case ContentsRequestDataRelationshipsPageDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesAttributesPageType.
+const (
+	PagesAttributesPageTypeError    PagesAttributesPageType = "error"
+	PagesAttributesPageTypeHome     PagesAttributesPageType = "home"
+	PagesAttributesPageTypeNotFound PagesAttributesPageType = "not_found"
+	PagesAttributesPageTypePage     PagesAttributesPageType = "page"
+	PagesAttributesPageTypeSearch   PagesAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesAttributesPageType enum.
+func (e PagesAttributesPageType) Valid() bool {
+	switch e {
+	case PagesAttributesPageTypeError:
+		return true
+	case PagesAttributesPageTypeHome:
+		return true
+	case PagesAttributesPageTypeNotFound:
+		return true
+	case PagesAttributesPageTypePage:
+		return true
+	case PagesAttributesPageTypeSearch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestDataRelationshipsLayoutDataType.
+const (
+	PagesCreateRequestDataRelationshipsLayoutDataTypeLayouts PagesCreateRequestDataRelationshipsLayoutDataType = "layouts"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestDataRelationshipsLayoutDataType enum.
+func (e PagesCreateRequestDataRelationshipsLayoutDataType) Valid() bool {
+	switch e {
+	case PagesCreateRequestDataRelationshipsLayoutDataTypeLayouts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestDataRelationshipsParentDataType.
+const (
+	PagesCreateRequestDataRelationshipsParentDataTypePages PagesCreateRequestDataRelationshipsParentDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestDataRelationshipsParentDataType enum.
+func (e PagesCreateRequestDataRelationshipsParentDataType) Valid() bool {
+	switch e {
+	case PagesCreateRequestDataRelationshipsParentDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestAttributesPageType.
+const (
+	PagesCreateRequestAttributesPageTypeError    PagesCreateRequestAttributesPageType = "error"
+	PagesCreateRequestAttributesPageTypeHome     PagesCreateRequestAttributesPageType = "home"
+	PagesCreateRequestAttributesPageTypeNotFound PagesCreateRequestAttributesPageType = "not_found"
+	PagesCreateRequestAttributesPageTypePage     PagesCreateRequestAttributesPageType = "page"
+	PagesCreateRequestAttributesPageTypeSearch   PagesCreateRequestAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestAttributesPageType enum.
+func (e PagesCreateRequestAttributesPageType) Valid() bool {
+	switch e {
+	case PagesCreateRequestAttributesPageTypeError:
+		return true
+	case PagesCreateRequestAttributesPageTypeHome:
+		return true
+	case PagesCreateRequestAttributesPageTypeNotFound:
+		return true
+	case PagesCreateRequestAttributesPageTypePage:
+		return true
+	case PagesCreateRequestAttributesPageTypeSearch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestDataRelationshipsLayoutDataType.
+const (
+	PagesRequestDataRelationshipsLayoutDataTypeLayouts PagesRequestDataRelationshipsLayoutDataType = "layouts"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestDataRelationshipsLayoutDataType enum.
+func (e PagesRequestDataRelationshipsLayoutDataType) Valid() bool {
+	switch e {
+	case PagesRequestDataRelationshipsLayoutDataTypeLayouts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestDataRelationshipsParentDataType.
+const (
+	PagesRequestDataRelationshipsParentDataTypePages PagesRequestDataRelationshipsParentDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestDataRelationshipsParentDataType enum.
+func (e PagesRequestDataRelationshipsParentDataType) Valid() bool {
+	switch e {
+	case PagesRequestDataRelationshipsParentDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestAttributesPageType.
+const (
+	PagesRequestAttributesPageTypeError    PagesRequestAttributesPageType = "error"
+	PagesRequestAttributesPageTypeHome     PagesRequestAttributesPageType = "home"
+	PagesRequestAttributesPageTypeNotFound PagesRequestAttributesPageType = "not_found"
+	PagesRequestAttributesPageTypePage     PagesRequestAttributesPageType = "page"
+	PagesRequestAttributesPageTypeSearch   PagesRequestAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestAttributesPageType enum.
+func (e PagesRequestAttributesPageType) Valid() bool {
+	switch e {
+	case PagesRequestAttributesPageTypeError:
+		return true
+	case PagesRequestAttributesPageTypeHome:
+		return true
+	case PagesRequestAttributesPageTypeNotFound:
+		return true
+	case PagesRequestAttributesPageTypePage:
+		return true
+	case PagesRequestAttributesPageTypeSearch:
+		return true
+	default:
+		return false
+	}
+}
 
 // AssetImages defines model for AssetImages.
 type AssetImages struct {
@@ -243,7 +556,34 @@ type ContentBlocks struct {
 }
 
 // ContentBlocksAttributes defines model for ContentBlocksAttributes.
-type ContentBlocksAttributes = map[string]interface{}
+type ContentBlocksAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName *string `json:"var-name,omitempty"`
+}
+
+// ContentBlocksAttributesDataType How the body is read.
+type ContentBlocksAttributesDataType string
 
 // ContentBlocksCollectionDocument defines model for ContentBlocksCollectionDocument.
 type ContentBlocksCollectionDocument struct {
@@ -253,6 +593,62 @@ type ContentBlocksCollectionDocument struct {
 	Links    *Links          `json:"links,omitempty"`
 	Meta     *Meta           `json:"meta,omitempty"`
 }
+
+// ContentBlocksCreateRequest defines model for ContentBlocksCreateRequest.
+type ContentBlocksCreateRequest struct {
+	Data struct {
+		Attributes    *ContentBlocksCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                               `json:"id,omitempty"`
+		Meta          *Meta                                 `json:"meta,omitempty"`
+		Relationships struct {
+			// Asset The asset the block shows (an image block).
+			Asset *struct {
+				Data *struct {
+					Id   string                                                   `json:"id"`
+					Meta *Meta                                                    `json:"meta,omitempty"`
+					Type ContentBlocksCreateRequestDataRelationshipsAssetDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"asset,omitempty"`
+
+			// Content The content the block belongs to.
+			Content struct {
+				Data struct {
+					Id   string                                                     `json:"id"`
+					Meta *Meta                                                      `json:"meta,omitempty"`
+					Type ContentBlocksCreateRequestDataRelationshipsContentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"content"`
+		} `json:"relationships"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Meta *Meta `json:"meta,omitempty"`
+}
+
+// ContentBlocksCreateRequestDataRelationshipsAssetDataType defines model for ContentBlocksCreateRequest.Data.Relationships.Asset.Data.Type.
+type ContentBlocksCreateRequestDataRelationshipsAssetDataType string
+
+// ContentBlocksCreateRequestDataRelationshipsContentDataType defines model for ContentBlocksCreateRequest.Data.Relationships.Content.Data.Type.
+type ContentBlocksCreateRequestDataRelationshipsContentDataType string
+
+// ContentBlocksCreateRequestAttributes defines model for ContentBlocksCreateRequestAttributes.
+type ContentBlocksCreateRequestAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksCreateRequestAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName string `json:"var-name"`
+}
+
+// ContentBlocksCreateRequestAttributesDataType How the body is read.
+type ContentBlocksCreateRequestAttributesDataType string
 
 // ContentBlocksDocument defines model for ContentBlocksDocument.
 type ContentBlocksDocument struct {
@@ -269,14 +665,55 @@ type ContentBlocksRequest struct {
 		Attributes    *ContentBlocksRequestAttributes `json:"attributes,omitempty"`
 		Id            *string                         `json:"id,omitempty"`
 		Meta          *Meta                           `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData    `json:"relationships,omitempty"`
-		Type          interface{}                     `json:"type"`
+		Relationships *struct {
+			// Asset The asset the block shows (an image block).
+			Asset *struct {
+				Data *struct {
+					Id   string                                             `json:"id"`
+					Meta *Meta                                              `json:"meta,omitempty"`
+					Type ContentBlocksRequestDataRelationshipsAssetDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"asset,omitempty"`
+
+			// Content The content the block belongs to.
+			Content *struct {
+				Data struct {
+					Id   string                                               `json:"id"`
+					Meta *Meta                                                `json:"meta,omitempty"`
+					Type ContentBlocksRequestDataRelationshipsContentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"content,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentBlocksRequestDataRelationshipsAssetDataType defines model for ContentBlocksRequest.Data.Relationships.Asset.Data.Type.
+type ContentBlocksRequestDataRelationshipsAssetDataType string
+
+// ContentBlocksRequestDataRelationshipsContentDataType defines model for ContentBlocksRequest.Data.Relationships.Content.Data.Type.
+type ContentBlocksRequestDataRelationshipsContentDataType string
+
 // ContentBlocksRequestAttributes defines model for ContentBlocksRequestAttributes.
-type ContentBlocksRequestAttributes = map[string]interface{}
+type ContentBlocksRequestAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksRequestAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName *string `json:"var-name,omitempty"`
+}
+
+// ContentBlocksRequestAttributesDataType How the body is read.
+type ContentBlocksRequestAttributesDataType string
 
 // Contents defines model for Contents.
 type Contents struct {
@@ -320,7 +757,25 @@ type Contents struct {
 }
 
 // ContentsAttributes defines model for ContentsAttributes.
-type ContentsAttributes = map[string]interface{}
+type ContentsAttributes struct {
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+}
 
 // ContentsCollectionDocument defines model for ContentsCollectionDocument.
 type ContentsCollectionDocument struct {
@@ -329,6 +784,40 @@ type ContentsCollectionDocument struct {
 	Jsonapi  *JSONAPI    `json:"jsonapi,omitempty"`
 	Links    *Links      `json:"links,omitempty"`
 	Meta     *Meta       `json:"meta,omitempty"`
+}
+
+// ContentsCreateRequest defines model for ContentsCreateRequest.
+type ContentsCreateRequest struct {
+	Data struct {
+		Attributes    *ContentsCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                          `json:"id,omitempty"`
+		Meta          *Meta                            `json:"meta,omitempty"`
+		Relationships struct {
+			// Page The page the content is on.
+			Page struct {
+				Data struct {
+					Id   string                                             `json:"id"`
+					Meta *Meta                                              `json:"meta,omitempty"`
+					Type ContentsCreateRequestDataRelationshipsPageDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"page"`
+		} `json:"relationships"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Meta *Meta `json:"meta,omitempty"`
+}
+
+// ContentsCreateRequestDataRelationshipsPageDataType defines model for ContentsCreateRequest.Data.Relationships.Page.Data.Type.
+type ContentsCreateRequestDataRelationshipsPageDataType string
+
+// ContentsCreateRequestAttributes defines model for ContentsCreateRequestAttributes.
+type ContentsCreateRequestAttributes struct {
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title string `json:"title"`
 }
 
 // ContentsDocument defines model for ContentsDocument.
@@ -343,17 +832,36 @@ type ContentsDocument struct {
 // ContentsRequest defines model for ContentsRequest.
 type ContentsRequest struct {
 	Data struct {
-		Attributes    *ContentsRequestAttributes   `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *ContentsRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                    `json:"id,omitempty"`
+		Meta          *Meta                      `json:"meta,omitempty"`
+		Relationships *struct {
+			// Page The page the content is on.
+			Page *struct {
+				Data struct {
+					Id   string                                       `json:"id"`
+					Meta *Meta                                        `json:"meta,omitempty"`
+					Type ContentsRequestDataRelationshipsPageDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"page,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentsRequestDataRelationshipsPageDataType defines model for ContentsRequest.Data.Relationships.Page.Data.Type.
+type ContentsRequestDataRelationshipsPageDataType string
+
 // ContentsRequestAttributes defines model for ContentsRequestAttributes.
-type ContentsRequestAttributes = map[string]interface{}
+type ContentsRequestAttributes struct {
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+}
 
 // Drafts defines model for Drafts.
 type Drafts struct {
@@ -653,7 +1161,49 @@ type Pages struct {
 }
 
 // PagesAttributes defines model for PagesAttributes.
-type PagesAttributes = map[string]interface{}
+type PagesAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesAttributesPageType `json:"page-type,omitempty"`
+
+	// Path Where the page is served: its ancestors' slugs and its own, joined by /.
+	Path *string `json:"path,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+}
+
+// PagesAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesAttributesPageType string
 
 // PagesCollectionDocument defines model for PagesCollectionDocument.
 type PagesCollectionDocument struct {
@@ -663,6 +1213,74 @@ type PagesCollectionDocument struct {
 	Links    *Links      `json:"links,omitempty"`
 	Meta     *Meta       `json:"meta,omitempty"`
 }
+
+// PagesCreateRequest defines model for PagesCreateRequest.
+type PagesCreateRequest struct {
+	Data struct {
+		Attributes    *PagesCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                       `json:"id,omitempty"`
+		Meta          *Meta                         `json:"meta,omitempty"`
+		Relationships *struct {
+			// Layout The layout the page is rendered with (null: the theme's default).
+			Layout *struct {
+				Data *struct {
+					Id   string                                            `json:"id"`
+					Meta *Meta                                             `json:"meta,omitempty"`
+					Type PagesCreateRequestDataRelationshipsLayoutDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"layout,omitempty"`
+
+			// Parent The page this one is under (null: at the root).
+			Parent *struct {
+				Data *struct {
+					Id   string                                            `json:"id"`
+					Meta *Meta                                             `json:"meta,omitempty"`
+					Type PagesCreateRequestDataRelationshipsParentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"parent,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
+	} `json:"data"`
+	Meta *Meta `json:"meta,omitempty"`
+}
+
+// PagesCreateRequestDataRelationshipsLayoutDataType defines model for PagesCreateRequest.Data.Relationships.Layout.Data.Type.
+type PagesCreateRequestDataRelationshipsLayoutDataType string
+
+// PagesCreateRequestDataRelationshipsParentDataType defines model for PagesCreateRequest.Data.Relationships.Parent.Data.Type.
+type PagesCreateRequestDataRelationshipsParentDataType string
+
+// PagesCreateRequestAttributes defines model for PagesCreateRequestAttributes.
+type PagesCreateRequestAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesCreateRequestAttributesPageType `json:"page-type,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title string `json:"title"`
+}
+
+// PagesCreateRequestAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesCreateRequestAttributesPageType string
 
 // PagesDocument defines model for PagesDocument.
 type PagesDocument struct {
@@ -676,17 +1294,70 @@ type PagesDocument struct {
 // PagesRequest defines model for PagesRequest.
 type PagesRequest struct {
 	Data struct {
-		Attributes    *PagesRequestAttributes      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *PagesRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                 `json:"id,omitempty"`
+		Meta          *Meta                   `json:"meta,omitempty"`
+		Relationships *struct {
+			// Layout The layout the page is rendered with (null: the theme's default).
+			Layout *struct {
+				Data *struct {
+					Id   string                                      `json:"id"`
+					Meta *Meta                                       `json:"meta,omitempty"`
+					Type PagesRequestDataRelationshipsLayoutDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"layout,omitempty"`
+
+			// Parent The page this one is under (null: at the root).
+			Parent *struct {
+				Data *struct {
+					Id   string                                      `json:"id"`
+					Meta *Meta                                       `json:"meta,omitempty"`
+					Type PagesRequestDataRelationshipsParentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"parent,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// PagesRequestDataRelationshipsLayoutDataType defines model for PagesRequest.Data.Relationships.Layout.Data.Type.
+type PagesRequestDataRelationshipsLayoutDataType string
+
+// PagesRequestDataRelationshipsParentDataType defines model for PagesRequest.Data.Relationships.Parent.Data.Type.
+type PagesRequestDataRelationshipsParentDataType string
+
 // PagesRequestAttributes defines model for PagesRequestAttributes.
-type PagesRequestAttributes = map[string]interface{}
+type PagesRequestAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesRequestAttributesPageType `json:"page-type,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+}
+
+// PagesRequestAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesRequestAttributesPageType string
 
 // PublishPlans defines model for PublishPlans.
 type PublishPlans struct {
@@ -2344,13 +3015,13 @@ type GetWebhooksIdDeliveriesParams struct {
 type PostAssetUploadsApplicationVndAPIPlusJSONRequestBody = AssetUploadsRequest
 
 // PostContentBlocksApplicationVndAPIPlusJSONRequestBody defines body for PostContentBlocks for application/vnd.api+json ContentType.
-type PostContentBlocksApplicationVndAPIPlusJSONRequestBody = ContentBlocksRequest
+type PostContentBlocksApplicationVndAPIPlusJSONRequestBody = ContentBlocksCreateRequest
 
 // PatchContentBlocksIdApplicationVndAPIPlusJSONRequestBody defines body for PatchContentBlocksId for application/vnd.api+json ContentType.
 type PatchContentBlocksIdApplicationVndAPIPlusJSONRequestBody = ContentBlocksRequest
 
 // PostContentsApplicationVndAPIPlusJSONRequestBody defines body for PostContents for application/vnd.api+json ContentType.
-type PostContentsApplicationVndAPIPlusJSONRequestBody = ContentsRequest
+type PostContentsApplicationVndAPIPlusJSONRequestBody = ContentsCreateRequest
 
 // PatchContentsIdApplicationVndAPIPlusJSONRequestBody defines body for PatchContentsId for application/vnd.api+json ContentType.
 type PatchContentsIdApplicationVndAPIPlusJSONRequestBody = ContentsRequest
@@ -2377,7 +3048,7 @@ type PostOauthTokenFormdataRequestBody PostOauthTokenFormdataBody
 type PostOauthTokenJsonFormdataRequestBody PostOauthTokenJsonFormdataBody
 
 // PostPagesApplicationVndAPIPlusJSONRequestBody defines body for PostPages for application/vnd.api+json ContentType.
-type PostPagesApplicationVndAPIPlusJSONRequestBody = PagesRequest
+type PostPagesApplicationVndAPIPlusJSONRequestBody = PagesCreateRequest
 
 // PatchPagesIdApplicationVndAPIPlusJSONRequestBody defines body for PatchPagesId for application/vnd.api+json ContentType.
 type PatchPagesIdApplicationVndAPIPlusJSONRequestBody = PagesRequest
