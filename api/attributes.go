@@ -53,10 +53,5 @@ func cleanProse(s string) string {
 	}, s)
 }
 
-// relErr is a 422 at the linkage of the relationship rel.
-func relErr(code, rel, detail string) error {
-	return jsonapi.Unprocessable(code, detail).AtPointer("/data/relationships/" + rel + "/data")
-}
-
 // str is v as a string, or "" when it is not one.
 func str(v any) string { s, _ := v.(string); return s }

@@ -22,16 +22,10 @@ type contentHandler struct {
 	engine *drafts.Engine
 	kind   *drafts.Kind
 	links  links
-	// Per-kind rules: defaults for a create, and checks of a drafted state.
-	defaults map[string]any
-	// validate runs inside the write's transaction and queries through db (that
-	// transaction), never the pool: a transaction waiting on a second
-	// connection can starve the pool for good.
-	// prev is the drafted state before an update (nil for a create): a
-	// reference that did not change need not be checked again.
-	validate func(ctx context.Context, db bun.IDB, engine *drafts.Engine, siteID uuid.UUID, id *uuid.UUID, state, prev drafts.Row) error
-	filters  map[string]string
-	sorts    map[string]string
+	// The kind's defaults and rules are its fields' (drafts.Kind,
+	// Engine.Check); the queries a list takes are the handler's.
+	filters map[string]string
+	sorts   map[string]string
 	// lists are the kind's read-only to-many relationships, which other
 	// records make up (content_related.go).
 	lists []string
@@ -169,7 +163,7 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	if drafted && !v.Row.Live() {
 		l = l.drafted() // an unpublished create: GET /<kind>/:id alone is 404
 	}
-	attrs := make(map[string]any, len(h.kind.Fields)+len(timestampAttributes)+1)
+	attrs := make(map[string]any, len(h.kind.Fields)+len(h.kind.Derived)+len(timestampAttributes))
 	rels := make(map[string]*jsonapi.Relationship, 4+len(h.lists))
 	for _, f := range h.kind.Fields {
 		if f.IsRef() {
@@ -182,12 +176,12 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 		}
 		attrs[f.Name] = row[f.Column]
 	}
-	if h.kind == drafts.Pages {
-		attrs["path"] = row["path"]
-		if p, ok := paths[v.Row.ID()]; drafted && ok {
-			// Drafted slugs or parents anywhere up the tree move the path.
-			attrs["path"] = p
-		}
+	for _, f := range h.kind.Derived {
+		attrs[f.Name] = row[f.Column]
+	}
+	if p, ok := paths[v.Row.ID()]; drafted && ok {
+		// Drafted slugs or parents anywhere up the tree move a page's path.
+		attrs["path"] = p
 	}
 	for _, ts := range timestampAttributes {
 		attrs[ts.name] = formatTime(row[ts.column])
@@ -201,8 +195,7 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	for _, name := range h.lists {
 		rels[name] = l.relationship(self, name, nil) // linkage: catalog.fillMany
 	}
-	f, _ := v.Row["version"].(float64)
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, int(f))
+	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, v.Row.Version())
 }
 
 // timestampAttributes are the timestamps every content resource has.
@@ -317,8 +310,7 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 		}
 		doc.Included = cd.list
 	}
-	f, _ := v.Row["version"].(float64)
-	setETag(c, r.ID, int(f))
+	setETag(c, r.ID, v.Row.Version())
 	if status == fiber.StatusCreated {
 		c.Set(fiber.HeaderLocation, r.Links.Self) // where it reads: ?include=draft until published
 	}
@@ -330,18 +322,15 @@ func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID u
 func registerContentRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
 	kinds := map[string]contentHandler{
-		"pages": {db: d.DB, engine: engine, kind: drafts.Pages, links: r.links, validate: validatePage,
-			defaults: map[string]any{"page_type": "page", "search_engine_indexable": true, "search_engine_followable": true, "slug": ""},
-			filters:  map[string]string{"page-type": "page_type", "parent": "parent_id", "path": "path", "layout": "layout_id"},
-			sorts:    map[string]string{"title": "title", "path": "path", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}},
-		"contents": {db: d.DB, engine: engine, kind: drafts.Contents, links: r.links, validate: validateContent,
-			defaults: map[string]any{"position": 0},
-			filters:  map[string]string{"page": "page_id", "title": "title"},
-			sorts:    map[string]string{"title": "title", "position": "position", "created-at": "created_at", "updated-at": "updated_at"}},
-		"content-blocks": {db: d.DB, engine: engine, kind: drafts.ContentBlocks, links: r.links, validate: validateBlock,
-			defaults: map[string]any{"position": 0, "body": "", "data_type": "text"},
-			filters:  map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
-			sorts:    map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
+		"pages": {db: d.DB, engine: engine, kind: drafts.Pages, links: r.links,
+			filters: map[string]string{"page-type": "page_type", "parent": "parent_id", "path": "path", "layout": "layout_id"},
+			sorts:   map[string]string{"title": "title", "path": "path", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}},
+		"contents": {db: d.DB, engine: engine, kind: drafts.Contents, links: r.links,
+			filters: map[string]string{"page": "page_id", "title": "title"},
+			sorts:   map[string]string{"title": "title", "position": "position", "created-at": "created_at", "updated-at": "updated_at"}},
+		"content-blocks": {db: d.DB, engine: engine, kind: drafts.ContentBlocks, links: r.links,
+			filters: map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
+			sorts:   map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
 	}
 	// The read-only to-many relationships (content_related.go).
 	for typ, h := range kinds {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -58,7 +59,7 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 			return nil, wrongRelationshipType(name, f.RefType)
 		}
 		if _, err := uuid.Parse(ident.ID); err != nil {
-			return nil, unknownRelated(name, strings.TrimSuffix(f.RefType, "s"))
+			return nil, models.RefNotFound(name, strings.TrimSuffix(f.RefType, "s"))
 		}
 		change[f.Column] = ident.ID
 	}
@@ -112,16 +113,13 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	state := drafts.Row{}
-	for k, v := range h.defaults {
-		state[k] = v
-	}
+	state := h.kind.Defaults()
 	for k, v := range change {
 		state[k] = v
 	}
 	var v *drafts.View
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := h.validate(ctx, tx, h.engine, pr.SiteID, nil, state, nil); err != nil {
+		if err := h.engine.Check(ctx, tx, h.kind, pr.SiteID, nil, state, nil); err != nil {
 			return err
 		}
 		values := drafts.Change{}
@@ -165,7 +163,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 		for k, val := range change {
 			state[k] = val
 		}
-		if err := h.validate(ctx, tx, h.engine, pr.SiteID, &id, state, prev); err != nil {
+		if err := h.engine.Check(ctx, tx, h.kind, pr.SiteID, &id, state, prev); err != nil {
 			return nil, err
 		}
 		return h.engine.Update(ctx, tx, cur, pr.SiteID, pr.UserID, change, expect)
@@ -211,11 +209,11 @@ func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
 		if err != nil {
 			return err
 		}
-		f, _ := cur.Row["version"].(float64)
-		if err := checkVersion(c, id.String(), int(f), bodyVersion); err != nil {
+		version := cur.Row.Version()
+		if err := checkVersion(c, id.String(), version, bodyVersion); err != nil {
 			return err
 		}
-		v, err = fn(ctx, tx, cur, h.expectation(c, int(f), bodyVersion))
+		v, err = fn(ctx, tx, cur, h.expectation(c, version, bodyVersion))
 		return err
 	})
 	if err != nil {

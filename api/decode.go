@@ -9,6 +9,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 )
 
 // decodeResource reads a request body: one resource of type typ.
@@ -202,7 +203,7 @@ func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what stri
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
-		return toOne{}, unknownRelated(name, what)
+		return toOne{}, models.RefNotFound(name, what)
 	}
 	return toOne{sent: true, id: id}, nil
 }
@@ -213,16 +214,6 @@ func readToOne(rels map[string]jsonapi.RequestRelationship, name, typ, what stri
 func wrongRelationshipType(name, typ string) *jsonapi.Error {
 	return jsonapi.Unprocessable("invalid_relationship_type", fmt.Sprintf("relationships.%s.data.type must be %q.", name, typ)).
 		AtPointer("/data/relationships/" + name + "/data/type")
-}
-
-// unknownRelated is the answer for a relationship naming a record that is
-// not the caller's site's (missing, not a UUID, or another site's: they
-// look alike): 404, as JSON:API 1.1 asks, pointing at the identifier's id
-// (/data/relationships/<name>/data/id; callers naming a member of a to-many
-// linkage or a relationship endpoint's body re-point it). A record that
-// exists but may not be referenced is a 422 instead.
-func unknownRelated(name, what string) *jsonapi.Error {
-	return jsonapi.NotFound("No " + what + " with that id.").AtPointer("/data/relationships/" + name + "/data/id")
 }
 
 // requiredToOne answers 422 when a required relationship is missing or null.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -110,13 +112,56 @@ func fromDomainError(err error) *jsonapi.Error {
 			}
 			out = jsonapi.NewError(row.status, code, detail)
 		}
-		if de.Pointer != "" {
-			out.AtPointer(de.Pointer)
+		if ptr := pointerOf(de.At); ptr != "" {
+			out.AtPointer(ptr)
 		}
 		out.Meta = de.Meta
 		return out
 	}
 	return nil
+}
+
+// pointerOf writes a domain error's place (an attribute or relationship
+// name, models.Place) as the JSON pointer into the request document: the
+// one place the domain's names become pointers. "" for no place.
+func pointerOf(p models.Place) string {
+	if p.Attribute != "" {
+		return "/data/attributes/" + p.Attribute
+	}
+	if p.Relationship == "" {
+		return ""
+	}
+	ptr := "/data/relationships/" + p.Relationship
+	if p.Part == models.PartMember {
+		return ptr
+	}
+	ptr += "/data"
+	if p.Item > 0 {
+		ptr += "/" + strconv.Itoa(p.Item-1)
+	}
+	switch p.Part {
+	case models.PartID:
+		ptr += "/id"
+	case models.PartVersion:
+		ptr += "/meta/version"
+	}
+	return ptr
+}
+
+// inRelationshipDocument answers err for a relationship endpoint (PATCH
+// /site/relationships/theme), whose body is the relationship's own
+// document: a domain error at the relationship points into that document
+// (/data/id, not /data/relationships/theme/data/id).
+func inRelationshipDocument(err error) error {
+	var de *models.Error
+	if !errors.As(err, &de) || de.At.Relationship == "" || de.At.Part == models.PartMember {
+		return err
+	}
+	e := fromDomainError(err)
+	if e == nil {
+		return err
+	}
+	return e.AtPointer(strings.TrimPrefix(pointerOf(de.At), "/data/relationships/"+de.At.Relationship))
 }
 
 // unavailable is the answer to a request that ran out of time, mostly

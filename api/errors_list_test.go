@@ -19,8 +19,8 @@ func TestDomainErrorList(t *testing.T) {
 	app := fiber.New(fiber.Config{ErrorHandler: errorHandler(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	app.Get("/", func(c *fiber.Ctx) error {
 		return fmt.Errorf("revert: %w", models.Errors{
-			{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: "/data/relationships/reverts", Meta: map[string]any{"type": "pages", "id": "a"}},
-			{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: "/data/relationships/reverts", Meta: map[string]any{"type": "contents", "id": "b"}},
+			{Kind: models.ErrConflict, Code: "revert_conflict", At: models.Rel("reverts", models.PartMember), Meta: map[string]any{"type": "pages", "id": "a"}},
+			{Kind: models.ErrConflict, Code: "revert_conflict", At: models.Rel("reverts", models.PartMember), Meta: map[string]any{"type": "contents", "id": "b"}},
 		})
 	})
 	resp, err := app.Test(httptest.NewRequest("GET", "/", nil))

@@ -40,8 +40,8 @@ func TestDomainErrorTable(t *testing.T) {
 				t.Errorf("%v: got %d %s (source %v), want %d %s without a source", err, e.StatusCode(), e.Code, e.Source, w.status, w.code)
 			}
 		}
-		e := toAPIError(fmt.Errorf("wrapped: %w", &models.Error{Kind: kind, Code: "own_code", Pointer: "/data/id", Detail: "Own detail.", Version: 7}))
-		if e.StatusCode() != w.status || e.Source == nil || e.Source.Pointer == nil || *e.Source.Pointer != "/data/id" {
+		e := toAPIError(fmt.Errorf("wrapped: %w", &models.Error{Kind: kind, Code: "own_code", At: models.Attr("title"), Detail: "Own detail.", Version: 7}))
+		if e.StatusCode() != w.status || e.Source == nil || e.Source.Pointer == nil || *e.Source.Pointer != "/data/attributes/title" {
 			t.Errorf("%v with a pointer: got %d at %v", kind, e.StatusCode(), e.Source)
 		}
 		if kind != models.ErrStaleVersion && (e.Code != "own_code" || e.Detail != "Own detail.") {

@@ -28,9 +28,9 @@ import (
 // "Adding a resource".
 
 // attributeTypes are the structs each resource type's attributes are
-// rendered from; the description reflects their JSON fields. A type not
-// listed (the content kinds, whose attributes are built per kind) is
-// described as an object of any attributes.
+// rendered from; the description reflects their JSON fields. The content
+// kinds' attributes are built per kind: they are described from the
+// kind's field declarations (openapi_kinds.go).
 var attributeTypes = map[string]any{
 	"sites":              siteAttributes{},
 	"users":              userAttributes{},
@@ -53,8 +53,8 @@ var attributeTypes = map[string]any{
 // requestAttributeTypes are the structs create and update requests are
 // decoded into (decodeCreate, decodePatch). Fields of interface type are
 // there only to refuse read-only attributes, so they are not described as
-// accepted. A type not listed takes an object of any attributes (the
-// content kinds check theirs per kind).
+// accepted. The content kinds' are their field declarations
+// (openapi_kinds.go).
 var requestAttributeTypes = map[string]any{
 	"themes":            themeRequest{},
 	"layouts":           layoutRequest{},

@@ -65,7 +65,7 @@ var tagDocs = map[string]string{
 
 // contentWriteErrors are the codes a write of a drafted content kind may
 // answer beyond its shape's.
-var contentWriteErrors = []string{"invalid_title", "invalid_slug", "invalid_page_type", "page_type_taken", "parent_loop", "invalid_body",
+var contentWriteErrors = []string{"invalid_title", "invalid_description", "invalid_keywords", "invalid_slug", "invalid_page_type", "page_type_taken", "parent_loop", "invalid_body",
 	"invalid_canonical_url", "invalid_data_type", "invalid_var_name", "path_taken", "drafted_for_deletion", "draft_in_flight",
 	"missing_relationship", "invalid_relationship_type", "edited_concurrently", "too_large"}
 

@@ -73,7 +73,8 @@ var errorCodes = map[string]errorCode{
 	"invalid":              {422, "a value breaks a rule"},
 	// Attributes (the resources' validate methods and handlers).
 	"invalid_title":            {422, "title missing, empty or over 200 characters"},
-	"invalid_description":      {422, "description over 2000 characters"},
+	"invalid_description":      {422, "description too long (a page's: 1000 characters; a theme's or revision's: 2000)"},
+	"invalid_keywords":         {422, "keywords over 1000 characters"},
 	"invalid_slug":             {422, "not a slug of lower-case letters, digits and dashes"},
 	"invalid_file_name":        {422, "file-name missing or not allowed"},
 	"invalid_content":          {422, "a layout's content missing or not allowed"},

@@ -181,6 +181,14 @@ func TestOpenAPIErrorCodesAreTheSources(t *testing.T) {
 		got[row.code] = true
 	}
 	got[drafts.PathTaken] = true
+	for _, typ := range []string{"pages", "contents", "content-blocks"} {
+		k, _ := drafts.KindOf(typ)
+		for _, f := range k.Fields {
+			if !f.IsRef() && (f.Enum != nil || f.MinLen > 0 || f.MaxLen > 0 || f.MaxBytes > 0 || f.Pattern != nil || f.Format != "") {
+				got[f.Code()] = true // drafts.CheckAttributes writes it
+			}
+		}
+	}
 	got["invalid_token"] = true // oauth/verify.go, the one JSON:API error of package oauth
 	check := func(what string, got map[string]bool, table map[string]errorCode) {
 		for code := range got {

@@ -149,6 +149,9 @@ func (b *specBuilder) resourceSchemas(typ string) {
 		b.schemas[schema+"Attributes"] = reqAttrs
 		b.schemas[schema] = requestDocument(typ, schema+"Attributes", create)
 	}
+	if k, ok := drafts.KindOf(typ); ok {
+		b.kindAttributeSchemas(k) // typed from the kind's declarations (openapi_kinds.go)
+	}
 }
 
 // requestDocument is the body of a create (no id) or an update of typ.

@@ -166,7 +166,9 @@ func readDraftIdents(rels map[string]jsonapi.RequestRelationship) ([]uuid.UUID, 
 		}
 		id, err := uuid.Parse(ident.ID)
 		if err != nil {
-			return nil, nil, unknownRelated("drafts", "draft").AtPointer(ptr + "/id")
+			e := models.RefNotFound("drafts", "draft")
+			e.At = models.RelItem("drafts", i, models.PartID)
+			return nil, nil, e
 		}
 		if _, dup := want[id]; dup {
 			continue
@@ -298,7 +300,7 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 		}
 		if rev.ErrorCode != nil && *rev.ErrorCode == drafts.PathTaken {
 			// The rule a write that drafts the same place breaks, answered alike.
-			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, Pointer: "/data/relationships/drafts", Meta: rev.ErrorMeta,
+			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
 				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
 		}
 		return jsonapi.Unprocessable("publish_failed", "Nothing was published: "+msg+". The revision at "+location+" records this; every draft is as it was.")

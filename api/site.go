@@ -131,7 +131,7 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 		if theme.null {
 			return noUnpublish("/data/relationships/theme/data")
 		}
-		change.Theme, change.ThemePointer = &theme.id, "/data/relationships/theme/data/id"
+		change.Theme = &theme.id
 	}
 	s, err := h.save(c, siteID, bodyVersion, change)
 	if err != nil {
@@ -203,11 +203,11 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 	}
 	id, err := uuid.Parse(ident.ID)
 	if err != nil {
-		return unknownRelated("theme", "theme").AtPointer("/data/id")
+		return inRelationshipDocument(models.RefNotFound("theme", "theme"))
 	}
-	s, err := h.save(c, siteOf(c), nil, models.SiteChange{Theme: &id, ThemePointer: "/data/id"})
+	s, err := h.save(c, siteOf(c), nil, models.SiteChange{Theme: &id})
 	if err != nil {
-		return err
+		return inRelationshipDocument(err)
 	}
 	setETag(c, s.ID.String(), s.Version)
 	return respondLinkage(c, h.resource(s).Relationships["theme"])

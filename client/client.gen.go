@@ -39,6 +39,177 @@ func (e AssetUploadsAttributesStatus) Valid() bool {
 	}
 }
 
+// Defines values for ContentBlocksAttributesDataType.
+const (
+	ContentBlocksAttributesDataTypeHtml     ContentBlocksAttributesDataType = "html"
+	ContentBlocksAttributesDataTypeImage    ContentBlocksAttributesDataType = "image"
+	ContentBlocksAttributesDataTypeLink     ContentBlocksAttributesDataType = "link"
+	ContentBlocksAttributesDataTypeMarkdown ContentBlocksAttributesDataType = "markdown"
+	ContentBlocksAttributesDataTypeText     ContentBlocksAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksAttributesDataType enum.
+func (e ContentBlocksAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksAttributesDataTypeHtml:
+		return true
+	case ContentBlocksAttributesDataTypeImage:
+		return true
+	case ContentBlocksAttributesDataTypeLink:
+		return true
+	case ContentBlocksAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestDataRelationshipsAssetDataType.
+const (
+	ContentBlocksCreateRequestDataRelationshipsAssetDataTypeAssets ContentBlocksCreateRequestDataRelationshipsAssetDataType = "assets"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestDataRelationshipsAssetDataType enum.
+func (e ContentBlocksCreateRequestDataRelationshipsAssetDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestDataRelationshipsAssetDataTypeAssets:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestDataRelationshipsContentDataType.
+const (
+	ContentBlocksCreateRequestDataRelationshipsContentDataTypeContents ContentBlocksCreateRequestDataRelationshipsContentDataType = "contents"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestDataRelationshipsContentDataType enum.
+func (e ContentBlocksCreateRequestDataRelationshipsContentDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestDataRelationshipsContentDataTypeContents:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksCreateRequestAttributesDataType.
+const (
+	ContentBlocksCreateRequestAttributesDataTypeHtml     ContentBlocksCreateRequestAttributesDataType = "html"
+	ContentBlocksCreateRequestAttributesDataTypeImage    ContentBlocksCreateRequestAttributesDataType = "image"
+	ContentBlocksCreateRequestAttributesDataTypeLink     ContentBlocksCreateRequestAttributesDataType = "link"
+	ContentBlocksCreateRequestAttributesDataTypeMarkdown ContentBlocksCreateRequestAttributesDataType = "markdown"
+	ContentBlocksCreateRequestAttributesDataTypeText     ContentBlocksCreateRequestAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksCreateRequestAttributesDataType enum.
+func (e ContentBlocksCreateRequestAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksCreateRequestAttributesDataTypeHtml:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeImage:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeLink:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksCreateRequestAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestDataRelationshipsAssetDataType.
+const (
+	ContentBlocksRequestDataRelationshipsAssetDataTypeAssets ContentBlocksRequestDataRelationshipsAssetDataType = "assets"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestDataRelationshipsAssetDataType enum.
+func (e ContentBlocksRequestDataRelationshipsAssetDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestDataRelationshipsAssetDataTypeAssets:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestDataRelationshipsContentDataType.
+const (
+	ContentBlocksRequestDataRelationshipsContentDataTypeContents ContentBlocksRequestDataRelationshipsContentDataType = "contents"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestDataRelationshipsContentDataType enum.
+func (e ContentBlocksRequestDataRelationshipsContentDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestDataRelationshipsContentDataTypeContents:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentBlocksRequestAttributesDataType.
+const (
+	ContentBlocksRequestAttributesDataTypeHtml     ContentBlocksRequestAttributesDataType = "html"
+	ContentBlocksRequestAttributesDataTypeImage    ContentBlocksRequestAttributesDataType = "image"
+	ContentBlocksRequestAttributesDataTypeLink     ContentBlocksRequestAttributesDataType = "link"
+	ContentBlocksRequestAttributesDataTypeMarkdown ContentBlocksRequestAttributesDataType = "markdown"
+	ContentBlocksRequestAttributesDataTypeText     ContentBlocksRequestAttributesDataType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ContentBlocksRequestAttributesDataType enum.
+func (e ContentBlocksRequestAttributesDataType) Valid() bool {
+	switch e {
+	case ContentBlocksRequestAttributesDataTypeHtml:
+		return true
+	case ContentBlocksRequestAttributesDataTypeImage:
+		return true
+	case ContentBlocksRequestAttributesDataTypeLink:
+		return true
+	case ContentBlocksRequestAttributesDataTypeMarkdown:
+		return true
+	case ContentBlocksRequestAttributesDataTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentsCreateRequestDataRelationshipsPageDataType.
+const (
+	ContentsCreateRequestDataRelationshipsPageDataTypePages ContentsCreateRequestDataRelationshipsPageDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the ContentsCreateRequestDataRelationshipsPageDataType enum.
+func (e ContentsCreateRequestDataRelationshipsPageDataType) Valid() bool {
+	switch e {
+	case ContentsCreateRequestDataRelationshipsPageDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContentsRequestDataRelationshipsPageDataType.
+const (
+	ContentsRequestDataRelationshipsPageDataTypePages ContentsRequestDataRelationshipsPageDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the ContentsRequestDataRelationshipsPageDataType enum.
+func (e ContentsRequestDataRelationshipsPageDataType) Valid() bool {
+	switch e {
+	case ContentsRequestDataRelationshipsPageDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DraftsAttributesEvent.
 const (
 	DraftsAttributesEventCreate DraftsAttributesEvent = "create"
@@ -54,6 +225,147 @@ func (e DraftsAttributesEvent) Valid() bool {
 	case DraftsAttributesEventDelete:
 		return true
 	case DraftsAttributesEventUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesAttributesPageType.
+const (
+	PagesAttributesPageTypeError    PagesAttributesPageType = "error"
+	PagesAttributesPageTypeHome     PagesAttributesPageType = "home"
+	PagesAttributesPageTypeNotFound PagesAttributesPageType = "not_found"
+	PagesAttributesPageTypePage     PagesAttributesPageType = "page"
+	PagesAttributesPageTypeSearch   PagesAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesAttributesPageType enum.
+func (e PagesAttributesPageType) Valid() bool {
+	switch e {
+	case PagesAttributesPageTypeError:
+		return true
+	case PagesAttributesPageTypeHome:
+		return true
+	case PagesAttributesPageTypeNotFound:
+		return true
+	case PagesAttributesPageTypePage:
+		return true
+	case PagesAttributesPageTypeSearch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestDataRelationshipsLayoutDataType.
+const (
+	PagesCreateRequestDataRelationshipsLayoutDataTypeLayouts PagesCreateRequestDataRelationshipsLayoutDataType = "layouts"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestDataRelationshipsLayoutDataType enum.
+func (e PagesCreateRequestDataRelationshipsLayoutDataType) Valid() bool {
+	switch e {
+	case PagesCreateRequestDataRelationshipsLayoutDataTypeLayouts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestDataRelationshipsParentDataType.
+const (
+	PagesCreateRequestDataRelationshipsParentDataTypePages PagesCreateRequestDataRelationshipsParentDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestDataRelationshipsParentDataType enum.
+func (e PagesCreateRequestDataRelationshipsParentDataType) Valid() bool {
+	switch e {
+	case PagesCreateRequestDataRelationshipsParentDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesCreateRequestAttributesPageType.
+const (
+	PagesCreateRequestAttributesPageTypeError    PagesCreateRequestAttributesPageType = "error"
+	PagesCreateRequestAttributesPageTypeHome     PagesCreateRequestAttributesPageType = "home"
+	PagesCreateRequestAttributesPageTypeNotFound PagesCreateRequestAttributesPageType = "not_found"
+	PagesCreateRequestAttributesPageTypePage     PagesCreateRequestAttributesPageType = "page"
+	PagesCreateRequestAttributesPageTypeSearch   PagesCreateRequestAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesCreateRequestAttributesPageType enum.
+func (e PagesCreateRequestAttributesPageType) Valid() bool {
+	switch e {
+	case PagesCreateRequestAttributesPageTypeError:
+		return true
+	case PagesCreateRequestAttributesPageTypeHome:
+		return true
+	case PagesCreateRequestAttributesPageTypeNotFound:
+		return true
+	case PagesCreateRequestAttributesPageTypePage:
+		return true
+	case PagesCreateRequestAttributesPageTypeSearch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestDataRelationshipsLayoutDataType.
+const (
+	PagesRequestDataRelationshipsLayoutDataTypeLayouts PagesRequestDataRelationshipsLayoutDataType = "layouts"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestDataRelationshipsLayoutDataType enum.
+func (e PagesRequestDataRelationshipsLayoutDataType) Valid() bool {
+	switch e {
+	case PagesRequestDataRelationshipsLayoutDataTypeLayouts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestDataRelationshipsParentDataType.
+const (
+	PagesRequestDataRelationshipsParentDataTypePages PagesRequestDataRelationshipsParentDataType = "pages"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestDataRelationshipsParentDataType enum.
+func (e PagesRequestDataRelationshipsParentDataType) Valid() bool {
+	switch e {
+	case PagesRequestDataRelationshipsParentDataTypePages:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PagesRequestAttributesPageType.
+const (
+	PagesRequestAttributesPageTypeError    PagesRequestAttributesPageType = "error"
+	PagesRequestAttributesPageTypeHome     PagesRequestAttributesPageType = "home"
+	PagesRequestAttributesPageTypeNotFound PagesRequestAttributesPageType = "not_found"
+	PagesRequestAttributesPageTypePage     PagesRequestAttributesPageType = "page"
+	PagesRequestAttributesPageTypeSearch   PagesRequestAttributesPageType = "search"
+)
+
+// Valid indicates whether the value is a known member of the PagesRequestAttributesPageType enum.
+func (e PagesRequestAttributesPageType) Valid() bool {
+	switch e {
+	case PagesRequestAttributesPageTypeError:
+		return true
+	case PagesRequestAttributesPageTypeHome:
+		return true
+	case PagesRequestAttributesPageTypeNotFound:
+		return true
+	case PagesRequestAttributesPageTypePage:
+		return true
+	case PagesRequestAttributesPageTypeSearch:
 		return true
 	default:
 		return false
@@ -1200,6 +1512,54 @@ func (e GetContentBlocksParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetContentBlocksParamsFieldsContentBlocks.
+const (
+	GetContentBlocksParamsFieldsContentBlocksAsset       GetContentBlocksParamsFieldsContentBlocks = "asset"
+	GetContentBlocksParamsFieldsContentBlocksBody        GetContentBlocksParamsFieldsContentBlocks = "body"
+	GetContentBlocksParamsFieldsContentBlocksContent     GetContentBlocksParamsFieldsContentBlocks = "content"
+	GetContentBlocksParamsFieldsContentBlocksCreatedAt   GetContentBlocksParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksParamsFieldsContentBlocksDataType    GetContentBlocksParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksParamsFieldsContentBlocksDraft       GetContentBlocksParamsFieldsContentBlocks = "draft"
+	GetContentBlocksParamsFieldsContentBlocksHyperlinks  GetContentBlocksParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksParamsFieldsContentBlocksPosition    GetContentBlocksParamsFieldsContentBlocks = "position"
+	GetContentBlocksParamsFieldsContentBlocksPublishedAt GetContentBlocksParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksParamsFieldsContentBlocksTrashedAt   GetContentBlocksParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksParamsFieldsContentBlocksUpdatedAt   GetContentBlocksParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksParamsFieldsContentBlocksVarName     GetContentBlocksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksParamsFieldsContentBlocks enum.
+func (e GetContentBlocksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentBlocksParamsFieldsAssets.
 const (
 	GetContentBlocksParamsFieldsAssetsAssetFile   GetContentBlocksParamsFieldsAssets = "asset-file"
@@ -1230,6 +1590,45 @@ func (e GetContentBlocksParamsFieldsAssets) Valid() bool {
 	case GetContentBlocksParamsFieldsAssetsTitle:
 		return true
 	case GetContentBlocksParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksParamsFieldsContents.
+const (
+	GetContentBlocksParamsFieldsContentsContentBlocks GetContentBlocksParamsFieldsContents = "content-blocks"
+	GetContentBlocksParamsFieldsContentsCreatedAt     GetContentBlocksParamsFieldsContents = "created-at"
+	GetContentBlocksParamsFieldsContentsDraft         GetContentBlocksParamsFieldsContents = "draft"
+	GetContentBlocksParamsFieldsContentsPage          GetContentBlocksParamsFieldsContents = "page"
+	GetContentBlocksParamsFieldsContentsPosition      GetContentBlocksParamsFieldsContents = "position"
+	GetContentBlocksParamsFieldsContentsPublishedAt   GetContentBlocksParamsFieldsContents = "published-at"
+	GetContentBlocksParamsFieldsContentsTitle         GetContentBlocksParamsFieldsContents = "title"
+	GetContentBlocksParamsFieldsContentsTrashedAt     GetContentBlocksParamsFieldsContents = "trashed-at"
+	GetContentBlocksParamsFieldsContentsUpdatedAt     GetContentBlocksParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksParamsFieldsContents enum.
+func (e GetContentBlocksParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentBlocksParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentBlocksParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentsDraft:
+		return true
+	case GetContentBlocksParamsFieldsContentsPage:
+		return true
+	case GetContentBlocksParamsFieldsContentsPosition:
+		return true
+	case GetContentBlocksParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentsTitle:
+		return true
+	case GetContentBlocksParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentBlocksParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -1359,6 +1758,54 @@ func (e PostContentBlocksParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for PostContentBlocksParamsFieldsContentBlocks.
+const (
+	PostContentBlocksParamsFieldsContentBlocksAsset       PostContentBlocksParamsFieldsContentBlocks = "asset"
+	PostContentBlocksParamsFieldsContentBlocksBody        PostContentBlocksParamsFieldsContentBlocks = "body"
+	PostContentBlocksParamsFieldsContentBlocksContent     PostContentBlocksParamsFieldsContentBlocks = "content"
+	PostContentBlocksParamsFieldsContentBlocksCreatedAt   PostContentBlocksParamsFieldsContentBlocks = "created-at"
+	PostContentBlocksParamsFieldsContentBlocksDataType    PostContentBlocksParamsFieldsContentBlocks = "data-type"
+	PostContentBlocksParamsFieldsContentBlocksDraft       PostContentBlocksParamsFieldsContentBlocks = "draft"
+	PostContentBlocksParamsFieldsContentBlocksHyperlinks  PostContentBlocksParamsFieldsContentBlocks = "hyperlinks"
+	PostContentBlocksParamsFieldsContentBlocksPosition    PostContentBlocksParamsFieldsContentBlocks = "position"
+	PostContentBlocksParamsFieldsContentBlocksPublishedAt PostContentBlocksParamsFieldsContentBlocks = "published-at"
+	PostContentBlocksParamsFieldsContentBlocksTrashedAt   PostContentBlocksParamsFieldsContentBlocks = "trashed-at"
+	PostContentBlocksParamsFieldsContentBlocksUpdatedAt   PostContentBlocksParamsFieldsContentBlocks = "updated-at"
+	PostContentBlocksParamsFieldsContentBlocksVarName     PostContentBlocksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the PostContentBlocksParamsFieldsContentBlocks enum.
+func (e PostContentBlocksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case PostContentBlocksParamsFieldsContentBlocksAsset:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksBody:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksContent:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksDataType:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksDraft:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksPosition:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostContentBlocksParamsFieldsAssets.
 const (
 	PostContentBlocksParamsFieldsAssetsAssetFile   PostContentBlocksParamsFieldsAssets = "asset-file"
@@ -1389,6 +1836,45 @@ func (e PostContentBlocksParamsFieldsAssets) Valid() bool {
 	case PostContentBlocksParamsFieldsAssetsTitle:
 		return true
 	case PostContentBlocksParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostContentBlocksParamsFieldsContents.
+const (
+	PostContentBlocksParamsFieldsContentsContentBlocks PostContentBlocksParamsFieldsContents = "content-blocks"
+	PostContentBlocksParamsFieldsContentsCreatedAt     PostContentBlocksParamsFieldsContents = "created-at"
+	PostContentBlocksParamsFieldsContentsDraft         PostContentBlocksParamsFieldsContents = "draft"
+	PostContentBlocksParamsFieldsContentsPage          PostContentBlocksParamsFieldsContents = "page"
+	PostContentBlocksParamsFieldsContentsPosition      PostContentBlocksParamsFieldsContents = "position"
+	PostContentBlocksParamsFieldsContentsPublishedAt   PostContentBlocksParamsFieldsContents = "published-at"
+	PostContentBlocksParamsFieldsContentsTitle         PostContentBlocksParamsFieldsContents = "title"
+	PostContentBlocksParamsFieldsContentsTrashedAt     PostContentBlocksParamsFieldsContents = "trashed-at"
+	PostContentBlocksParamsFieldsContentsUpdatedAt     PostContentBlocksParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PostContentBlocksParamsFieldsContents enum.
+func (e PostContentBlocksParamsFieldsContents) Valid() bool {
+	switch e {
+	case PostContentBlocksParamsFieldsContentsContentBlocks:
+		return true
+	case PostContentBlocksParamsFieldsContentsCreatedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentsDraft:
+		return true
+	case PostContentBlocksParamsFieldsContentsPage:
+		return true
+	case PostContentBlocksParamsFieldsContentsPosition:
+		return true
+	case PostContentBlocksParamsFieldsContentsPublishedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentsTitle:
+		return true
+	case PostContentBlocksParamsFieldsContentsTrashedAt:
+		return true
+	case PostContentBlocksParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -1482,6 +1968,54 @@ func (e DeleteContentBlocksIdParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for DeleteContentBlocksIdParamsFieldsContentBlocks.
+const (
+	DeleteContentBlocksIdParamsFieldsContentBlocksAsset       DeleteContentBlocksIdParamsFieldsContentBlocks = "asset"
+	DeleteContentBlocksIdParamsFieldsContentBlocksBody        DeleteContentBlocksIdParamsFieldsContentBlocks = "body"
+	DeleteContentBlocksIdParamsFieldsContentBlocksContent     DeleteContentBlocksIdParamsFieldsContentBlocks = "content"
+	DeleteContentBlocksIdParamsFieldsContentBlocksCreatedAt   DeleteContentBlocksIdParamsFieldsContentBlocks = "created-at"
+	DeleteContentBlocksIdParamsFieldsContentBlocksDataType    DeleteContentBlocksIdParamsFieldsContentBlocks = "data-type"
+	DeleteContentBlocksIdParamsFieldsContentBlocksDraft       DeleteContentBlocksIdParamsFieldsContentBlocks = "draft"
+	DeleteContentBlocksIdParamsFieldsContentBlocksHyperlinks  DeleteContentBlocksIdParamsFieldsContentBlocks = "hyperlinks"
+	DeleteContentBlocksIdParamsFieldsContentBlocksPosition    DeleteContentBlocksIdParamsFieldsContentBlocks = "position"
+	DeleteContentBlocksIdParamsFieldsContentBlocksPublishedAt DeleteContentBlocksIdParamsFieldsContentBlocks = "published-at"
+	DeleteContentBlocksIdParamsFieldsContentBlocksTrashedAt   DeleteContentBlocksIdParamsFieldsContentBlocks = "trashed-at"
+	DeleteContentBlocksIdParamsFieldsContentBlocksUpdatedAt   DeleteContentBlocksIdParamsFieldsContentBlocks = "updated-at"
+	DeleteContentBlocksIdParamsFieldsContentBlocksVarName     DeleteContentBlocksIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the DeleteContentBlocksIdParamsFieldsContentBlocks enum.
+func (e DeleteContentBlocksIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case DeleteContentBlocksIdParamsFieldsContentBlocksAsset:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksBody:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksContent:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksDataType:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksDraft:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksPosition:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteContentBlocksIdParamsFieldsAssets.
 const (
 	DeleteContentBlocksIdParamsFieldsAssetsAssetFile   DeleteContentBlocksIdParamsFieldsAssets = "asset-file"
@@ -1512,6 +2046,45 @@ func (e DeleteContentBlocksIdParamsFieldsAssets) Valid() bool {
 	case DeleteContentBlocksIdParamsFieldsAssetsTitle:
 		return true
 	case DeleteContentBlocksIdParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteContentBlocksIdParamsFieldsContents.
+const (
+	DeleteContentBlocksIdParamsFieldsContentsContentBlocks DeleteContentBlocksIdParamsFieldsContents = "content-blocks"
+	DeleteContentBlocksIdParamsFieldsContentsCreatedAt     DeleteContentBlocksIdParamsFieldsContents = "created-at"
+	DeleteContentBlocksIdParamsFieldsContentsDraft         DeleteContentBlocksIdParamsFieldsContents = "draft"
+	DeleteContentBlocksIdParamsFieldsContentsPage          DeleteContentBlocksIdParamsFieldsContents = "page"
+	DeleteContentBlocksIdParamsFieldsContentsPosition      DeleteContentBlocksIdParamsFieldsContents = "position"
+	DeleteContentBlocksIdParamsFieldsContentsPublishedAt   DeleteContentBlocksIdParamsFieldsContents = "published-at"
+	DeleteContentBlocksIdParamsFieldsContentsTitle         DeleteContentBlocksIdParamsFieldsContents = "title"
+	DeleteContentBlocksIdParamsFieldsContentsTrashedAt     DeleteContentBlocksIdParamsFieldsContents = "trashed-at"
+	DeleteContentBlocksIdParamsFieldsContentsUpdatedAt     DeleteContentBlocksIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the DeleteContentBlocksIdParamsFieldsContents enum.
+func (e DeleteContentBlocksIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case DeleteContentBlocksIdParamsFieldsContentsContentBlocks:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsCreatedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsDraft:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsPage:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsPosition:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsPublishedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsTitle:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsTrashedAt:
+		return true
+	case DeleteContentBlocksIdParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -1605,6 +2178,54 @@ func (e GetContentBlocksIdParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetContentBlocksIdParamsFieldsContentBlocks.
+const (
+	GetContentBlocksIdParamsFieldsContentBlocksAsset       GetContentBlocksIdParamsFieldsContentBlocks = "asset"
+	GetContentBlocksIdParamsFieldsContentBlocksBody        GetContentBlocksIdParamsFieldsContentBlocks = "body"
+	GetContentBlocksIdParamsFieldsContentBlocksContent     GetContentBlocksIdParamsFieldsContentBlocks = "content"
+	GetContentBlocksIdParamsFieldsContentBlocksCreatedAt   GetContentBlocksIdParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksIdParamsFieldsContentBlocksDataType    GetContentBlocksIdParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksIdParamsFieldsContentBlocksDraft       GetContentBlocksIdParamsFieldsContentBlocks = "draft"
+	GetContentBlocksIdParamsFieldsContentBlocksHyperlinks  GetContentBlocksIdParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksIdParamsFieldsContentBlocksPosition    GetContentBlocksIdParamsFieldsContentBlocks = "position"
+	GetContentBlocksIdParamsFieldsContentBlocksPublishedAt GetContentBlocksIdParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksIdParamsFieldsContentBlocksTrashedAt   GetContentBlocksIdParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksIdParamsFieldsContentBlocksUpdatedAt   GetContentBlocksIdParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksIdParamsFieldsContentBlocksVarName     GetContentBlocksIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdParamsFieldsContentBlocks enum.
+func (e GetContentBlocksIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksIdParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentBlocksIdParamsFieldsAssets.
 const (
 	GetContentBlocksIdParamsFieldsAssetsAssetFile   GetContentBlocksIdParamsFieldsAssets = "asset-file"
@@ -1635,6 +2256,45 @@ func (e GetContentBlocksIdParamsFieldsAssets) Valid() bool {
 	case GetContentBlocksIdParamsFieldsAssetsTitle:
 		return true
 	case GetContentBlocksIdParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdParamsFieldsContents.
+const (
+	GetContentBlocksIdParamsFieldsContentsContentBlocks GetContentBlocksIdParamsFieldsContents = "content-blocks"
+	GetContentBlocksIdParamsFieldsContentsCreatedAt     GetContentBlocksIdParamsFieldsContents = "created-at"
+	GetContentBlocksIdParamsFieldsContentsDraft         GetContentBlocksIdParamsFieldsContents = "draft"
+	GetContentBlocksIdParamsFieldsContentsPage          GetContentBlocksIdParamsFieldsContents = "page"
+	GetContentBlocksIdParamsFieldsContentsPosition      GetContentBlocksIdParamsFieldsContents = "position"
+	GetContentBlocksIdParamsFieldsContentsPublishedAt   GetContentBlocksIdParamsFieldsContents = "published-at"
+	GetContentBlocksIdParamsFieldsContentsTitle         GetContentBlocksIdParamsFieldsContents = "title"
+	GetContentBlocksIdParamsFieldsContentsTrashedAt     GetContentBlocksIdParamsFieldsContents = "trashed-at"
+	GetContentBlocksIdParamsFieldsContentsUpdatedAt     GetContentBlocksIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdParamsFieldsContents enum.
+func (e GetContentBlocksIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentBlocksIdParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsDraft:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsPage:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsPosition:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsTitle:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentBlocksIdParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -1728,6 +2388,54 @@ func (e PatchContentBlocksIdParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for PatchContentBlocksIdParamsFieldsContentBlocks.
+const (
+	PatchContentBlocksIdParamsFieldsContentBlocksAsset       PatchContentBlocksIdParamsFieldsContentBlocks = "asset"
+	PatchContentBlocksIdParamsFieldsContentBlocksBody        PatchContentBlocksIdParamsFieldsContentBlocks = "body"
+	PatchContentBlocksIdParamsFieldsContentBlocksContent     PatchContentBlocksIdParamsFieldsContentBlocks = "content"
+	PatchContentBlocksIdParamsFieldsContentBlocksCreatedAt   PatchContentBlocksIdParamsFieldsContentBlocks = "created-at"
+	PatchContentBlocksIdParamsFieldsContentBlocksDataType    PatchContentBlocksIdParamsFieldsContentBlocks = "data-type"
+	PatchContentBlocksIdParamsFieldsContentBlocksDraft       PatchContentBlocksIdParamsFieldsContentBlocks = "draft"
+	PatchContentBlocksIdParamsFieldsContentBlocksHyperlinks  PatchContentBlocksIdParamsFieldsContentBlocks = "hyperlinks"
+	PatchContentBlocksIdParamsFieldsContentBlocksPosition    PatchContentBlocksIdParamsFieldsContentBlocks = "position"
+	PatchContentBlocksIdParamsFieldsContentBlocksPublishedAt PatchContentBlocksIdParamsFieldsContentBlocks = "published-at"
+	PatchContentBlocksIdParamsFieldsContentBlocksTrashedAt   PatchContentBlocksIdParamsFieldsContentBlocks = "trashed-at"
+	PatchContentBlocksIdParamsFieldsContentBlocksUpdatedAt   PatchContentBlocksIdParamsFieldsContentBlocks = "updated-at"
+	PatchContentBlocksIdParamsFieldsContentBlocksVarName     PatchContentBlocksIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the PatchContentBlocksIdParamsFieldsContentBlocks enum.
+func (e PatchContentBlocksIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case PatchContentBlocksIdParamsFieldsContentBlocksAsset:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksBody:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksContent:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksDataType:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksDraft:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksPosition:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchContentBlocksIdParamsFieldsAssets.
 const (
 	PatchContentBlocksIdParamsFieldsAssetsAssetFile   PatchContentBlocksIdParamsFieldsAssets = "asset-file"
@@ -1758,6 +2466,45 @@ func (e PatchContentBlocksIdParamsFieldsAssets) Valid() bool {
 	case PatchContentBlocksIdParamsFieldsAssetsTitle:
 		return true
 	case PatchContentBlocksIdParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchContentBlocksIdParamsFieldsContents.
+const (
+	PatchContentBlocksIdParamsFieldsContentsContentBlocks PatchContentBlocksIdParamsFieldsContents = "content-blocks"
+	PatchContentBlocksIdParamsFieldsContentsCreatedAt     PatchContentBlocksIdParamsFieldsContents = "created-at"
+	PatchContentBlocksIdParamsFieldsContentsDraft         PatchContentBlocksIdParamsFieldsContents = "draft"
+	PatchContentBlocksIdParamsFieldsContentsPage          PatchContentBlocksIdParamsFieldsContents = "page"
+	PatchContentBlocksIdParamsFieldsContentsPosition      PatchContentBlocksIdParamsFieldsContents = "position"
+	PatchContentBlocksIdParamsFieldsContentsPublishedAt   PatchContentBlocksIdParamsFieldsContents = "published-at"
+	PatchContentBlocksIdParamsFieldsContentsTitle         PatchContentBlocksIdParamsFieldsContents = "title"
+	PatchContentBlocksIdParamsFieldsContentsTrashedAt     PatchContentBlocksIdParamsFieldsContents = "trashed-at"
+	PatchContentBlocksIdParamsFieldsContentsUpdatedAt     PatchContentBlocksIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PatchContentBlocksIdParamsFieldsContents enum.
+func (e PatchContentBlocksIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case PatchContentBlocksIdParamsFieldsContentsContentBlocks:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsCreatedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsDraft:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsPage:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsPosition:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsPublishedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsTitle:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsTrashedAt:
+		return true
+	case PatchContentBlocksIdParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -1989,6 +2736,93 @@ func (e GetContentBlocksIdContentParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetContentBlocksIdContentParamsFieldsContents.
+const (
+	GetContentBlocksIdContentParamsFieldsContentsContentBlocks GetContentBlocksIdContentParamsFieldsContents = "content-blocks"
+	GetContentBlocksIdContentParamsFieldsContentsCreatedAt     GetContentBlocksIdContentParamsFieldsContents = "created-at"
+	GetContentBlocksIdContentParamsFieldsContentsDraft         GetContentBlocksIdContentParamsFieldsContents = "draft"
+	GetContentBlocksIdContentParamsFieldsContentsPage          GetContentBlocksIdContentParamsFieldsContents = "page"
+	GetContentBlocksIdContentParamsFieldsContentsPosition      GetContentBlocksIdContentParamsFieldsContents = "position"
+	GetContentBlocksIdContentParamsFieldsContentsPublishedAt   GetContentBlocksIdContentParamsFieldsContents = "published-at"
+	GetContentBlocksIdContentParamsFieldsContentsTitle         GetContentBlocksIdContentParamsFieldsContents = "title"
+	GetContentBlocksIdContentParamsFieldsContentsTrashedAt     GetContentBlocksIdContentParamsFieldsContents = "trashed-at"
+	GetContentBlocksIdContentParamsFieldsContentsUpdatedAt     GetContentBlocksIdContentParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdContentParamsFieldsContents enum.
+func (e GetContentBlocksIdContentParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentBlocksIdContentParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsDraft:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsPage:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsPosition:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsTitle:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdContentParamsFieldsContentBlocks.
+const (
+	GetContentBlocksIdContentParamsFieldsContentBlocksAsset       GetContentBlocksIdContentParamsFieldsContentBlocks = "asset"
+	GetContentBlocksIdContentParamsFieldsContentBlocksBody        GetContentBlocksIdContentParamsFieldsContentBlocks = "body"
+	GetContentBlocksIdContentParamsFieldsContentBlocksContent     GetContentBlocksIdContentParamsFieldsContentBlocks = "content"
+	GetContentBlocksIdContentParamsFieldsContentBlocksCreatedAt   GetContentBlocksIdContentParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksIdContentParamsFieldsContentBlocksDataType    GetContentBlocksIdContentParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksIdContentParamsFieldsContentBlocksDraft       GetContentBlocksIdContentParamsFieldsContentBlocks = "draft"
+	GetContentBlocksIdContentParamsFieldsContentBlocksHyperlinks  GetContentBlocksIdContentParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksIdContentParamsFieldsContentBlocksPosition    GetContentBlocksIdContentParamsFieldsContentBlocks = "position"
+	GetContentBlocksIdContentParamsFieldsContentBlocksPublishedAt GetContentBlocksIdContentParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksIdContentParamsFieldsContentBlocksTrashedAt   GetContentBlocksIdContentParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksIdContentParamsFieldsContentBlocksUpdatedAt   GetContentBlocksIdContentParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksIdContentParamsFieldsContentBlocksVarName     GetContentBlocksIdContentParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdContentParamsFieldsContentBlocks enum.
+func (e GetContentBlocksIdContentParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksIdContentParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentBlocksIdContentParamsFieldsDrafts.
 const (
 	GetContentBlocksIdContentParamsFieldsDraftsCreatedAt               GetContentBlocksIdContentParamsFieldsDrafts = "created-at"
@@ -2022,6 +2856,66 @@ func (e GetContentBlocksIdContentParamsFieldsDrafts) Valid() bool {
 	case GetContentBlocksIdContentParamsFieldsDraftsUpdatedAt:
 		return true
 	case GetContentBlocksIdContentParamsFieldsDraftsUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdContentParamsFieldsPages.
+const (
+	GetContentBlocksIdContentParamsFieldsPagesCanonicalUrl           GetContentBlocksIdContentParamsFieldsPages = "canonical-url"
+	GetContentBlocksIdContentParamsFieldsPagesCreatedAt              GetContentBlocksIdContentParamsFieldsPages = "created-at"
+	GetContentBlocksIdContentParamsFieldsPagesDescription            GetContentBlocksIdContentParamsFieldsPages = "description"
+	GetContentBlocksIdContentParamsFieldsPagesDraft                  GetContentBlocksIdContentParamsFieldsPages = "draft"
+	GetContentBlocksIdContentParamsFieldsPagesKeywords               GetContentBlocksIdContentParamsFieldsPages = "keywords"
+	GetContentBlocksIdContentParamsFieldsPagesLayout                 GetContentBlocksIdContentParamsFieldsPages = "layout"
+	GetContentBlocksIdContentParamsFieldsPagesPageType               GetContentBlocksIdContentParamsFieldsPages = "page-type"
+	GetContentBlocksIdContentParamsFieldsPagesParent                 GetContentBlocksIdContentParamsFieldsPages = "parent"
+	GetContentBlocksIdContentParamsFieldsPagesPath                   GetContentBlocksIdContentParamsFieldsPages = "path"
+	GetContentBlocksIdContentParamsFieldsPagesPublishedAt            GetContentBlocksIdContentParamsFieldsPages = "published-at"
+	GetContentBlocksIdContentParamsFieldsPagesSearchEngineFollowable GetContentBlocksIdContentParamsFieldsPages = "search-engine-followable"
+	GetContentBlocksIdContentParamsFieldsPagesSearchEngineIndexable  GetContentBlocksIdContentParamsFieldsPages = "search-engine-indexable"
+	GetContentBlocksIdContentParamsFieldsPagesSlug                   GetContentBlocksIdContentParamsFieldsPages = "slug"
+	GetContentBlocksIdContentParamsFieldsPagesTitle                  GetContentBlocksIdContentParamsFieldsPages = "title"
+	GetContentBlocksIdContentParamsFieldsPagesTrashedAt              GetContentBlocksIdContentParamsFieldsPages = "trashed-at"
+	GetContentBlocksIdContentParamsFieldsPagesUpdatedAt              GetContentBlocksIdContentParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdContentParamsFieldsPages enum.
+func (e GetContentBlocksIdContentParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentBlocksIdContentParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesDescription:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesDraft:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesKeywords:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesLayout:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesPageType:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesParent:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesPath:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesSlug:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesTitle:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentBlocksIdContentParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -2121,6 +3015,153 @@ func (e GetContentBlocksIdDraftParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetContentBlocksIdDraftParamsFieldsPages.
+const (
+	GetContentBlocksIdDraftParamsFieldsPagesCanonicalUrl           GetContentBlocksIdDraftParamsFieldsPages = "canonical-url"
+	GetContentBlocksIdDraftParamsFieldsPagesCreatedAt              GetContentBlocksIdDraftParamsFieldsPages = "created-at"
+	GetContentBlocksIdDraftParamsFieldsPagesDescription            GetContentBlocksIdDraftParamsFieldsPages = "description"
+	GetContentBlocksIdDraftParamsFieldsPagesDraft                  GetContentBlocksIdDraftParamsFieldsPages = "draft"
+	GetContentBlocksIdDraftParamsFieldsPagesKeywords               GetContentBlocksIdDraftParamsFieldsPages = "keywords"
+	GetContentBlocksIdDraftParamsFieldsPagesLayout                 GetContentBlocksIdDraftParamsFieldsPages = "layout"
+	GetContentBlocksIdDraftParamsFieldsPagesPageType               GetContentBlocksIdDraftParamsFieldsPages = "page-type"
+	GetContentBlocksIdDraftParamsFieldsPagesParent                 GetContentBlocksIdDraftParamsFieldsPages = "parent"
+	GetContentBlocksIdDraftParamsFieldsPagesPath                   GetContentBlocksIdDraftParamsFieldsPages = "path"
+	GetContentBlocksIdDraftParamsFieldsPagesPublishedAt            GetContentBlocksIdDraftParamsFieldsPages = "published-at"
+	GetContentBlocksIdDraftParamsFieldsPagesSearchEngineFollowable GetContentBlocksIdDraftParamsFieldsPages = "search-engine-followable"
+	GetContentBlocksIdDraftParamsFieldsPagesSearchEngineIndexable  GetContentBlocksIdDraftParamsFieldsPages = "search-engine-indexable"
+	GetContentBlocksIdDraftParamsFieldsPagesSlug                   GetContentBlocksIdDraftParamsFieldsPages = "slug"
+	GetContentBlocksIdDraftParamsFieldsPagesTitle                  GetContentBlocksIdDraftParamsFieldsPages = "title"
+	GetContentBlocksIdDraftParamsFieldsPagesTrashedAt              GetContentBlocksIdDraftParamsFieldsPages = "trashed-at"
+	GetContentBlocksIdDraftParamsFieldsPagesUpdatedAt              GetContentBlocksIdDraftParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdDraftParamsFieldsPages enum.
+func (e GetContentBlocksIdDraftParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentBlocksIdDraftParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesDescription:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesDraft:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesKeywords:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesLayout:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesPageType:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesParent:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesPath:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesSlug:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesTitle:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdDraftParamsFieldsContents.
+const (
+	GetContentBlocksIdDraftParamsFieldsContentsContentBlocks GetContentBlocksIdDraftParamsFieldsContents = "content-blocks"
+	GetContentBlocksIdDraftParamsFieldsContentsCreatedAt     GetContentBlocksIdDraftParamsFieldsContents = "created-at"
+	GetContentBlocksIdDraftParamsFieldsContentsDraft         GetContentBlocksIdDraftParamsFieldsContents = "draft"
+	GetContentBlocksIdDraftParamsFieldsContentsPage          GetContentBlocksIdDraftParamsFieldsContents = "page"
+	GetContentBlocksIdDraftParamsFieldsContentsPosition      GetContentBlocksIdDraftParamsFieldsContents = "position"
+	GetContentBlocksIdDraftParamsFieldsContentsPublishedAt   GetContentBlocksIdDraftParamsFieldsContents = "published-at"
+	GetContentBlocksIdDraftParamsFieldsContentsTitle         GetContentBlocksIdDraftParamsFieldsContents = "title"
+	GetContentBlocksIdDraftParamsFieldsContentsTrashedAt     GetContentBlocksIdDraftParamsFieldsContents = "trashed-at"
+	GetContentBlocksIdDraftParamsFieldsContentsUpdatedAt     GetContentBlocksIdDraftParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdDraftParamsFieldsContents enum.
+func (e GetContentBlocksIdDraftParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentBlocksIdDraftParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsDraft:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsPage:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsPosition:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsTitle:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdDraftParamsFieldsContentBlocks.
+const (
+	GetContentBlocksIdDraftParamsFieldsContentBlocksAsset       GetContentBlocksIdDraftParamsFieldsContentBlocks = "asset"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksBody        GetContentBlocksIdDraftParamsFieldsContentBlocks = "body"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksContent     GetContentBlocksIdDraftParamsFieldsContentBlocks = "content"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksCreatedAt   GetContentBlocksIdDraftParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksDataType    GetContentBlocksIdDraftParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksDraft       GetContentBlocksIdDraftParamsFieldsContentBlocks = "draft"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksHyperlinks  GetContentBlocksIdDraftParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksPosition    GetContentBlocksIdDraftParamsFieldsContentBlocks = "position"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksPublishedAt GetContentBlocksIdDraftParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksTrashedAt   GetContentBlocksIdDraftParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksUpdatedAt   GetContentBlocksIdDraftParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksIdDraftParamsFieldsContentBlocksVarName     GetContentBlocksIdDraftParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdDraftParamsFieldsContentBlocks enum.
+func (e GetContentBlocksIdDraftParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksIdDraftParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentBlocksIdDraftParamsFieldsUsers.
 const (
 	GetContentBlocksIdDraftParamsFieldsUsersCreatedAt GetContentBlocksIdDraftParamsFieldsUsers = "created-at"
@@ -2181,6 +3222,114 @@ func (e GetContentBlocksIdHyperlinksParamsFieldsHyperlinks) Valid() bool {
 	case GetContentBlocksIdHyperlinksParamsFieldsHyperlinksLinkable:
 		return true
 	case GetContentBlocksIdHyperlinksParamsFieldsHyperlinksLinkedTo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdHyperlinksParamsFieldsContentBlocks.
+const (
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksAsset       GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "asset"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksBody        GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "body"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksContent     GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "content"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksCreatedAt   GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksDataType    GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksDraft       GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "draft"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksHyperlinks  GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksPosition    GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "position"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksPublishedAt GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksTrashedAt   GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksUpdatedAt   GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksIdHyperlinksParamsFieldsContentBlocksVarName     GetContentBlocksIdHyperlinksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdHyperlinksParamsFieldsContentBlocks enum.
+func (e GetContentBlocksIdHyperlinksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdHyperlinksParamsFieldsPages.
+const (
+	GetContentBlocksIdHyperlinksParamsFieldsPagesCanonicalUrl           GetContentBlocksIdHyperlinksParamsFieldsPages = "canonical-url"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesCreatedAt              GetContentBlocksIdHyperlinksParamsFieldsPages = "created-at"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesDescription            GetContentBlocksIdHyperlinksParamsFieldsPages = "description"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesDraft                  GetContentBlocksIdHyperlinksParamsFieldsPages = "draft"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesKeywords               GetContentBlocksIdHyperlinksParamsFieldsPages = "keywords"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesLayout                 GetContentBlocksIdHyperlinksParamsFieldsPages = "layout"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesPageType               GetContentBlocksIdHyperlinksParamsFieldsPages = "page-type"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesParent                 GetContentBlocksIdHyperlinksParamsFieldsPages = "parent"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesPath                   GetContentBlocksIdHyperlinksParamsFieldsPages = "path"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesPublishedAt            GetContentBlocksIdHyperlinksParamsFieldsPages = "published-at"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesSearchEngineFollowable GetContentBlocksIdHyperlinksParamsFieldsPages = "search-engine-followable"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesSearchEngineIndexable  GetContentBlocksIdHyperlinksParamsFieldsPages = "search-engine-indexable"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesSlug                   GetContentBlocksIdHyperlinksParamsFieldsPages = "slug"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesTitle                  GetContentBlocksIdHyperlinksParamsFieldsPages = "title"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesTrashedAt              GetContentBlocksIdHyperlinksParamsFieldsPages = "trashed-at"
+	GetContentBlocksIdHyperlinksParamsFieldsPagesUpdatedAt              GetContentBlocksIdHyperlinksParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdHyperlinksParamsFieldsPages enum.
+func (e GetContentBlocksIdHyperlinksParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesDescription:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesDraft:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesKeywords:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesLayout:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesPageType:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesParent:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesPath:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesSlug:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesTitle:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentBlocksIdHyperlinksParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -2463,6 +3612,114 @@ func (e GetContentBlocksIdRelationshipsHyperlinksParamsFieldsHyperlinks) Valid()
 	}
 }
 
+// Defines values for GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks.
+const (
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksAsset       GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "asset"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksBody        GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "body"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksContent     GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "content"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksCreatedAt   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "created-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksDataType    GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "data-type"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksDraft       GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "draft"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksHyperlinks  GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "hyperlinks"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksPosition    GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "position"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksPublishedAt GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "published-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksTrashedAt   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "trashed-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksUpdatedAt   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "updated-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksVarName     GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks enum.
+func (e GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksBody:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksContent:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages.
+const (
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesCanonicalUrl           GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "canonical-url"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesCreatedAt              GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "created-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesDescription            GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "description"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesDraft                  GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "draft"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesKeywords               GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "keywords"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesLayout                 GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "layout"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPageType               GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "page-type"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesParent                 GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "parent"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPath                   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "path"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPublishedAt            GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "published-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineFollowable GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "search-engine-followable"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineIndexable  GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "search-engine-indexable"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSlug                   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "slug"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesTitle                  GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "title"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesTrashedAt              GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "trashed-at"
+	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesUpdatedAt              GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages enum.
+func (e GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesDescription:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesDraft:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesKeywords:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesLayout:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPageType:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesParent:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPath:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesSlug:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesTitle:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssets.
 const (
 	GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssetsAssetFile   GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssets = "asset-file"
@@ -2559,6 +3816,93 @@ func (e GetContentsParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetContentsParamsFieldsContents.
+const (
+	GetContentsParamsFieldsContentsContentBlocks GetContentsParamsFieldsContents = "content-blocks"
+	GetContentsParamsFieldsContentsCreatedAt     GetContentsParamsFieldsContents = "created-at"
+	GetContentsParamsFieldsContentsDraft         GetContentsParamsFieldsContents = "draft"
+	GetContentsParamsFieldsContentsPage          GetContentsParamsFieldsContents = "page"
+	GetContentsParamsFieldsContentsPosition      GetContentsParamsFieldsContents = "position"
+	GetContentsParamsFieldsContentsPublishedAt   GetContentsParamsFieldsContents = "published-at"
+	GetContentsParamsFieldsContentsTitle         GetContentsParamsFieldsContents = "title"
+	GetContentsParamsFieldsContentsTrashedAt     GetContentsParamsFieldsContents = "trashed-at"
+	GetContentsParamsFieldsContentsUpdatedAt     GetContentsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsParamsFieldsContents enum.
+func (e GetContentsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentsParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentsParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentsParamsFieldsContentsDraft:
+		return true
+	case GetContentsParamsFieldsContentsPage:
+		return true
+	case GetContentsParamsFieldsContentsPosition:
+		return true
+	case GetContentsParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentsParamsFieldsContentsTitle:
+		return true
+	case GetContentsParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsParamsFieldsContentBlocks.
+const (
+	GetContentsParamsFieldsContentBlocksAsset       GetContentsParamsFieldsContentBlocks = "asset"
+	GetContentsParamsFieldsContentBlocksBody        GetContentsParamsFieldsContentBlocks = "body"
+	GetContentsParamsFieldsContentBlocksContent     GetContentsParamsFieldsContentBlocks = "content"
+	GetContentsParamsFieldsContentBlocksCreatedAt   GetContentsParamsFieldsContentBlocks = "created-at"
+	GetContentsParamsFieldsContentBlocksDataType    GetContentsParamsFieldsContentBlocks = "data-type"
+	GetContentsParamsFieldsContentBlocksDraft       GetContentsParamsFieldsContentBlocks = "draft"
+	GetContentsParamsFieldsContentBlocksHyperlinks  GetContentsParamsFieldsContentBlocks = "hyperlinks"
+	GetContentsParamsFieldsContentBlocksPosition    GetContentsParamsFieldsContentBlocks = "position"
+	GetContentsParamsFieldsContentBlocksPublishedAt GetContentsParamsFieldsContentBlocks = "published-at"
+	GetContentsParamsFieldsContentBlocksTrashedAt   GetContentsParamsFieldsContentBlocks = "trashed-at"
+	GetContentsParamsFieldsContentBlocksUpdatedAt   GetContentsParamsFieldsContentBlocks = "updated-at"
+	GetContentsParamsFieldsContentBlocksVarName     GetContentsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsParamsFieldsContentBlocks enum.
+func (e GetContentsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentsParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentsParamsFieldsContentBlocksBody:
+		return true
+	case GetContentsParamsFieldsContentBlocksContent:
+		return true
+	case GetContentsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentsParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentsParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentsParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentsParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentsParamsFieldsDrafts.
 const (
 	GetContentsParamsFieldsDraftsCreatedAt               GetContentsParamsFieldsDrafts = "created-at"
@@ -2592,6 +3936,66 @@ func (e GetContentsParamsFieldsDrafts) Valid() bool {
 	case GetContentsParamsFieldsDraftsUpdatedAt:
 		return true
 	case GetContentsParamsFieldsDraftsUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsParamsFieldsPages.
+const (
+	GetContentsParamsFieldsPagesCanonicalUrl           GetContentsParamsFieldsPages = "canonical-url"
+	GetContentsParamsFieldsPagesCreatedAt              GetContentsParamsFieldsPages = "created-at"
+	GetContentsParamsFieldsPagesDescription            GetContentsParamsFieldsPages = "description"
+	GetContentsParamsFieldsPagesDraft                  GetContentsParamsFieldsPages = "draft"
+	GetContentsParamsFieldsPagesKeywords               GetContentsParamsFieldsPages = "keywords"
+	GetContentsParamsFieldsPagesLayout                 GetContentsParamsFieldsPages = "layout"
+	GetContentsParamsFieldsPagesPageType               GetContentsParamsFieldsPages = "page-type"
+	GetContentsParamsFieldsPagesParent                 GetContentsParamsFieldsPages = "parent"
+	GetContentsParamsFieldsPagesPath                   GetContentsParamsFieldsPages = "path"
+	GetContentsParamsFieldsPagesPublishedAt            GetContentsParamsFieldsPages = "published-at"
+	GetContentsParamsFieldsPagesSearchEngineFollowable GetContentsParamsFieldsPages = "search-engine-followable"
+	GetContentsParamsFieldsPagesSearchEngineIndexable  GetContentsParamsFieldsPages = "search-engine-indexable"
+	GetContentsParamsFieldsPagesSlug                   GetContentsParamsFieldsPages = "slug"
+	GetContentsParamsFieldsPagesTitle                  GetContentsParamsFieldsPages = "title"
+	GetContentsParamsFieldsPagesTrashedAt              GetContentsParamsFieldsPages = "trashed-at"
+	GetContentsParamsFieldsPagesUpdatedAt              GetContentsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsParamsFieldsPages enum.
+func (e GetContentsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentsParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentsParamsFieldsPagesDescription:
+		return true
+	case GetContentsParamsFieldsPagesDraft:
+		return true
+	case GetContentsParamsFieldsPagesKeywords:
+		return true
+	case GetContentsParamsFieldsPagesLayout:
+		return true
+	case GetContentsParamsFieldsPagesPageType:
+		return true
+	case GetContentsParamsFieldsPagesParent:
+		return true
+	case GetContentsParamsFieldsPagesPath:
+		return true
+	case GetContentsParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentsParamsFieldsPagesSlug:
+		return true
+	case GetContentsParamsFieldsPagesTitle:
+		return true
+	case GetContentsParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentsParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -2655,6 +4059,93 @@ func (e PostContentsParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for PostContentsParamsFieldsContents.
+const (
+	PostContentsParamsFieldsContentsContentBlocks PostContentsParamsFieldsContents = "content-blocks"
+	PostContentsParamsFieldsContentsCreatedAt     PostContentsParamsFieldsContents = "created-at"
+	PostContentsParamsFieldsContentsDraft         PostContentsParamsFieldsContents = "draft"
+	PostContentsParamsFieldsContentsPage          PostContentsParamsFieldsContents = "page"
+	PostContentsParamsFieldsContentsPosition      PostContentsParamsFieldsContents = "position"
+	PostContentsParamsFieldsContentsPublishedAt   PostContentsParamsFieldsContents = "published-at"
+	PostContentsParamsFieldsContentsTitle         PostContentsParamsFieldsContents = "title"
+	PostContentsParamsFieldsContentsTrashedAt     PostContentsParamsFieldsContents = "trashed-at"
+	PostContentsParamsFieldsContentsUpdatedAt     PostContentsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PostContentsParamsFieldsContents enum.
+func (e PostContentsParamsFieldsContents) Valid() bool {
+	switch e {
+	case PostContentsParamsFieldsContentsContentBlocks:
+		return true
+	case PostContentsParamsFieldsContentsCreatedAt:
+		return true
+	case PostContentsParamsFieldsContentsDraft:
+		return true
+	case PostContentsParamsFieldsContentsPage:
+		return true
+	case PostContentsParamsFieldsContentsPosition:
+		return true
+	case PostContentsParamsFieldsContentsPublishedAt:
+		return true
+	case PostContentsParamsFieldsContentsTitle:
+		return true
+	case PostContentsParamsFieldsContentsTrashedAt:
+		return true
+	case PostContentsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostContentsParamsFieldsContentBlocks.
+const (
+	PostContentsParamsFieldsContentBlocksAsset       PostContentsParamsFieldsContentBlocks = "asset"
+	PostContentsParamsFieldsContentBlocksBody        PostContentsParamsFieldsContentBlocks = "body"
+	PostContentsParamsFieldsContentBlocksContent     PostContentsParamsFieldsContentBlocks = "content"
+	PostContentsParamsFieldsContentBlocksCreatedAt   PostContentsParamsFieldsContentBlocks = "created-at"
+	PostContentsParamsFieldsContentBlocksDataType    PostContentsParamsFieldsContentBlocks = "data-type"
+	PostContentsParamsFieldsContentBlocksDraft       PostContentsParamsFieldsContentBlocks = "draft"
+	PostContentsParamsFieldsContentBlocksHyperlinks  PostContentsParamsFieldsContentBlocks = "hyperlinks"
+	PostContentsParamsFieldsContentBlocksPosition    PostContentsParamsFieldsContentBlocks = "position"
+	PostContentsParamsFieldsContentBlocksPublishedAt PostContentsParamsFieldsContentBlocks = "published-at"
+	PostContentsParamsFieldsContentBlocksTrashedAt   PostContentsParamsFieldsContentBlocks = "trashed-at"
+	PostContentsParamsFieldsContentBlocksUpdatedAt   PostContentsParamsFieldsContentBlocks = "updated-at"
+	PostContentsParamsFieldsContentBlocksVarName     PostContentsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the PostContentsParamsFieldsContentBlocks enum.
+func (e PostContentsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case PostContentsParamsFieldsContentBlocksAsset:
+		return true
+	case PostContentsParamsFieldsContentBlocksBody:
+		return true
+	case PostContentsParamsFieldsContentBlocksContent:
+		return true
+	case PostContentsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case PostContentsParamsFieldsContentBlocksDataType:
+		return true
+	case PostContentsParamsFieldsContentBlocksDraft:
+		return true
+	case PostContentsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case PostContentsParamsFieldsContentBlocksPosition:
+		return true
+	case PostContentsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case PostContentsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case PostContentsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case PostContentsParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostContentsParamsFieldsDrafts.
 const (
 	PostContentsParamsFieldsDraftsCreatedAt               PostContentsParamsFieldsDrafts = "created-at"
@@ -2694,6 +4185,66 @@ func (e PostContentsParamsFieldsDrafts) Valid() bool {
 	}
 }
 
+// Defines values for PostContentsParamsFieldsPages.
+const (
+	PostContentsParamsFieldsPagesCanonicalUrl           PostContentsParamsFieldsPages = "canonical-url"
+	PostContentsParamsFieldsPagesCreatedAt              PostContentsParamsFieldsPages = "created-at"
+	PostContentsParamsFieldsPagesDescription            PostContentsParamsFieldsPages = "description"
+	PostContentsParamsFieldsPagesDraft                  PostContentsParamsFieldsPages = "draft"
+	PostContentsParamsFieldsPagesKeywords               PostContentsParamsFieldsPages = "keywords"
+	PostContentsParamsFieldsPagesLayout                 PostContentsParamsFieldsPages = "layout"
+	PostContentsParamsFieldsPagesPageType               PostContentsParamsFieldsPages = "page-type"
+	PostContentsParamsFieldsPagesParent                 PostContentsParamsFieldsPages = "parent"
+	PostContentsParamsFieldsPagesPath                   PostContentsParamsFieldsPages = "path"
+	PostContentsParamsFieldsPagesPublishedAt            PostContentsParamsFieldsPages = "published-at"
+	PostContentsParamsFieldsPagesSearchEngineFollowable PostContentsParamsFieldsPages = "search-engine-followable"
+	PostContentsParamsFieldsPagesSearchEngineIndexable  PostContentsParamsFieldsPages = "search-engine-indexable"
+	PostContentsParamsFieldsPagesSlug                   PostContentsParamsFieldsPages = "slug"
+	PostContentsParamsFieldsPagesTitle                  PostContentsParamsFieldsPages = "title"
+	PostContentsParamsFieldsPagesTrashedAt              PostContentsParamsFieldsPages = "trashed-at"
+	PostContentsParamsFieldsPagesUpdatedAt              PostContentsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PostContentsParamsFieldsPages enum.
+func (e PostContentsParamsFieldsPages) Valid() bool {
+	switch e {
+	case PostContentsParamsFieldsPagesCanonicalUrl:
+		return true
+	case PostContentsParamsFieldsPagesCreatedAt:
+		return true
+	case PostContentsParamsFieldsPagesDescription:
+		return true
+	case PostContentsParamsFieldsPagesDraft:
+		return true
+	case PostContentsParamsFieldsPagesKeywords:
+		return true
+	case PostContentsParamsFieldsPagesLayout:
+		return true
+	case PostContentsParamsFieldsPagesPageType:
+		return true
+	case PostContentsParamsFieldsPagesParent:
+		return true
+	case PostContentsParamsFieldsPagesPath:
+		return true
+	case PostContentsParamsFieldsPagesPublishedAt:
+		return true
+	case PostContentsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case PostContentsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case PostContentsParamsFieldsPagesSlug:
+		return true
+	case PostContentsParamsFieldsPagesTitle:
+		return true
+	case PostContentsParamsFieldsPagesTrashedAt:
+		return true
+	case PostContentsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteContentsIdParamsInclude.
 const (
 	DeleteContentsIdParamsIncludeContentBlocks DeleteContentsIdParamsInclude = "content-blocks"
@@ -2709,6 +4260,93 @@ func (e DeleteContentsIdParamsInclude) Valid() bool {
 	case DeleteContentsIdParamsIncludeDraft:
 		return true
 	case DeleteContentsIdParamsIncludePage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteContentsIdParamsFieldsContents.
+const (
+	DeleteContentsIdParamsFieldsContentsContentBlocks DeleteContentsIdParamsFieldsContents = "content-blocks"
+	DeleteContentsIdParamsFieldsContentsCreatedAt     DeleteContentsIdParamsFieldsContents = "created-at"
+	DeleteContentsIdParamsFieldsContentsDraft         DeleteContentsIdParamsFieldsContents = "draft"
+	DeleteContentsIdParamsFieldsContentsPage          DeleteContentsIdParamsFieldsContents = "page"
+	DeleteContentsIdParamsFieldsContentsPosition      DeleteContentsIdParamsFieldsContents = "position"
+	DeleteContentsIdParamsFieldsContentsPublishedAt   DeleteContentsIdParamsFieldsContents = "published-at"
+	DeleteContentsIdParamsFieldsContentsTitle         DeleteContentsIdParamsFieldsContents = "title"
+	DeleteContentsIdParamsFieldsContentsTrashedAt     DeleteContentsIdParamsFieldsContents = "trashed-at"
+	DeleteContentsIdParamsFieldsContentsUpdatedAt     DeleteContentsIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the DeleteContentsIdParamsFieldsContents enum.
+func (e DeleteContentsIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case DeleteContentsIdParamsFieldsContentsContentBlocks:
+		return true
+	case DeleteContentsIdParamsFieldsContentsCreatedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentsDraft:
+		return true
+	case DeleteContentsIdParamsFieldsContentsPage:
+		return true
+	case DeleteContentsIdParamsFieldsContentsPosition:
+		return true
+	case DeleteContentsIdParamsFieldsContentsPublishedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentsTitle:
+		return true
+	case DeleteContentsIdParamsFieldsContentsTrashedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteContentsIdParamsFieldsContentBlocks.
+const (
+	DeleteContentsIdParamsFieldsContentBlocksAsset       DeleteContentsIdParamsFieldsContentBlocks = "asset"
+	DeleteContentsIdParamsFieldsContentBlocksBody        DeleteContentsIdParamsFieldsContentBlocks = "body"
+	DeleteContentsIdParamsFieldsContentBlocksContent     DeleteContentsIdParamsFieldsContentBlocks = "content"
+	DeleteContentsIdParamsFieldsContentBlocksCreatedAt   DeleteContentsIdParamsFieldsContentBlocks = "created-at"
+	DeleteContentsIdParamsFieldsContentBlocksDataType    DeleteContentsIdParamsFieldsContentBlocks = "data-type"
+	DeleteContentsIdParamsFieldsContentBlocksDraft       DeleteContentsIdParamsFieldsContentBlocks = "draft"
+	DeleteContentsIdParamsFieldsContentBlocksHyperlinks  DeleteContentsIdParamsFieldsContentBlocks = "hyperlinks"
+	DeleteContentsIdParamsFieldsContentBlocksPosition    DeleteContentsIdParamsFieldsContentBlocks = "position"
+	DeleteContentsIdParamsFieldsContentBlocksPublishedAt DeleteContentsIdParamsFieldsContentBlocks = "published-at"
+	DeleteContentsIdParamsFieldsContentBlocksTrashedAt   DeleteContentsIdParamsFieldsContentBlocks = "trashed-at"
+	DeleteContentsIdParamsFieldsContentBlocksUpdatedAt   DeleteContentsIdParamsFieldsContentBlocks = "updated-at"
+	DeleteContentsIdParamsFieldsContentBlocksVarName     DeleteContentsIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the DeleteContentsIdParamsFieldsContentBlocks enum.
+func (e DeleteContentsIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case DeleteContentsIdParamsFieldsContentBlocksAsset:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksBody:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksContent:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksDataType:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksDraft:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksPosition:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case DeleteContentsIdParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -2754,6 +4392,66 @@ func (e DeleteContentsIdParamsFieldsDrafts) Valid() bool {
 	}
 }
 
+// Defines values for DeleteContentsIdParamsFieldsPages.
+const (
+	DeleteContentsIdParamsFieldsPagesCanonicalUrl           DeleteContentsIdParamsFieldsPages = "canonical-url"
+	DeleteContentsIdParamsFieldsPagesCreatedAt              DeleteContentsIdParamsFieldsPages = "created-at"
+	DeleteContentsIdParamsFieldsPagesDescription            DeleteContentsIdParamsFieldsPages = "description"
+	DeleteContentsIdParamsFieldsPagesDraft                  DeleteContentsIdParamsFieldsPages = "draft"
+	DeleteContentsIdParamsFieldsPagesKeywords               DeleteContentsIdParamsFieldsPages = "keywords"
+	DeleteContentsIdParamsFieldsPagesLayout                 DeleteContentsIdParamsFieldsPages = "layout"
+	DeleteContentsIdParamsFieldsPagesPageType               DeleteContentsIdParamsFieldsPages = "page-type"
+	DeleteContentsIdParamsFieldsPagesParent                 DeleteContentsIdParamsFieldsPages = "parent"
+	DeleteContentsIdParamsFieldsPagesPath                   DeleteContentsIdParamsFieldsPages = "path"
+	DeleteContentsIdParamsFieldsPagesPublishedAt            DeleteContentsIdParamsFieldsPages = "published-at"
+	DeleteContentsIdParamsFieldsPagesSearchEngineFollowable DeleteContentsIdParamsFieldsPages = "search-engine-followable"
+	DeleteContentsIdParamsFieldsPagesSearchEngineIndexable  DeleteContentsIdParamsFieldsPages = "search-engine-indexable"
+	DeleteContentsIdParamsFieldsPagesSlug                   DeleteContentsIdParamsFieldsPages = "slug"
+	DeleteContentsIdParamsFieldsPagesTitle                  DeleteContentsIdParamsFieldsPages = "title"
+	DeleteContentsIdParamsFieldsPagesTrashedAt              DeleteContentsIdParamsFieldsPages = "trashed-at"
+	DeleteContentsIdParamsFieldsPagesUpdatedAt              DeleteContentsIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the DeleteContentsIdParamsFieldsPages enum.
+func (e DeleteContentsIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case DeleteContentsIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case DeleteContentsIdParamsFieldsPagesCreatedAt:
+		return true
+	case DeleteContentsIdParamsFieldsPagesDescription:
+		return true
+	case DeleteContentsIdParamsFieldsPagesDraft:
+		return true
+	case DeleteContentsIdParamsFieldsPagesKeywords:
+		return true
+	case DeleteContentsIdParamsFieldsPagesLayout:
+		return true
+	case DeleteContentsIdParamsFieldsPagesPageType:
+		return true
+	case DeleteContentsIdParamsFieldsPagesParent:
+		return true
+	case DeleteContentsIdParamsFieldsPagesPath:
+		return true
+	case DeleteContentsIdParamsFieldsPagesPublishedAt:
+		return true
+	case DeleteContentsIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case DeleteContentsIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case DeleteContentsIdParamsFieldsPagesSlug:
+		return true
+	case DeleteContentsIdParamsFieldsPagesTitle:
+		return true
+	case DeleteContentsIdParamsFieldsPagesTrashedAt:
+		return true
+	case DeleteContentsIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentsIdParamsInclude.
 const (
 	GetContentsIdParamsIncludeContentBlocks GetContentsIdParamsInclude = "content-blocks"
@@ -2769,6 +4467,93 @@ func (e GetContentsIdParamsInclude) Valid() bool {
 	case GetContentsIdParamsIncludeDraft:
 		return true
 	case GetContentsIdParamsIncludePage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdParamsFieldsContents.
+const (
+	GetContentsIdParamsFieldsContentsContentBlocks GetContentsIdParamsFieldsContents = "content-blocks"
+	GetContentsIdParamsFieldsContentsCreatedAt     GetContentsIdParamsFieldsContents = "created-at"
+	GetContentsIdParamsFieldsContentsDraft         GetContentsIdParamsFieldsContents = "draft"
+	GetContentsIdParamsFieldsContentsPage          GetContentsIdParamsFieldsContents = "page"
+	GetContentsIdParamsFieldsContentsPosition      GetContentsIdParamsFieldsContents = "position"
+	GetContentsIdParamsFieldsContentsPublishedAt   GetContentsIdParamsFieldsContents = "published-at"
+	GetContentsIdParamsFieldsContentsTitle         GetContentsIdParamsFieldsContents = "title"
+	GetContentsIdParamsFieldsContentsTrashedAt     GetContentsIdParamsFieldsContents = "trashed-at"
+	GetContentsIdParamsFieldsContentsUpdatedAt     GetContentsIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdParamsFieldsContents enum.
+func (e GetContentsIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentsIdParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentsIdParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentsIdParamsFieldsContentsDraft:
+		return true
+	case GetContentsIdParamsFieldsContentsPage:
+		return true
+	case GetContentsIdParamsFieldsContentsPosition:
+		return true
+	case GetContentsIdParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentsIdParamsFieldsContentsTitle:
+		return true
+	case GetContentsIdParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentsIdParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdParamsFieldsContentBlocks.
+const (
+	GetContentsIdParamsFieldsContentBlocksAsset       GetContentsIdParamsFieldsContentBlocks = "asset"
+	GetContentsIdParamsFieldsContentBlocksBody        GetContentsIdParamsFieldsContentBlocks = "body"
+	GetContentsIdParamsFieldsContentBlocksContent     GetContentsIdParamsFieldsContentBlocks = "content"
+	GetContentsIdParamsFieldsContentBlocksCreatedAt   GetContentsIdParamsFieldsContentBlocks = "created-at"
+	GetContentsIdParamsFieldsContentBlocksDataType    GetContentsIdParamsFieldsContentBlocks = "data-type"
+	GetContentsIdParamsFieldsContentBlocksDraft       GetContentsIdParamsFieldsContentBlocks = "draft"
+	GetContentsIdParamsFieldsContentBlocksHyperlinks  GetContentsIdParamsFieldsContentBlocks = "hyperlinks"
+	GetContentsIdParamsFieldsContentBlocksPosition    GetContentsIdParamsFieldsContentBlocks = "position"
+	GetContentsIdParamsFieldsContentBlocksPublishedAt GetContentsIdParamsFieldsContentBlocks = "published-at"
+	GetContentsIdParamsFieldsContentBlocksTrashedAt   GetContentsIdParamsFieldsContentBlocks = "trashed-at"
+	GetContentsIdParamsFieldsContentBlocksUpdatedAt   GetContentsIdParamsFieldsContentBlocks = "updated-at"
+	GetContentsIdParamsFieldsContentBlocksVarName     GetContentsIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdParamsFieldsContentBlocks enum.
+func (e GetContentsIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentsIdParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksBody:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksContent:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentsIdParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -2814,6 +4599,66 @@ func (e GetContentsIdParamsFieldsDrafts) Valid() bool {
 	}
 }
 
+// Defines values for GetContentsIdParamsFieldsPages.
+const (
+	GetContentsIdParamsFieldsPagesCanonicalUrl           GetContentsIdParamsFieldsPages = "canonical-url"
+	GetContentsIdParamsFieldsPagesCreatedAt              GetContentsIdParamsFieldsPages = "created-at"
+	GetContentsIdParamsFieldsPagesDescription            GetContentsIdParamsFieldsPages = "description"
+	GetContentsIdParamsFieldsPagesDraft                  GetContentsIdParamsFieldsPages = "draft"
+	GetContentsIdParamsFieldsPagesKeywords               GetContentsIdParamsFieldsPages = "keywords"
+	GetContentsIdParamsFieldsPagesLayout                 GetContentsIdParamsFieldsPages = "layout"
+	GetContentsIdParamsFieldsPagesPageType               GetContentsIdParamsFieldsPages = "page-type"
+	GetContentsIdParamsFieldsPagesParent                 GetContentsIdParamsFieldsPages = "parent"
+	GetContentsIdParamsFieldsPagesPath                   GetContentsIdParamsFieldsPages = "path"
+	GetContentsIdParamsFieldsPagesPublishedAt            GetContentsIdParamsFieldsPages = "published-at"
+	GetContentsIdParamsFieldsPagesSearchEngineFollowable GetContentsIdParamsFieldsPages = "search-engine-followable"
+	GetContentsIdParamsFieldsPagesSearchEngineIndexable  GetContentsIdParamsFieldsPages = "search-engine-indexable"
+	GetContentsIdParamsFieldsPagesSlug                   GetContentsIdParamsFieldsPages = "slug"
+	GetContentsIdParamsFieldsPagesTitle                  GetContentsIdParamsFieldsPages = "title"
+	GetContentsIdParamsFieldsPagesTrashedAt              GetContentsIdParamsFieldsPages = "trashed-at"
+	GetContentsIdParamsFieldsPagesUpdatedAt              GetContentsIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdParamsFieldsPages enum.
+func (e GetContentsIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentsIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentsIdParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentsIdParamsFieldsPagesDescription:
+		return true
+	case GetContentsIdParamsFieldsPagesDraft:
+		return true
+	case GetContentsIdParamsFieldsPagesKeywords:
+		return true
+	case GetContentsIdParamsFieldsPagesLayout:
+		return true
+	case GetContentsIdParamsFieldsPagesPageType:
+		return true
+	case GetContentsIdParamsFieldsPagesParent:
+		return true
+	case GetContentsIdParamsFieldsPagesPath:
+		return true
+	case GetContentsIdParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentsIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentsIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentsIdParamsFieldsPagesSlug:
+		return true
+	case GetContentsIdParamsFieldsPagesTitle:
+		return true
+	case GetContentsIdParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentsIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchContentsIdParamsInclude.
 const (
 	PatchContentsIdParamsIncludeContentBlocks PatchContentsIdParamsInclude = "content-blocks"
@@ -2829,6 +4674,93 @@ func (e PatchContentsIdParamsInclude) Valid() bool {
 	case PatchContentsIdParamsIncludeDraft:
 		return true
 	case PatchContentsIdParamsIncludePage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchContentsIdParamsFieldsContents.
+const (
+	PatchContentsIdParamsFieldsContentsContentBlocks PatchContentsIdParamsFieldsContents = "content-blocks"
+	PatchContentsIdParamsFieldsContentsCreatedAt     PatchContentsIdParamsFieldsContents = "created-at"
+	PatchContentsIdParamsFieldsContentsDraft         PatchContentsIdParamsFieldsContents = "draft"
+	PatchContentsIdParamsFieldsContentsPage          PatchContentsIdParamsFieldsContents = "page"
+	PatchContentsIdParamsFieldsContentsPosition      PatchContentsIdParamsFieldsContents = "position"
+	PatchContentsIdParamsFieldsContentsPublishedAt   PatchContentsIdParamsFieldsContents = "published-at"
+	PatchContentsIdParamsFieldsContentsTitle         PatchContentsIdParamsFieldsContents = "title"
+	PatchContentsIdParamsFieldsContentsTrashedAt     PatchContentsIdParamsFieldsContents = "trashed-at"
+	PatchContentsIdParamsFieldsContentsUpdatedAt     PatchContentsIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PatchContentsIdParamsFieldsContents enum.
+func (e PatchContentsIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case PatchContentsIdParamsFieldsContentsContentBlocks:
+		return true
+	case PatchContentsIdParamsFieldsContentsCreatedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentsDraft:
+		return true
+	case PatchContentsIdParamsFieldsContentsPage:
+		return true
+	case PatchContentsIdParamsFieldsContentsPosition:
+		return true
+	case PatchContentsIdParamsFieldsContentsPublishedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentsTitle:
+		return true
+	case PatchContentsIdParamsFieldsContentsTrashedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchContentsIdParamsFieldsContentBlocks.
+const (
+	PatchContentsIdParamsFieldsContentBlocksAsset       PatchContentsIdParamsFieldsContentBlocks = "asset"
+	PatchContentsIdParamsFieldsContentBlocksBody        PatchContentsIdParamsFieldsContentBlocks = "body"
+	PatchContentsIdParamsFieldsContentBlocksContent     PatchContentsIdParamsFieldsContentBlocks = "content"
+	PatchContentsIdParamsFieldsContentBlocksCreatedAt   PatchContentsIdParamsFieldsContentBlocks = "created-at"
+	PatchContentsIdParamsFieldsContentBlocksDataType    PatchContentsIdParamsFieldsContentBlocks = "data-type"
+	PatchContentsIdParamsFieldsContentBlocksDraft       PatchContentsIdParamsFieldsContentBlocks = "draft"
+	PatchContentsIdParamsFieldsContentBlocksHyperlinks  PatchContentsIdParamsFieldsContentBlocks = "hyperlinks"
+	PatchContentsIdParamsFieldsContentBlocksPosition    PatchContentsIdParamsFieldsContentBlocks = "position"
+	PatchContentsIdParamsFieldsContentBlocksPublishedAt PatchContentsIdParamsFieldsContentBlocks = "published-at"
+	PatchContentsIdParamsFieldsContentBlocksTrashedAt   PatchContentsIdParamsFieldsContentBlocks = "trashed-at"
+	PatchContentsIdParamsFieldsContentBlocksUpdatedAt   PatchContentsIdParamsFieldsContentBlocks = "updated-at"
+	PatchContentsIdParamsFieldsContentBlocksVarName     PatchContentsIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the PatchContentsIdParamsFieldsContentBlocks enum.
+func (e PatchContentsIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case PatchContentsIdParamsFieldsContentBlocksAsset:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksBody:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksContent:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksDataType:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksDraft:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksPosition:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case PatchContentsIdParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -2874,6 +4806,66 @@ func (e PatchContentsIdParamsFieldsDrafts) Valid() bool {
 	}
 }
 
+// Defines values for PatchContentsIdParamsFieldsPages.
+const (
+	PatchContentsIdParamsFieldsPagesCanonicalUrl           PatchContentsIdParamsFieldsPages = "canonical-url"
+	PatchContentsIdParamsFieldsPagesCreatedAt              PatchContentsIdParamsFieldsPages = "created-at"
+	PatchContentsIdParamsFieldsPagesDescription            PatchContentsIdParamsFieldsPages = "description"
+	PatchContentsIdParamsFieldsPagesDraft                  PatchContentsIdParamsFieldsPages = "draft"
+	PatchContentsIdParamsFieldsPagesKeywords               PatchContentsIdParamsFieldsPages = "keywords"
+	PatchContentsIdParamsFieldsPagesLayout                 PatchContentsIdParamsFieldsPages = "layout"
+	PatchContentsIdParamsFieldsPagesPageType               PatchContentsIdParamsFieldsPages = "page-type"
+	PatchContentsIdParamsFieldsPagesParent                 PatchContentsIdParamsFieldsPages = "parent"
+	PatchContentsIdParamsFieldsPagesPath                   PatchContentsIdParamsFieldsPages = "path"
+	PatchContentsIdParamsFieldsPagesPublishedAt            PatchContentsIdParamsFieldsPages = "published-at"
+	PatchContentsIdParamsFieldsPagesSearchEngineFollowable PatchContentsIdParamsFieldsPages = "search-engine-followable"
+	PatchContentsIdParamsFieldsPagesSearchEngineIndexable  PatchContentsIdParamsFieldsPages = "search-engine-indexable"
+	PatchContentsIdParamsFieldsPagesSlug                   PatchContentsIdParamsFieldsPages = "slug"
+	PatchContentsIdParamsFieldsPagesTitle                  PatchContentsIdParamsFieldsPages = "title"
+	PatchContentsIdParamsFieldsPagesTrashedAt              PatchContentsIdParamsFieldsPages = "trashed-at"
+	PatchContentsIdParamsFieldsPagesUpdatedAt              PatchContentsIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PatchContentsIdParamsFieldsPages enum.
+func (e PatchContentsIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case PatchContentsIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case PatchContentsIdParamsFieldsPagesCreatedAt:
+		return true
+	case PatchContentsIdParamsFieldsPagesDescription:
+		return true
+	case PatchContentsIdParamsFieldsPagesDraft:
+		return true
+	case PatchContentsIdParamsFieldsPagesKeywords:
+		return true
+	case PatchContentsIdParamsFieldsPagesLayout:
+		return true
+	case PatchContentsIdParamsFieldsPagesPageType:
+		return true
+	case PatchContentsIdParamsFieldsPagesParent:
+		return true
+	case PatchContentsIdParamsFieldsPagesPath:
+		return true
+	case PatchContentsIdParamsFieldsPagesPublishedAt:
+		return true
+	case PatchContentsIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case PatchContentsIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case PatchContentsIdParamsFieldsPagesSlug:
+		return true
+	case PatchContentsIdParamsFieldsPagesTitle:
+		return true
+	case PatchContentsIdParamsFieldsPagesTrashedAt:
+		return true
+	case PatchContentsIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentsIdContentBlocksParamsInclude.
 const (
 	GetContentsIdContentBlocksParamsIncludeAsset      GetContentsIdContentBlocksParamsInclude = "asset"
@@ -2892,6 +4884,54 @@ func (e GetContentsIdContentBlocksParamsInclude) Valid() bool {
 	case GetContentsIdContentBlocksParamsIncludeDraft:
 		return true
 	case GetContentsIdContentBlocksParamsIncludeHyperlinks:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdContentBlocksParamsFieldsContentBlocks.
+const (
+	GetContentsIdContentBlocksParamsFieldsContentBlocksAsset       GetContentsIdContentBlocksParamsFieldsContentBlocks = "asset"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksBody        GetContentsIdContentBlocksParamsFieldsContentBlocks = "body"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksContent     GetContentsIdContentBlocksParamsFieldsContentBlocks = "content"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksCreatedAt   GetContentsIdContentBlocksParamsFieldsContentBlocks = "created-at"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksDataType    GetContentsIdContentBlocksParamsFieldsContentBlocks = "data-type"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksDraft       GetContentsIdContentBlocksParamsFieldsContentBlocks = "draft"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksHyperlinks  GetContentsIdContentBlocksParamsFieldsContentBlocks = "hyperlinks"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksPosition    GetContentsIdContentBlocksParamsFieldsContentBlocks = "position"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksPublishedAt GetContentsIdContentBlocksParamsFieldsContentBlocks = "published-at"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksTrashedAt   GetContentsIdContentBlocksParamsFieldsContentBlocks = "trashed-at"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksUpdatedAt   GetContentsIdContentBlocksParamsFieldsContentBlocks = "updated-at"
+	GetContentsIdContentBlocksParamsFieldsContentBlocksVarName     GetContentsIdContentBlocksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdContentBlocksParamsFieldsContentBlocks enum.
+func (e GetContentsIdContentBlocksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksBody:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksContent:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -2928,6 +4968,45 @@ func (e GetContentsIdContentBlocksParamsFieldsAssets) Valid() bool {
 	case GetContentsIdContentBlocksParamsFieldsAssetsTitle:
 		return true
 	case GetContentsIdContentBlocksParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdContentBlocksParamsFieldsContents.
+const (
+	GetContentsIdContentBlocksParamsFieldsContentsContentBlocks GetContentsIdContentBlocksParamsFieldsContents = "content-blocks"
+	GetContentsIdContentBlocksParamsFieldsContentsCreatedAt     GetContentsIdContentBlocksParamsFieldsContents = "created-at"
+	GetContentsIdContentBlocksParamsFieldsContentsDraft         GetContentsIdContentBlocksParamsFieldsContents = "draft"
+	GetContentsIdContentBlocksParamsFieldsContentsPage          GetContentsIdContentBlocksParamsFieldsContents = "page"
+	GetContentsIdContentBlocksParamsFieldsContentsPosition      GetContentsIdContentBlocksParamsFieldsContents = "position"
+	GetContentsIdContentBlocksParamsFieldsContentsPublishedAt   GetContentsIdContentBlocksParamsFieldsContents = "published-at"
+	GetContentsIdContentBlocksParamsFieldsContentsTitle         GetContentsIdContentBlocksParamsFieldsContents = "title"
+	GetContentsIdContentBlocksParamsFieldsContentsTrashedAt     GetContentsIdContentBlocksParamsFieldsContents = "trashed-at"
+	GetContentsIdContentBlocksParamsFieldsContentsUpdatedAt     GetContentsIdContentBlocksParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdContentBlocksParamsFieldsContents enum.
+func (e GetContentsIdContentBlocksParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentsIdContentBlocksParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsDraft:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsPage:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsPosition:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsTitle:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentsIdContentBlocksParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -3090,6 +5169,153 @@ func (e GetContentsIdDraftParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetContentsIdDraftParamsFieldsPages.
+const (
+	GetContentsIdDraftParamsFieldsPagesCanonicalUrl           GetContentsIdDraftParamsFieldsPages = "canonical-url"
+	GetContentsIdDraftParamsFieldsPagesCreatedAt              GetContentsIdDraftParamsFieldsPages = "created-at"
+	GetContentsIdDraftParamsFieldsPagesDescription            GetContentsIdDraftParamsFieldsPages = "description"
+	GetContentsIdDraftParamsFieldsPagesDraft                  GetContentsIdDraftParamsFieldsPages = "draft"
+	GetContentsIdDraftParamsFieldsPagesKeywords               GetContentsIdDraftParamsFieldsPages = "keywords"
+	GetContentsIdDraftParamsFieldsPagesLayout                 GetContentsIdDraftParamsFieldsPages = "layout"
+	GetContentsIdDraftParamsFieldsPagesPageType               GetContentsIdDraftParamsFieldsPages = "page-type"
+	GetContentsIdDraftParamsFieldsPagesParent                 GetContentsIdDraftParamsFieldsPages = "parent"
+	GetContentsIdDraftParamsFieldsPagesPath                   GetContentsIdDraftParamsFieldsPages = "path"
+	GetContentsIdDraftParamsFieldsPagesPublishedAt            GetContentsIdDraftParamsFieldsPages = "published-at"
+	GetContentsIdDraftParamsFieldsPagesSearchEngineFollowable GetContentsIdDraftParamsFieldsPages = "search-engine-followable"
+	GetContentsIdDraftParamsFieldsPagesSearchEngineIndexable  GetContentsIdDraftParamsFieldsPages = "search-engine-indexable"
+	GetContentsIdDraftParamsFieldsPagesSlug                   GetContentsIdDraftParamsFieldsPages = "slug"
+	GetContentsIdDraftParamsFieldsPagesTitle                  GetContentsIdDraftParamsFieldsPages = "title"
+	GetContentsIdDraftParamsFieldsPagesTrashedAt              GetContentsIdDraftParamsFieldsPages = "trashed-at"
+	GetContentsIdDraftParamsFieldsPagesUpdatedAt              GetContentsIdDraftParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdDraftParamsFieldsPages enum.
+func (e GetContentsIdDraftParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentsIdDraftParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesDescription:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesDraft:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesKeywords:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesLayout:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesPageType:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesParent:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesPath:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesSlug:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesTitle:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdDraftParamsFieldsContents.
+const (
+	GetContentsIdDraftParamsFieldsContentsContentBlocks GetContentsIdDraftParamsFieldsContents = "content-blocks"
+	GetContentsIdDraftParamsFieldsContentsCreatedAt     GetContentsIdDraftParamsFieldsContents = "created-at"
+	GetContentsIdDraftParamsFieldsContentsDraft         GetContentsIdDraftParamsFieldsContents = "draft"
+	GetContentsIdDraftParamsFieldsContentsPage          GetContentsIdDraftParamsFieldsContents = "page"
+	GetContentsIdDraftParamsFieldsContentsPosition      GetContentsIdDraftParamsFieldsContents = "position"
+	GetContentsIdDraftParamsFieldsContentsPublishedAt   GetContentsIdDraftParamsFieldsContents = "published-at"
+	GetContentsIdDraftParamsFieldsContentsTitle         GetContentsIdDraftParamsFieldsContents = "title"
+	GetContentsIdDraftParamsFieldsContentsTrashedAt     GetContentsIdDraftParamsFieldsContents = "trashed-at"
+	GetContentsIdDraftParamsFieldsContentsUpdatedAt     GetContentsIdDraftParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdDraftParamsFieldsContents enum.
+func (e GetContentsIdDraftParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentsIdDraftParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsDraft:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsPage:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsPosition:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsTitle:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdDraftParamsFieldsContentBlocks.
+const (
+	GetContentsIdDraftParamsFieldsContentBlocksAsset       GetContentsIdDraftParamsFieldsContentBlocks = "asset"
+	GetContentsIdDraftParamsFieldsContentBlocksBody        GetContentsIdDraftParamsFieldsContentBlocks = "body"
+	GetContentsIdDraftParamsFieldsContentBlocksContent     GetContentsIdDraftParamsFieldsContentBlocks = "content"
+	GetContentsIdDraftParamsFieldsContentBlocksCreatedAt   GetContentsIdDraftParamsFieldsContentBlocks = "created-at"
+	GetContentsIdDraftParamsFieldsContentBlocksDataType    GetContentsIdDraftParamsFieldsContentBlocks = "data-type"
+	GetContentsIdDraftParamsFieldsContentBlocksDraft       GetContentsIdDraftParamsFieldsContentBlocks = "draft"
+	GetContentsIdDraftParamsFieldsContentBlocksHyperlinks  GetContentsIdDraftParamsFieldsContentBlocks = "hyperlinks"
+	GetContentsIdDraftParamsFieldsContentBlocksPosition    GetContentsIdDraftParamsFieldsContentBlocks = "position"
+	GetContentsIdDraftParamsFieldsContentBlocksPublishedAt GetContentsIdDraftParamsFieldsContentBlocks = "published-at"
+	GetContentsIdDraftParamsFieldsContentBlocksTrashedAt   GetContentsIdDraftParamsFieldsContentBlocks = "trashed-at"
+	GetContentsIdDraftParamsFieldsContentBlocksUpdatedAt   GetContentsIdDraftParamsFieldsContentBlocks = "updated-at"
+	GetContentsIdDraftParamsFieldsContentBlocksVarName     GetContentsIdDraftParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdDraftParamsFieldsContentBlocks enum.
+func (e GetContentsIdDraftParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentsIdDraftParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksBody:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksContent:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentsIdDraftParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentsIdDraftParamsFieldsUsers.
 const (
 	GetContentsIdDraftParamsFieldsUsersCreatedAt GetContentsIdDraftParamsFieldsUsers = "created-at"
@@ -3126,6 +5352,66 @@ func (e GetContentsIdPageParamsInclude) Valid() bool {
 	case GetContentsIdPageParamsIncludeLayout:
 		return true
 	case GetContentsIdPageParamsIncludeParent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdPageParamsFieldsPages.
+const (
+	GetContentsIdPageParamsFieldsPagesCanonicalUrl           GetContentsIdPageParamsFieldsPages = "canonical-url"
+	GetContentsIdPageParamsFieldsPagesCreatedAt              GetContentsIdPageParamsFieldsPages = "created-at"
+	GetContentsIdPageParamsFieldsPagesDescription            GetContentsIdPageParamsFieldsPages = "description"
+	GetContentsIdPageParamsFieldsPagesDraft                  GetContentsIdPageParamsFieldsPages = "draft"
+	GetContentsIdPageParamsFieldsPagesKeywords               GetContentsIdPageParamsFieldsPages = "keywords"
+	GetContentsIdPageParamsFieldsPagesLayout                 GetContentsIdPageParamsFieldsPages = "layout"
+	GetContentsIdPageParamsFieldsPagesPageType               GetContentsIdPageParamsFieldsPages = "page-type"
+	GetContentsIdPageParamsFieldsPagesParent                 GetContentsIdPageParamsFieldsPages = "parent"
+	GetContentsIdPageParamsFieldsPagesPath                   GetContentsIdPageParamsFieldsPages = "path"
+	GetContentsIdPageParamsFieldsPagesPublishedAt            GetContentsIdPageParamsFieldsPages = "published-at"
+	GetContentsIdPageParamsFieldsPagesSearchEngineFollowable GetContentsIdPageParamsFieldsPages = "search-engine-followable"
+	GetContentsIdPageParamsFieldsPagesSearchEngineIndexable  GetContentsIdPageParamsFieldsPages = "search-engine-indexable"
+	GetContentsIdPageParamsFieldsPagesSlug                   GetContentsIdPageParamsFieldsPages = "slug"
+	GetContentsIdPageParamsFieldsPagesTitle                  GetContentsIdPageParamsFieldsPages = "title"
+	GetContentsIdPageParamsFieldsPagesTrashedAt              GetContentsIdPageParamsFieldsPages = "trashed-at"
+	GetContentsIdPageParamsFieldsPagesUpdatedAt              GetContentsIdPageParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdPageParamsFieldsPages enum.
+func (e GetContentsIdPageParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetContentsIdPageParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetContentsIdPageParamsFieldsPagesCreatedAt:
+		return true
+	case GetContentsIdPageParamsFieldsPagesDescription:
+		return true
+	case GetContentsIdPageParamsFieldsPagesDraft:
+		return true
+	case GetContentsIdPageParamsFieldsPagesKeywords:
+		return true
+	case GetContentsIdPageParamsFieldsPagesLayout:
+		return true
+	case GetContentsIdPageParamsFieldsPagesPageType:
+		return true
+	case GetContentsIdPageParamsFieldsPagesParent:
+		return true
+	case GetContentsIdPageParamsFieldsPagesPath:
+		return true
+	case GetContentsIdPageParamsFieldsPagesPublishedAt:
+		return true
+	case GetContentsIdPageParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetContentsIdPageParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetContentsIdPageParamsFieldsPagesSlug:
+		return true
+	case GetContentsIdPageParamsFieldsPagesTitle:
+		return true
+	case GetContentsIdPageParamsFieldsPagesTrashedAt:
+		return true
+	case GetContentsIdPageParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -3225,6 +5511,54 @@ func (e GetContentsIdRelationshipsContentBlocksParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks.
+const (
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksAsset       GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "asset"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksBody        GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "body"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksContent     GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "content"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksCreatedAt   GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "created-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksDataType    GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "data-type"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksDraft       GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "draft"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksHyperlinks  GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "hyperlinks"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksPosition    GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "position"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksPublishedAt GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "published-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksTrashedAt   GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "trashed-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksUpdatedAt   GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "updated-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksVarName     GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks enum.
+func (e GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksAsset:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksBody:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksContent:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksDataType:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksDraft:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksPosition:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetContentsIdRelationshipsContentBlocksParamsFieldsAssets.
 const (
 	GetContentsIdRelationshipsContentBlocksParamsFieldsAssetsAssetFile   GetContentsIdRelationshipsContentBlocksParamsFieldsAssets = "asset-file"
@@ -3255,6 +5589,45 @@ func (e GetContentsIdRelationshipsContentBlocksParamsFieldsAssets) Valid() bool 
 	case GetContentsIdRelationshipsContentBlocksParamsFieldsAssetsTitle:
 		return true
 	case GetContentsIdRelationshipsContentBlocksParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetContentsIdRelationshipsContentBlocksParamsFieldsContents.
+const (
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsContentBlocks GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "content-blocks"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsCreatedAt     GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "created-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsDraft         GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "draft"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPage          GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "page"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPosition      GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "position"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPublishedAt   GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "published-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsTitle         GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "title"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsTrashedAt     GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "trashed-at"
+	GetContentsIdRelationshipsContentBlocksParamsFieldsContentsUpdatedAt     GetContentsIdRelationshipsContentBlocksParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetContentsIdRelationshipsContentBlocksParamsFieldsContents enum.
+func (e GetContentsIdRelationshipsContentBlocksParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsContentBlocks:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsCreatedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsDraft:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPage:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPosition:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsPublishedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsTitle:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsTrashedAt:
+		return true
+	case GetContentsIdRelationshipsContentBlocksParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -3522,6 +5895,153 @@ func (e GetDraftsParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetDraftsParamsFieldsPages.
+const (
+	GetDraftsParamsFieldsPagesCanonicalUrl           GetDraftsParamsFieldsPages = "canonical-url"
+	GetDraftsParamsFieldsPagesCreatedAt              GetDraftsParamsFieldsPages = "created-at"
+	GetDraftsParamsFieldsPagesDescription            GetDraftsParamsFieldsPages = "description"
+	GetDraftsParamsFieldsPagesDraft                  GetDraftsParamsFieldsPages = "draft"
+	GetDraftsParamsFieldsPagesKeywords               GetDraftsParamsFieldsPages = "keywords"
+	GetDraftsParamsFieldsPagesLayout                 GetDraftsParamsFieldsPages = "layout"
+	GetDraftsParamsFieldsPagesPageType               GetDraftsParamsFieldsPages = "page-type"
+	GetDraftsParamsFieldsPagesParent                 GetDraftsParamsFieldsPages = "parent"
+	GetDraftsParamsFieldsPagesPath                   GetDraftsParamsFieldsPages = "path"
+	GetDraftsParamsFieldsPagesPublishedAt            GetDraftsParamsFieldsPages = "published-at"
+	GetDraftsParamsFieldsPagesSearchEngineFollowable GetDraftsParamsFieldsPages = "search-engine-followable"
+	GetDraftsParamsFieldsPagesSearchEngineIndexable  GetDraftsParamsFieldsPages = "search-engine-indexable"
+	GetDraftsParamsFieldsPagesSlug                   GetDraftsParamsFieldsPages = "slug"
+	GetDraftsParamsFieldsPagesTitle                  GetDraftsParamsFieldsPages = "title"
+	GetDraftsParamsFieldsPagesTrashedAt              GetDraftsParamsFieldsPages = "trashed-at"
+	GetDraftsParamsFieldsPagesUpdatedAt              GetDraftsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsParamsFieldsPages enum.
+func (e GetDraftsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsParamsFieldsPagesDescription:
+		return true
+	case GetDraftsParamsFieldsPagesDraft:
+		return true
+	case GetDraftsParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsParamsFieldsPagesLayout:
+		return true
+	case GetDraftsParamsFieldsPagesPageType:
+		return true
+	case GetDraftsParamsFieldsPagesParent:
+		return true
+	case GetDraftsParamsFieldsPagesPath:
+		return true
+	case GetDraftsParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsParamsFieldsPagesSlug:
+		return true
+	case GetDraftsParamsFieldsPagesTitle:
+		return true
+	case GetDraftsParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsParamsFieldsContents.
+const (
+	GetDraftsParamsFieldsContentsContentBlocks GetDraftsParamsFieldsContents = "content-blocks"
+	GetDraftsParamsFieldsContentsCreatedAt     GetDraftsParamsFieldsContents = "created-at"
+	GetDraftsParamsFieldsContentsDraft         GetDraftsParamsFieldsContents = "draft"
+	GetDraftsParamsFieldsContentsPage          GetDraftsParamsFieldsContents = "page"
+	GetDraftsParamsFieldsContentsPosition      GetDraftsParamsFieldsContents = "position"
+	GetDraftsParamsFieldsContentsPublishedAt   GetDraftsParamsFieldsContents = "published-at"
+	GetDraftsParamsFieldsContentsTitle         GetDraftsParamsFieldsContents = "title"
+	GetDraftsParamsFieldsContentsTrashedAt     GetDraftsParamsFieldsContents = "trashed-at"
+	GetDraftsParamsFieldsContentsUpdatedAt     GetDraftsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsParamsFieldsContents enum.
+func (e GetDraftsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsParamsFieldsContentsDraft:
+		return true
+	case GetDraftsParamsFieldsContentsPage:
+		return true
+	case GetDraftsParamsFieldsContentsPosition:
+		return true
+	case GetDraftsParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsParamsFieldsContentsTitle:
+		return true
+	case GetDraftsParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsParamsFieldsContentBlocks.
+const (
+	GetDraftsParamsFieldsContentBlocksAsset       GetDraftsParamsFieldsContentBlocks = "asset"
+	GetDraftsParamsFieldsContentBlocksBody        GetDraftsParamsFieldsContentBlocks = "body"
+	GetDraftsParamsFieldsContentBlocksContent     GetDraftsParamsFieldsContentBlocks = "content"
+	GetDraftsParamsFieldsContentBlocksCreatedAt   GetDraftsParamsFieldsContentBlocks = "created-at"
+	GetDraftsParamsFieldsContentBlocksDataType    GetDraftsParamsFieldsContentBlocks = "data-type"
+	GetDraftsParamsFieldsContentBlocksDraft       GetDraftsParamsFieldsContentBlocks = "draft"
+	GetDraftsParamsFieldsContentBlocksHyperlinks  GetDraftsParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsParamsFieldsContentBlocksPosition    GetDraftsParamsFieldsContentBlocks = "position"
+	GetDraftsParamsFieldsContentBlocksPublishedAt GetDraftsParamsFieldsContentBlocks = "published-at"
+	GetDraftsParamsFieldsContentBlocksTrashedAt   GetDraftsParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsParamsFieldsContentBlocksUpdatedAt   GetDraftsParamsFieldsContentBlocks = "updated-at"
+	GetDraftsParamsFieldsContentBlocksVarName     GetDraftsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsParamsFieldsContentBlocks enum.
+func (e GetDraftsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsParamsFieldsUsers.
 const (
 	GetDraftsParamsFieldsUsersCreatedAt GetDraftsParamsFieldsUsers = "created-at"
@@ -3657,6 +6177,153 @@ func (e GetDraftsIdParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetDraftsIdParamsFieldsPages.
+const (
+	GetDraftsIdParamsFieldsPagesCanonicalUrl           GetDraftsIdParamsFieldsPages = "canonical-url"
+	GetDraftsIdParamsFieldsPagesCreatedAt              GetDraftsIdParamsFieldsPages = "created-at"
+	GetDraftsIdParamsFieldsPagesDescription            GetDraftsIdParamsFieldsPages = "description"
+	GetDraftsIdParamsFieldsPagesDraft                  GetDraftsIdParamsFieldsPages = "draft"
+	GetDraftsIdParamsFieldsPagesKeywords               GetDraftsIdParamsFieldsPages = "keywords"
+	GetDraftsIdParamsFieldsPagesLayout                 GetDraftsIdParamsFieldsPages = "layout"
+	GetDraftsIdParamsFieldsPagesPageType               GetDraftsIdParamsFieldsPages = "page-type"
+	GetDraftsIdParamsFieldsPagesParent                 GetDraftsIdParamsFieldsPages = "parent"
+	GetDraftsIdParamsFieldsPagesPath                   GetDraftsIdParamsFieldsPages = "path"
+	GetDraftsIdParamsFieldsPagesPublishedAt            GetDraftsIdParamsFieldsPages = "published-at"
+	GetDraftsIdParamsFieldsPagesSearchEngineFollowable GetDraftsIdParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdParamsFieldsPagesSearchEngineIndexable  GetDraftsIdParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdParamsFieldsPagesSlug                   GetDraftsIdParamsFieldsPages = "slug"
+	GetDraftsIdParamsFieldsPagesTitle                  GetDraftsIdParamsFieldsPages = "title"
+	GetDraftsIdParamsFieldsPagesTrashedAt              GetDraftsIdParamsFieldsPages = "trashed-at"
+	GetDraftsIdParamsFieldsPagesUpdatedAt              GetDraftsIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdParamsFieldsPages enum.
+func (e GetDraftsIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdParamsFieldsContents.
+const (
+	GetDraftsIdParamsFieldsContentsContentBlocks GetDraftsIdParamsFieldsContents = "content-blocks"
+	GetDraftsIdParamsFieldsContentsCreatedAt     GetDraftsIdParamsFieldsContents = "created-at"
+	GetDraftsIdParamsFieldsContentsDraft         GetDraftsIdParamsFieldsContents = "draft"
+	GetDraftsIdParamsFieldsContentsPage          GetDraftsIdParamsFieldsContents = "page"
+	GetDraftsIdParamsFieldsContentsPosition      GetDraftsIdParamsFieldsContents = "position"
+	GetDraftsIdParamsFieldsContentsPublishedAt   GetDraftsIdParamsFieldsContents = "published-at"
+	GetDraftsIdParamsFieldsContentsTitle         GetDraftsIdParamsFieldsContents = "title"
+	GetDraftsIdParamsFieldsContentsTrashedAt     GetDraftsIdParamsFieldsContents = "trashed-at"
+	GetDraftsIdParamsFieldsContentsUpdatedAt     GetDraftsIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdParamsFieldsContents enum.
+func (e GetDraftsIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdParamsFieldsContentBlocks.
+const (
+	GetDraftsIdParamsFieldsContentBlocksAsset       GetDraftsIdParamsFieldsContentBlocks = "asset"
+	GetDraftsIdParamsFieldsContentBlocksBody        GetDraftsIdParamsFieldsContentBlocks = "body"
+	GetDraftsIdParamsFieldsContentBlocksContent     GetDraftsIdParamsFieldsContentBlocks = "content"
+	GetDraftsIdParamsFieldsContentBlocksCreatedAt   GetDraftsIdParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdParamsFieldsContentBlocksDataType    GetDraftsIdParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdParamsFieldsContentBlocksDraft       GetDraftsIdParamsFieldsContentBlocks = "draft"
+	GetDraftsIdParamsFieldsContentBlocksHyperlinks  GetDraftsIdParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdParamsFieldsContentBlocksPosition    GetDraftsIdParamsFieldsContentBlocks = "position"
+	GetDraftsIdParamsFieldsContentBlocksPublishedAt GetDraftsIdParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdParamsFieldsContentBlocksTrashedAt   GetDraftsIdParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdParamsFieldsContentBlocksUpdatedAt   GetDraftsIdParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdParamsFieldsContentBlocksVarName     GetDraftsIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdParamsFieldsContentBlocks enum.
+func (e GetDraftsIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsIdParamsFieldsUsers.
 const (
 	GetDraftsIdParamsFieldsUsersCreatedAt GetDraftsIdParamsFieldsUsers = "created-at"
@@ -3714,6 +6381,114 @@ func (e GetDraftsIdHyperlinksParamsFieldsHyperlinks) Valid() bool {
 	case GetDraftsIdHyperlinksParamsFieldsHyperlinksLinkable:
 		return true
 	case GetDraftsIdHyperlinksParamsFieldsHyperlinksLinkedTo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdHyperlinksParamsFieldsContentBlocks.
+const (
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksAsset       GetDraftsIdHyperlinksParamsFieldsContentBlocks = "asset"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksBody        GetDraftsIdHyperlinksParamsFieldsContentBlocks = "body"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksContent     GetDraftsIdHyperlinksParamsFieldsContentBlocks = "content"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksCreatedAt   GetDraftsIdHyperlinksParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksDataType    GetDraftsIdHyperlinksParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksDraft       GetDraftsIdHyperlinksParamsFieldsContentBlocks = "draft"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksHyperlinks  GetDraftsIdHyperlinksParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksPosition    GetDraftsIdHyperlinksParamsFieldsContentBlocks = "position"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksPublishedAt GetDraftsIdHyperlinksParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksTrashedAt   GetDraftsIdHyperlinksParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksUpdatedAt   GetDraftsIdHyperlinksParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdHyperlinksParamsFieldsContentBlocksVarName     GetDraftsIdHyperlinksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdHyperlinksParamsFieldsContentBlocks enum.
+func (e GetDraftsIdHyperlinksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdHyperlinksParamsFieldsPages.
+const (
+	GetDraftsIdHyperlinksParamsFieldsPagesCanonicalUrl           GetDraftsIdHyperlinksParamsFieldsPages = "canonical-url"
+	GetDraftsIdHyperlinksParamsFieldsPagesCreatedAt              GetDraftsIdHyperlinksParamsFieldsPages = "created-at"
+	GetDraftsIdHyperlinksParamsFieldsPagesDescription            GetDraftsIdHyperlinksParamsFieldsPages = "description"
+	GetDraftsIdHyperlinksParamsFieldsPagesDraft                  GetDraftsIdHyperlinksParamsFieldsPages = "draft"
+	GetDraftsIdHyperlinksParamsFieldsPagesKeywords               GetDraftsIdHyperlinksParamsFieldsPages = "keywords"
+	GetDraftsIdHyperlinksParamsFieldsPagesLayout                 GetDraftsIdHyperlinksParamsFieldsPages = "layout"
+	GetDraftsIdHyperlinksParamsFieldsPagesPageType               GetDraftsIdHyperlinksParamsFieldsPages = "page-type"
+	GetDraftsIdHyperlinksParamsFieldsPagesParent                 GetDraftsIdHyperlinksParamsFieldsPages = "parent"
+	GetDraftsIdHyperlinksParamsFieldsPagesPath                   GetDraftsIdHyperlinksParamsFieldsPages = "path"
+	GetDraftsIdHyperlinksParamsFieldsPagesPublishedAt            GetDraftsIdHyperlinksParamsFieldsPages = "published-at"
+	GetDraftsIdHyperlinksParamsFieldsPagesSearchEngineFollowable GetDraftsIdHyperlinksParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdHyperlinksParamsFieldsPagesSearchEngineIndexable  GetDraftsIdHyperlinksParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdHyperlinksParamsFieldsPagesSlug                   GetDraftsIdHyperlinksParamsFieldsPages = "slug"
+	GetDraftsIdHyperlinksParamsFieldsPagesTitle                  GetDraftsIdHyperlinksParamsFieldsPages = "title"
+	GetDraftsIdHyperlinksParamsFieldsPagesTrashedAt              GetDraftsIdHyperlinksParamsFieldsPages = "trashed-at"
+	GetDraftsIdHyperlinksParamsFieldsPagesUpdatedAt              GetDraftsIdHyperlinksParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdHyperlinksParamsFieldsPages enum.
+func (e GetDraftsIdHyperlinksParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdHyperlinksParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdHyperlinksParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -3792,6 +6567,66 @@ func (e GetDraftsIdItemParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetDraftsIdItemParamsFieldsPages.
+const (
+	GetDraftsIdItemParamsFieldsPagesCanonicalUrl           GetDraftsIdItemParamsFieldsPages = "canonical-url"
+	GetDraftsIdItemParamsFieldsPagesCreatedAt              GetDraftsIdItemParamsFieldsPages = "created-at"
+	GetDraftsIdItemParamsFieldsPagesDescription            GetDraftsIdItemParamsFieldsPages = "description"
+	GetDraftsIdItemParamsFieldsPagesDraft                  GetDraftsIdItemParamsFieldsPages = "draft"
+	GetDraftsIdItemParamsFieldsPagesKeywords               GetDraftsIdItemParamsFieldsPages = "keywords"
+	GetDraftsIdItemParamsFieldsPagesLayout                 GetDraftsIdItemParamsFieldsPages = "layout"
+	GetDraftsIdItemParamsFieldsPagesPageType               GetDraftsIdItemParamsFieldsPages = "page-type"
+	GetDraftsIdItemParamsFieldsPagesParent                 GetDraftsIdItemParamsFieldsPages = "parent"
+	GetDraftsIdItemParamsFieldsPagesPath                   GetDraftsIdItemParamsFieldsPages = "path"
+	GetDraftsIdItemParamsFieldsPagesPublishedAt            GetDraftsIdItemParamsFieldsPages = "published-at"
+	GetDraftsIdItemParamsFieldsPagesSearchEngineFollowable GetDraftsIdItemParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdItemParamsFieldsPagesSearchEngineIndexable  GetDraftsIdItemParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdItemParamsFieldsPagesSlug                   GetDraftsIdItemParamsFieldsPages = "slug"
+	GetDraftsIdItemParamsFieldsPagesTitle                  GetDraftsIdItemParamsFieldsPages = "title"
+	GetDraftsIdItemParamsFieldsPagesTrashedAt              GetDraftsIdItemParamsFieldsPages = "trashed-at"
+	GetDraftsIdItemParamsFieldsPagesUpdatedAt              GetDraftsIdItemParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdItemParamsFieldsPages enum.
+func (e GetDraftsIdItemParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdItemParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsIdItemParamsFieldsDrafts.
 const (
 	GetDraftsIdItemParamsFieldsDraftsCreatedAt               GetDraftsIdItemParamsFieldsDrafts = "created-at"
@@ -3864,6 +6699,93 @@ func (e GetDraftsIdItemParamsFieldsLayouts) Valid() bool {
 	case GetDraftsIdItemParamsFieldsLayoutsUnique:
 		return true
 	case GetDraftsIdItemParamsFieldsLayoutsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdItemParamsFieldsContents.
+const (
+	GetDraftsIdItemParamsFieldsContentsContentBlocks GetDraftsIdItemParamsFieldsContents = "content-blocks"
+	GetDraftsIdItemParamsFieldsContentsCreatedAt     GetDraftsIdItemParamsFieldsContents = "created-at"
+	GetDraftsIdItemParamsFieldsContentsDraft         GetDraftsIdItemParamsFieldsContents = "draft"
+	GetDraftsIdItemParamsFieldsContentsPage          GetDraftsIdItemParamsFieldsContents = "page"
+	GetDraftsIdItemParamsFieldsContentsPosition      GetDraftsIdItemParamsFieldsContents = "position"
+	GetDraftsIdItemParamsFieldsContentsPublishedAt   GetDraftsIdItemParamsFieldsContents = "published-at"
+	GetDraftsIdItemParamsFieldsContentsTitle         GetDraftsIdItemParamsFieldsContents = "title"
+	GetDraftsIdItemParamsFieldsContentsTrashedAt     GetDraftsIdItemParamsFieldsContents = "trashed-at"
+	GetDraftsIdItemParamsFieldsContentsUpdatedAt     GetDraftsIdItemParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdItemParamsFieldsContents enum.
+func (e GetDraftsIdItemParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdItemParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdItemParamsFieldsContentBlocks.
+const (
+	GetDraftsIdItemParamsFieldsContentBlocksAsset       GetDraftsIdItemParamsFieldsContentBlocks = "asset"
+	GetDraftsIdItemParamsFieldsContentBlocksBody        GetDraftsIdItemParamsFieldsContentBlocks = "body"
+	GetDraftsIdItemParamsFieldsContentBlocksContent     GetDraftsIdItemParamsFieldsContentBlocks = "content"
+	GetDraftsIdItemParamsFieldsContentBlocksCreatedAt   GetDraftsIdItemParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdItemParamsFieldsContentBlocksDataType    GetDraftsIdItemParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdItemParamsFieldsContentBlocksDraft       GetDraftsIdItemParamsFieldsContentBlocks = "draft"
+	GetDraftsIdItemParamsFieldsContentBlocksHyperlinks  GetDraftsIdItemParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdItemParamsFieldsContentBlocksPosition    GetDraftsIdItemParamsFieldsContentBlocks = "position"
+	GetDraftsIdItemParamsFieldsContentBlocksPublishedAt GetDraftsIdItemParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdItemParamsFieldsContentBlocksTrashedAt   GetDraftsIdItemParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdItemParamsFieldsContentBlocksUpdatedAt   GetDraftsIdItemParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdItemParamsFieldsContentBlocksVarName     GetDraftsIdItemParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdItemParamsFieldsContentBlocks enum.
+func (e GetDraftsIdItemParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdItemParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdItemParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -4020,6 +6942,153 @@ func (e GetDraftsIdPublicationDependenciesParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetDraftsIdPublicationDependenciesParamsFieldsPages.
+const (
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesCanonicalUrl           GetDraftsIdPublicationDependenciesParamsFieldsPages = "canonical-url"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesCreatedAt              GetDraftsIdPublicationDependenciesParamsFieldsPages = "created-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesDescription            GetDraftsIdPublicationDependenciesParamsFieldsPages = "description"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesDraft                  GetDraftsIdPublicationDependenciesParamsFieldsPages = "draft"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesKeywords               GetDraftsIdPublicationDependenciesParamsFieldsPages = "keywords"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesLayout                 GetDraftsIdPublicationDependenciesParamsFieldsPages = "layout"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesPageType               GetDraftsIdPublicationDependenciesParamsFieldsPages = "page-type"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesParent                 GetDraftsIdPublicationDependenciesParamsFieldsPages = "parent"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesPath                   GetDraftsIdPublicationDependenciesParamsFieldsPages = "path"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesPublishedAt            GetDraftsIdPublicationDependenciesParamsFieldsPages = "published-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesSearchEngineFollowable GetDraftsIdPublicationDependenciesParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesSearchEngineIndexable  GetDraftsIdPublicationDependenciesParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesSlug                   GetDraftsIdPublicationDependenciesParamsFieldsPages = "slug"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesTitle                  GetDraftsIdPublicationDependenciesParamsFieldsPages = "title"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesTrashedAt              GetDraftsIdPublicationDependenciesParamsFieldsPages = "trashed-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsPagesUpdatedAt              GetDraftsIdPublicationDependenciesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdPublicationDependenciesParamsFieldsPages enum.
+func (e GetDraftsIdPublicationDependenciesParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdPublicationDependenciesParamsFieldsContents.
+const (
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsContentBlocks GetDraftsIdPublicationDependenciesParamsFieldsContents = "content-blocks"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsCreatedAt     GetDraftsIdPublicationDependenciesParamsFieldsContents = "created-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsDraft         GetDraftsIdPublicationDependenciesParamsFieldsContents = "draft"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsPage          GetDraftsIdPublicationDependenciesParamsFieldsContents = "page"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsPosition      GetDraftsIdPublicationDependenciesParamsFieldsContents = "position"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsPublishedAt   GetDraftsIdPublicationDependenciesParamsFieldsContents = "published-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsTitle         GetDraftsIdPublicationDependenciesParamsFieldsContents = "title"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsTrashedAt     GetDraftsIdPublicationDependenciesParamsFieldsContents = "trashed-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentsUpdatedAt     GetDraftsIdPublicationDependenciesParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdPublicationDependenciesParamsFieldsContents enum.
+func (e GetDraftsIdPublicationDependenciesParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks.
+const (
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksAsset       GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "asset"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksBody        GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "body"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksContent     GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "content"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksCreatedAt   GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksDataType    GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksDraft       GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "draft"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksHyperlinks  GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksPosition    GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "position"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksPublishedAt GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksTrashedAt   GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksUpdatedAt   GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksVarName     GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks enum.
+func (e GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdPublicationDependenciesParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsIdPublicationDependenciesParamsFieldsUsers.
 const (
 	GetDraftsIdPublicationDependenciesParamsFieldsUsersCreatedAt GetDraftsIdPublicationDependenciesParamsFieldsUsers = "created-at"
@@ -4059,6 +7128,114 @@ func (e GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinks) Valid() bool {
 	case GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinksLinkable:
 		return true
 	case GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinksLinkedTo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks.
+const (
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksAsset       GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "asset"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksBody        GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "body"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksContent     GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "content"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksCreatedAt   GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksDataType    GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksDraft       GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "draft"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksHyperlinks  GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksPosition    GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "position"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksPublishedAt GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksTrashedAt   GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksUpdatedAt   GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksVarName     GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks enum.
+func (e GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsHyperlinksParamsFieldsPages.
+const (
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesCanonicalUrl           GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "canonical-url"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesCreatedAt              GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "created-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesDescription            GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "description"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesDraft                  GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "draft"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesKeywords               GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "keywords"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesLayout                 GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "layout"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPageType               GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "page-type"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesParent                 GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "parent"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPath                   GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "path"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPublishedAt            GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "published-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineFollowable GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineIndexable  GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSlug                   GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "slug"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesTitle                  GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "title"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesTrashedAt              GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "trashed-at"
+	GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesUpdatedAt              GetDraftsIdRelationshipsHyperlinksParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsHyperlinksParamsFieldsPages enum.
+func (e GetDraftsIdRelationshipsHyperlinksParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsHyperlinksParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -4164,6 +7341,153 @@ func (e GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsHyperlinks) V
 	}
 }
 
+// Defines values for GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages.
+const (
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesCanonicalUrl           GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "canonical-url"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesCreatedAt              GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "created-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesDescription            GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "description"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesDraft                  GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "draft"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesKeywords               GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "keywords"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesLayout                 GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "layout"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPageType               GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "page-type"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesParent                 GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "parent"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPath                   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "path"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPublishedAt            GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "published-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSearchEngineFollowable GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSearchEngineIndexable  GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSlug                   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "slug"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesTitle                  GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "title"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesTrashedAt              GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "trashed-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesUpdatedAt              GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages enum.
+func (e GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents.
+const (
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsContentBlocks GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "content-blocks"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsCreatedAt     GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "created-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsDraft         GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "draft"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPage          GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "page"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPosition      GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "position"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPublishedAt   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "published-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsTitle         GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "title"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsTrashedAt     GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "trashed-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsUpdatedAt     GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents enum.
+func (e GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks.
+const (
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksAsset       GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "asset"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksBody        GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "body"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksContent     GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "content"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksCreatedAt   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksDataType    GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksDraft       GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "draft"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksHyperlinks  GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksPosition    GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "position"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksPublishedAt GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksTrashedAt   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksUpdatedAt   GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksVarName     GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks enum.
+func (e GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsers.
 const (
 	GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsersCreatedAt GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsers = "created-at"
@@ -4242,6 +7566,153 @@ func (e GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinks) Val
 	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinksLinkable:
 		return true
 	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinksLinkedTo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages.
+const (
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesCanonicalUrl           GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "canonical-url"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesCreatedAt              GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "created-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesDescription            GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "description"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesDraft                  GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "draft"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesKeywords               GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "keywords"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesLayout                 GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "layout"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPageType               GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "page-type"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesParent                 GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "parent"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPath                   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "path"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPublishedAt            GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "published-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSearchEngineFollowable GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSearchEngineIndexable  GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSlug                   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "slug"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesTitle                  GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "title"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesTrashedAt              GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "trashed-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesUpdatedAt              GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages enum.
+func (e GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents.
+const (
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsContentBlocks GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "content-blocks"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsCreatedAt     GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "created-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsDraft         GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "draft"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPage          GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "page"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPosition      GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "position"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPublishedAt   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "published-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsTitle         GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "title"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsTrashedAt     GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "trashed-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsUpdatedAt     GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents enum.
+func (e GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks.
+const (
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksAsset       GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "asset"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksBody        GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "body"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksContent     GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "content"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksCreatedAt   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksDataType    GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksDraft       GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "draft"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksHyperlinks  GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksPosition    GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "position"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksPublishedAt GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksTrashedAt   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksUpdatedAt   GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksVarName     GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks enum.
+func (e GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -4359,6 +7830,153 @@ func (e GetDraftsIdReversionDependenciesParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetDraftsIdReversionDependenciesParamsFieldsPages.
+const (
+	GetDraftsIdReversionDependenciesParamsFieldsPagesCanonicalUrl           GetDraftsIdReversionDependenciesParamsFieldsPages = "canonical-url"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesCreatedAt              GetDraftsIdReversionDependenciesParamsFieldsPages = "created-at"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesDescription            GetDraftsIdReversionDependenciesParamsFieldsPages = "description"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesDraft                  GetDraftsIdReversionDependenciesParamsFieldsPages = "draft"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesKeywords               GetDraftsIdReversionDependenciesParamsFieldsPages = "keywords"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesLayout                 GetDraftsIdReversionDependenciesParamsFieldsPages = "layout"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesPageType               GetDraftsIdReversionDependenciesParamsFieldsPages = "page-type"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesParent                 GetDraftsIdReversionDependenciesParamsFieldsPages = "parent"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesPath                   GetDraftsIdReversionDependenciesParamsFieldsPages = "path"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesPublishedAt            GetDraftsIdReversionDependenciesParamsFieldsPages = "published-at"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesSearchEngineFollowable GetDraftsIdReversionDependenciesParamsFieldsPages = "search-engine-followable"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesSearchEngineIndexable  GetDraftsIdReversionDependenciesParamsFieldsPages = "search-engine-indexable"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesSlug                   GetDraftsIdReversionDependenciesParamsFieldsPages = "slug"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesTitle                  GetDraftsIdReversionDependenciesParamsFieldsPages = "title"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesTrashedAt              GetDraftsIdReversionDependenciesParamsFieldsPages = "trashed-at"
+	GetDraftsIdReversionDependenciesParamsFieldsPagesUpdatedAt              GetDraftsIdReversionDependenciesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdReversionDependenciesParamsFieldsPages enum.
+func (e GetDraftsIdReversionDependenciesParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesCreatedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesDescription:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesDraft:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesKeywords:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesLayout:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesPageType:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesParent:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesPath:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesPublishedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesSlug:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesTitle:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesTrashedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdReversionDependenciesParamsFieldsContents.
+const (
+	GetDraftsIdReversionDependenciesParamsFieldsContentsContentBlocks GetDraftsIdReversionDependenciesParamsFieldsContents = "content-blocks"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsCreatedAt     GetDraftsIdReversionDependenciesParamsFieldsContents = "created-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsDraft         GetDraftsIdReversionDependenciesParamsFieldsContents = "draft"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsPage          GetDraftsIdReversionDependenciesParamsFieldsContents = "page"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsPosition      GetDraftsIdReversionDependenciesParamsFieldsContents = "position"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsPublishedAt   GetDraftsIdReversionDependenciesParamsFieldsContents = "published-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsTitle         GetDraftsIdReversionDependenciesParamsFieldsContents = "title"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsTrashedAt     GetDraftsIdReversionDependenciesParamsFieldsContents = "trashed-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentsUpdatedAt     GetDraftsIdReversionDependenciesParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdReversionDependenciesParamsFieldsContents enum.
+func (e GetDraftsIdReversionDependenciesParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsContentBlocks:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsCreatedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsDraft:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsPage:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsPosition:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsPublishedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsTitle:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsTrashedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDraftsIdReversionDependenciesParamsFieldsContentBlocks.
+const (
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksAsset       GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "asset"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksBody        GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "body"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksContent     GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "content"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksCreatedAt   GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "created-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksDataType    GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "data-type"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksDraft       GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "draft"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksHyperlinks  GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "hyperlinks"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksPosition    GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "position"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksPublishedAt GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "published-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksTrashedAt   GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "trashed-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksUpdatedAt   GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "updated-at"
+	GetDraftsIdReversionDependenciesParamsFieldsContentBlocksVarName     GetDraftsIdReversionDependenciesParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetDraftsIdReversionDependenciesParamsFieldsContentBlocks enum.
+func (e GetDraftsIdReversionDependenciesParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksAsset:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksBody:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksContent:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksDataType:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksDraft:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksPosition:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetDraftsIdReversionDependenciesParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDraftsIdReversionDependenciesParamsFieldsUsers.
 const (
 	GetDraftsIdReversionDependenciesParamsFieldsUsersCreatedAt GetDraftsIdReversionDependenciesParamsFieldsUsers = "created-at"
@@ -4443,6 +8061,114 @@ func (e GetHyperlinksIdParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetHyperlinksIdParamsFieldsContentBlocks.
+const (
+	GetHyperlinksIdParamsFieldsContentBlocksAsset       GetHyperlinksIdParamsFieldsContentBlocks = "asset"
+	GetHyperlinksIdParamsFieldsContentBlocksBody        GetHyperlinksIdParamsFieldsContentBlocks = "body"
+	GetHyperlinksIdParamsFieldsContentBlocksContent     GetHyperlinksIdParamsFieldsContentBlocks = "content"
+	GetHyperlinksIdParamsFieldsContentBlocksCreatedAt   GetHyperlinksIdParamsFieldsContentBlocks = "created-at"
+	GetHyperlinksIdParamsFieldsContentBlocksDataType    GetHyperlinksIdParamsFieldsContentBlocks = "data-type"
+	GetHyperlinksIdParamsFieldsContentBlocksDraft       GetHyperlinksIdParamsFieldsContentBlocks = "draft"
+	GetHyperlinksIdParamsFieldsContentBlocksHyperlinks  GetHyperlinksIdParamsFieldsContentBlocks = "hyperlinks"
+	GetHyperlinksIdParamsFieldsContentBlocksPosition    GetHyperlinksIdParamsFieldsContentBlocks = "position"
+	GetHyperlinksIdParamsFieldsContentBlocksPublishedAt GetHyperlinksIdParamsFieldsContentBlocks = "published-at"
+	GetHyperlinksIdParamsFieldsContentBlocksTrashedAt   GetHyperlinksIdParamsFieldsContentBlocks = "trashed-at"
+	GetHyperlinksIdParamsFieldsContentBlocksUpdatedAt   GetHyperlinksIdParamsFieldsContentBlocks = "updated-at"
+	GetHyperlinksIdParamsFieldsContentBlocksVarName     GetHyperlinksIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetHyperlinksIdParamsFieldsContentBlocks enum.
+func (e GetHyperlinksIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetHyperlinksIdParamsFieldsContentBlocksAsset:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksBody:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksContent:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksDataType:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksDraft:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksPosition:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetHyperlinksIdParamsFieldsPages.
+const (
+	GetHyperlinksIdParamsFieldsPagesCanonicalUrl           GetHyperlinksIdParamsFieldsPages = "canonical-url"
+	GetHyperlinksIdParamsFieldsPagesCreatedAt              GetHyperlinksIdParamsFieldsPages = "created-at"
+	GetHyperlinksIdParamsFieldsPagesDescription            GetHyperlinksIdParamsFieldsPages = "description"
+	GetHyperlinksIdParamsFieldsPagesDraft                  GetHyperlinksIdParamsFieldsPages = "draft"
+	GetHyperlinksIdParamsFieldsPagesKeywords               GetHyperlinksIdParamsFieldsPages = "keywords"
+	GetHyperlinksIdParamsFieldsPagesLayout                 GetHyperlinksIdParamsFieldsPages = "layout"
+	GetHyperlinksIdParamsFieldsPagesPageType               GetHyperlinksIdParamsFieldsPages = "page-type"
+	GetHyperlinksIdParamsFieldsPagesParent                 GetHyperlinksIdParamsFieldsPages = "parent"
+	GetHyperlinksIdParamsFieldsPagesPath                   GetHyperlinksIdParamsFieldsPages = "path"
+	GetHyperlinksIdParamsFieldsPagesPublishedAt            GetHyperlinksIdParamsFieldsPages = "published-at"
+	GetHyperlinksIdParamsFieldsPagesSearchEngineFollowable GetHyperlinksIdParamsFieldsPages = "search-engine-followable"
+	GetHyperlinksIdParamsFieldsPagesSearchEngineIndexable  GetHyperlinksIdParamsFieldsPages = "search-engine-indexable"
+	GetHyperlinksIdParamsFieldsPagesSlug                   GetHyperlinksIdParamsFieldsPages = "slug"
+	GetHyperlinksIdParamsFieldsPagesTitle                  GetHyperlinksIdParamsFieldsPages = "title"
+	GetHyperlinksIdParamsFieldsPagesTrashedAt              GetHyperlinksIdParamsFieldsPages = "trashed-at"
+	GetHyperlinksIdParamsFieldsPagesUpdatedAt              GetHyperlinksIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetHyperlinksIdParamsFieldsPages enum.
+func (e GetHyperlinksIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetHyperlinksIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesCreatedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesDescription:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesDraft:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesKeywords:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesLayout:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesPageType:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesParent:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesPath:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesPublishedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesSlug:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesTitle:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesTrashedAt:
+		return true
+	case GetHyperlinksIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetHyperlinksIdParamsFieldsAssets.
 const (
 	GetHyperlinksIdParamsFieldsAssetsAssetFile   GetHyperlinksIdParamsFieldsAssets = "asset-file"
@@ -4503,6 +8229,54 @@ func (e GetHyperlinksIdLinkableParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetHyperlinksIdLinkableParamsFieldsContentBlocks.
+const (
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksAsset       GetHyperlinksIdLinkableParamsFieldsContentBlocks = "asset"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksBody        GetHyperlinksIdLinkableParamsFieldsContentBlocks = "body"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksContent     GetHyperlinksIdLinkableParamsFieldsContentBlocks = "content"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksCreatedAt   GetHyperlinksIdLinkableParamsFieldsContentBlocks = "created-at"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksDataType    GetHyperlinksIdLinkableParamsFieldsContentBlocks = "data-type"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksDraft       GetHyperlinksIdLinkableParamsFieldsContentBlocks = "draft"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksHyperlinks  GetHyperlinksIdLinkableParamsFieldsContentBlocks = "hyperlinks"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksPosition    GetHyperlinksIdLinkableParamsFieldsContentBlocks = "position"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksPublishedAt GetHyperlinksIdLinkableParamsFieldsContentBlocks = "published-at"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksTrashedAt   GetHyperlinksIdLinkableParamsFieldsContentBlocks = "trashed-at"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksUpdatedAt   GetHyperlinksIdLinkableParamsFieldsContentBlocks = "updated-at"
+	GetHyperlinksIdLinkableParamsFieldsContentBlocksVarName     GetHyperlinksIdLinkableParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetHyperlinksIdLinkableParamsFieldsContentBlocks enum.
+func (e GetHyperlinksIdLinkableParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksAsset:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksBody:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksContent:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksDataType:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksDraft:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksPosition:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetHyperlinksIdLinkableParamsFieldsAssets.
 const (
 	GetHyperlinksIdLinkableParamsFieldsAssetsAssetFile   GetHyperlinksIdLinkableParamsFieldsAssets = "asset-file"
@@ -4533,6 +8307,45 @@ func (e GetHyperlinksIdLinkableParamsFieldsAssets) Valid() bool {
 	case GetHyperlinksIdLinkableParamsFieldsAssetsTitle:
 		return true
 	case GetHyperlinksIdLinkableParamsFieldsAssetsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetHyperlinksIdLinkableParamsFieldsContents.
+const (
+	GetHyperlinksIdLinkableParamsFieldsContentsContentBlocks GetHyperlinksIdLinkableParamsFieldsContents = "content-blocks"
+	GetHyperlinksIdLinkableParamsFieldsContentsCreatedAt     GetHyperlinksIdLinkableParamsFieldsContents = "created-at"
+	GetHyperlinksIdLinkableParamsFieldsContentsDraft         GetHyperlinksIdLinkableParamsFieldsContents = "draft"
+	GetHyperlinksIdLinkableParamsFieldsContentsPage          GetHyperlinksIdLinkableParamsFieldsContents = "page"
+	GetHyperlinksIdLinkableParamsFieldsContentsPosition      GetHyperlinksIdLinkableParamsFieldsContents = "position"
+	GetHyperlinksIdLinkableParamsFieldsContentsPublishedAt   GetHyperlinksIdLinkableParamsFieldsContents = "published-at"
+	GetHyperlinksIdLinkableParamsFieldsContentsTitle         GetHyperlinksIdLinkableParamsFieldsContents = "title"
+	GetHyperlinksIdLinkableParamsFieldsContentsTrashedAt     GetHyperlinksIdLinkableParamsFieldsContents = "trashed-at"
+	GetHyperlinksIdLinkableParamsFieldsContentsUpdatedAt     GetHyperlinksIdLinkableParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetHyperlinksIdLinkableParamsFieldsContents enum.
+func (e GetHyperlinksIdLinkableParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetHyperlinksIdLinkableParamsFieldsContentsContentBlocks:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsCreatedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsDraft:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsPage:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsPosition:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsPublishedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsTitle:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsTrashedAt:
+		return true
+	case GetHyperlinksIdLinkableParamsFieldsContentsUpdatedAt:
 		return true
 	default:
 		return false
@@ -4620,6 +8433,66 @@ func (e GetHyperlinksIdLinkedToParamsInclude) Valid() bool {
 	case GetHyperlinksIdLinkedToParamsIncludeLayout:
 		return true
 	case GetHyperlinksIdLinkedToParamsIncludeParent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetHyperlinksIdLinkedToParamsFieldsPages.
+const (
+	GetHyperlinksIdLinkedToParamsFieldsPagesCanonicalUrl           GetHyperlinksIdLinkedToParamsFieldsPages = "canonical-url"
+	GetHyperlinksIdLinkedToParamsFieldsPagesCreatedAt              GetHyperlinksIdLinkedToParamsFieldsPages = "created-at"
+	GetHyperlinksIdLinkedToParamsFieldsPagesDescription            GetHyperlinksIdLinkedToParamsFieldsPages = "description"
+	GetHyperlinksIdLinkedToParamsFieldsPagesDraft                  GetHyperlinksIdLinkedToParamsFieldsPages = "draft"
+	GetHyperlinksIdLinkedToParamsFieldsPagesKeywords               GetHyperlinksIdLinkedToParamsFieldsPages = "keywords"
+	GetHyperlinksIdLinkedToParamsFieldsPagesLayout                 GetHyperlinksIdLinkedToParamsFieldsPages = "layout"
+	GetHyperlinksIdLinkedToParamsFieldsPagesPageType               GetHyperlinksIdLinkedToParamsFieldsPages = "page-type"
+	GetHyperlinksIdLinkedToParamsFieldsPagesParent                 GetHyperlinksIdLinkedToParamsFieldsPages = "parent"
+	GetHyperlinksIdLinkedToParamsFieldsPagesPath                   GetHyperlinksIdLinkedToParamsFieldsPages = "path"
+	GetHyperlinksIdLinkedToParamsFieldsPagesPublishedAt            GetHyperlinksIdLinkedToParamsFieldsPages = "published-at"
+	GetHyperlinksIdLinkedToParamsFieldsPagesSearchEngineFollowable GetHyperlinksIdLinkedToParamsFieldsPages = "search-engine-followable"
+	GetHyperlinksIdLinkedToParamsFieldsPagesSearchEngineIndexable  GetHyperlinksIdLinkedToParamsFieldsPages = "search-engine-indexable"
+	GetHyperlinksIdLinkedToParamsFieldsPagesSlug                   GetHyperlinksIdLinkedToParamsFieldsPages = "slug"
+	GetHyperlinksIdLinkedToParamsFieldsPagesTitle                  GetHyperlinksIdLinkedToParamsFieldsPages = "title"
+	GetHyperlinksIdLinkedToParamsFieldsPagesTrashedAt              GetHyperlinksIdLinkedToParamsFieldsPages = "trashed-at"
+	GetHyperlinksIdLinkedToParamsFieldsPagesUpdatedAt              GetHyperlinksIdLinkedToParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetHyperlinksIdLinkedToParamsFieldsPages enum.
+func (e GetHyperlinksIdLinkedToParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetHyperlinksIdLinkedToParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesCreatedAt:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesDescription:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesDraft:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesKeywords:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesLayout:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesPageType:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesParent:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesPath:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesPublishedAt:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesSlug:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesTitle:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesTrashedAt:
+		return true
+	case GetHyperlinksIdLinkedToParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -5352,6 +9225,66 @@ func (e GetPagesParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetPagesParamsFieldsPages.
+const (
+	GetPagesParamsFieldsPagesCanonicalUrl           GetPagesParamsFieldsPages = "canonical-url"
+	GetPagesParamsFieldsPagesCreatedAt              GetPagesParamsFieldsPages = "created-at"
+	GetPagesParamsFieldsPagesDescription            GetPagesParamsFieldsPages = "description"
+	GetPagesParamsFieldsPagesDraft                  GetPagesParamsFieldsPages = "draft"
+	GetPagesParamsFieldsPagesKeywords               GetPagesParamsFieldsPages = "keywords"
+	GetPagesParamsFieldsPagesLayout                 GetPagesParamsFieldsPages = "layout"
+	GetPagesParamsFieldsPagesPageType               GetPagesParamsFieldsPages = "page-type"
+	GetPagesParamsFieldsPagesParent                 GetPagesParamsFieldsPages = "parent"
+	GetPagesParamsFieldsPagesPath                   GetPagesParamsFieldsPages = "path"
+	GetPagesParamsFieldsPagesPublishedAt            GetPagesParamsFieldsPages = "published-at"
+	GetPagesParamsFieldsPagesSearchEngineFollowable GetPagesParamsFieldsPages = "search-engine-followable"
+	GetPagesParamsFieldsPagesSearchEngineIndexable  GetPagesParamsFieldsPages = "search-engine-indexable"
+	GetPagesParamsFieldsPagesSlug                   GetPagesParamsFieldsPages = "slug"
+	GetPagesParamsFieldsPagesTitle                  GetPagesParamsFieldsPages = "title"
+	GetPagesParamsFieldsPagesTrashedAt              GetPagesParamsFieldsPages = "trashed-at"
+	GetPagesParamsFieldsPagesUpdatedAt              GetPagesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesParamsFieldsPages enum.
+func (e GetPagesParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetPagesParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetPagesParamsFieldsPagesCreatedAt:
+		return true
+	case GetPagesParamsFieldsPagesDescription:
+		return true
+	case GetPagesParamsFieldsPagesDraft:
+		return true
+	case GetPagesParamsFieldsPagesKeywords:
+		return true
+	case GetPagesParamsFieldsPagesLayout:
+		return true
+	case GetPagesParamsFieldsPagesPageType:
+		return true
+	case GetPagesParamsFieldsPagesParent:
+		return true
+	case GetPagesParamsFieldsPagesPath:
+		return true
+	case GetPagesParamsFieldsPagesPublishedAt:
+		return true
+	case GetPagesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetPagesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetPagesParamsFieldsPagesSlug:
+		return true
+	case GetPagesParamsFieldsPagesTitle:
+		return true
+	case GetPagesParamsFieldsPagesTrashedAt:
+		return true
+	case GetPagesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPagesParamsFieldsDrafts.
 const (
 	GetPagesParamsFieldsDraftsCreatedAt               GetPagesParamsFieldsDrafts = "created-at"
@@ -5493,6 +9426,66 @@ func (e PostPagesParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for PostPagesParamsFieldsPages.
+const (
+	PostPagesParamsFieldsPagesCanonicalUrl           PostPagesParamsFieldsPages = "canonical-url"
+	PostPagesParamsFieldsPagesCreatedAt              PostPagesParamsFieldsPages = "created-at"
+	PostPagesParamsFieldsPagesDescription            PostPagesParamsFieldsPages = "description"
+	PostPagesParamsFieldsPagesDraft                  PostPagesParamsFieldsPages = "draft"
+	PostPagesParamsFieldsPagesKeywords               PostPagesParamsFieldsPages = "keywords"
+	PostPagesParamsFieldsPagesLayout                 PostPagesParamsFieldsPages = "layout"
+	PostPagesParamsFieldsPagesPageType               PostPagesParamsFieldsPages = "page-type"
+	PostPagesParamsFieldsPagesParent                 PostPagesParamsFieldsPages = "parent"
+	PostPagesParamsFieldsPagesPath                   PostPagesParamsFieldsPages = "path"
+	PostPagesParamsFieldsPagesPublishedAt            PostPagesParamsFieldsPages = "published-at"
+	PostPagesParamsFieldsPagesSearchEngineFollowable PostPagesParamsFieldsPages = "search-engine-followable"
+	PostPagesParamsFieldsPagesSearchEngineIndexable  PostPagesParamsFieldsPages = "search-engine-indexable"
+	PostPagesParamsFieldsPagesSlug                   PostPagesParamsFieldsPages = "slug"
+	PostPagesParamsFieldsPagesTitle                  PostPagesParamsFieldsPages = "title"
+	PostPagesParamsFieldsPagesTrashedAt              PostPagesParamsFieldsPages = "trashed-at"
+	PostPagesParamsFieldsPagesUpdatedAt              PostPagesParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PostPagesParamsFieldsPages enum.
+func (e PostPagesParamsFieldsPages) Valid() bool {
+	switch e {
+	case PostPagesParamsFieldsPagesCanonicalUrl:
+		return true
+	case PostPagesParamsFieldsPagesCreatedAt:
+		return true
+	case PostPagesParamsFieldsPagesDescription:
+		return true
+	case PostPagesParamsFieldsPagesDraft:
+		return true
+	case PostPagesParamsFieldsPagesKeywords:
+		return true
+	case PostPagesParamsFieldsPagesLayout:
+		return true
+	case PostPagesParamsFieldsPagesPageType:
+		return true
+	case PostPagesParamsFieldsPagesParent:
+		return true
+	case PostPagesParamsFieldsPagesPath:
+		return true
+	case PostPagesParamsFieldsPagesPublishedAt:
+		return true
+	case PostPagesParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case PostPagesParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case PostPagesParamsFieldsPagesSlug:
+		return true
+	case PostPagesParamsFieldsPagesTitle:
+		return true
+	case PostPagesParamsFieldsPagesTrashedAt:
+		return true
+	case PostPagesParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostPagesParamsFieldsDrafts.
 const (
 	PostPagesParamsFieldsDraftsCreatedAt               PostPagesParamsFieldsDrafts = "created-at"
@@ -5586,6 +9579,66 @@ func (e DeletePagesIdParamsInclude) Valid() bool {
 	case DeletePagesIdParamsIncludeLayout:
 		return true
 	case DeletePagesIdParamsIncludeParent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletePagesIdParamsFieldsPages.
+const (
+	DeletePagesIdParamsFieldsPagesCanonicalUrl           DeletePagesIdParamsFieldsPages = "canonical-url"
+	DeletePagesIdParamsFieldsPagesCreatedAt              DeletePagesIdParamsFieldsPages = "created-at"
+	DeletePagesIdParamsFieldsPagesDescription            DeletePagesIdParamsFieldsPages = "description"
+	DeletePagesIdParamsFieldsPagesDraft                  DeletePagesIdParamsFieldsPages = "draft"
+	DeletePagesIdParamsFieldsPagesKeywords               DeletePagesIdParamsFieldsPages = "keywords"
+	DeletePagesIdParamsFieldsPagesLayout                 DeletePagesIdParamsFieldsPages = "layout"
+	DeletePagesIdParamsFieldsPagesPageType               DeletePagesIdParamsFieldsPages = "page-type"
+	DeletePagesIdParamsFieldsPagesParent                 DeletePagesIdParamsFieldsPages = "parent"
+	DeletePagesIdParamsFieldsPagesPath                   DeletePagesIdParamsFieldsPages = "path"
+	DeletePagesIdParamsFieldsPagesPublishedAt            DeletePagesIdParamsFieldsPages = "published-at"
+	DeletePagesIdParamsFieldsPagesSearchEngineFollowable DeletePagesIdParamsFieldsPages = "search-engine-followable"
+	DeletePagesIdParamsFieldsPagesSearchEngineIndexable  DeletePagesIdParamsFieldsPages = "search-engine-indexable"
+	DeletePagesIdParamsFieldsPagesSlug                   DeletePagesIdParamsFieldsPages = "slug"
+	DeletePagesIdParamsFieldsPagesTitle                  DeletePagesIdParamsFieldsPages = "title"
+	DeletePagesIdParamsFieldsPagesTrashedAt              DeletePagesIdParamsFieldsPages = "trashed-at"
+	DeletePagesIdParamsFieldsPagesUpdatedAt              DeletePagesIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the DeletePagesIdParamsFieldsPages enum.
+func (e DeletePagesIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case DeletePagesIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case DeletePagesIdParamsFieldsPagesCreatedAt:
+		return true
+	case DeletePagesIdParamsFieldsPagesDescription:
+		return true
+	case DeletePagesIdParamsFieldsPagesDraft:
+		return true
+	case DeletePagesIdParamsFieldsPagesKeywords:
+		return true
+	case DeletePagesIdParamsFieldsPagesLayout:
+		return true
+	case DeletePagesIdParamsFieldsPagesPageType:
+		return true
+	case DeletePagesIdParamsFieldsPagesParent:
+		return true
+	case DeletePagesIdParamsFieldsPagesPath:
+		return true
+	case DeletePagesIdParamsFieldsPagesPublishedAt:
+		return true
+	case DeletePagesIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case DeletePagesIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case DeletePagesIdParamsFieldsPagesSlug:
+		return true
+	case DeletePagesIdParamsFieldsPagesTitle:
+		return true
+	case DeletePagesIdParamsFieldsPagesTrashedAt:
+		return true
+	case DeletePagesIdParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -5691,6 +9744,66 @@ func (e GetPagesIdParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetPagesIdParamsFieldsPages.
+const (
+	GetPagesIdParamsFieldsPagesCanonicalUrl           GetPagesIdParamsFieldsPages = "canonical-url"
+	GetPagesIdParamsFieldsPagesCreatedAt              GetPagesIdParamsFieldsPages = "created-at"
+	GetPagesIdParamsFieldsPagesDescription            GetPagesIdParamsFieldsPages = "description"
+	GetPagesIdParamsFieldsPagesDraft                  GetPagesIdParamsFieldsPages = "draft"
+	GetPagesIdParamsFieldsPagesKeywords               GetPagesIdParamsFieldsPages = "keywords"
+	GetPagesIdParamsFieldsPagesLayout                 GetPagesIdParamsFieldsPages = "layout"
+	GetPagesIdParamsFieldsPagesPageType               GetPagesIdParamsFieldsPages = "page-type"
+	GetPagesIdParamsFieldsPagesParent                 GetPagesIdParamsFieldsPages = "parent"
+	GetPagesIdParamsFieldsPagesPath                   GetPagesIdParamsFieldsPages = "path"
+	GetPagesIdParamsFieldsPagesPublishedAt            GetPagesIdParamsFieldsPages = "published-at"
+	GetPagesIdParamsFieldsPagesSearchEngineFollowable GetPagesIdParamsFieldsPages = "search-engine-followable"
+	GetPagesIdParamsFieldsPagesSearchEngineIndexable  GetPagesIdParamsFieldsPages = "search-engine-indexable"
+	GetPagesIdParamsFieldsPagesSlug                   GetPagesIdParamsFieldsPages = "slug"
+	GetPagesIdParamsFieldsPagesTitle                  GetPagesIdParamsFieldsPages = "title"
+	GetPagesIdParamsFieldsPagesTrashedAt              GetPagesIdParamsFieldsPages = "trashed-at"
+	GetPagesIdParamsFieldsPagesUpdatedAt              GetPagesIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesIdParamsFieldsPages enum.
+func (e GetPagesIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetPagesIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetPagesIdParamsFieldsPagesCreatedAt:
+		return true
+	case GetPagesIdParamsFieldsPagesDescription:
+		return true
+	case GetPagesIdParamsFieldsPagesDraft:
+		return true
+	case GetPagesIdParamsFieldsPagesKeywords:
+		return true
+	case GetPagesIdParamsFieldsPagesLayout:
+		return true
+	case GetPagesIdParamsFieldsPagesPageType:
+		return true
+	case GetPagesIdParamsFieldsPagesParent:
+		return true
+	case GetPagesIdParamsFieldsPagesPath:
+		return true
+	case GetPagesIdParamsFieldsPagesPublishedAt:
+		return true
+	case GetPagesIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetPagesIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetPagesIdParamsFieldsPagesSlug:
+		return true
+	case GetPagesIdParamsFieldsPagesTitle:
+		return true
+	case GetPagesIdParamsFieldsPagesTrashedAt:
+		return true
+	case GetPagesIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPagesIdParamsFieldsDrafts.
 const (
 	GetPagesIdParamsFieldsDraftsCreatedAt               GetPagesIdParamsFieldsDrafts = "created-at"
@@ -5784,6 +9897,66 @@ func (e PatchPagesIdParamsInclude) Valid() bool {
 	case PatchPagesIdParamsIncludeLayout:
 		return true
 	case PatchPagesIdParamsIncludeParent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPagesIdParamsFieldsPages.
+const (
+	PatchPagesIdParamsFieldsPagesCanonicalUrl           PatchPagesIdParamsFieldsPages = "canonical-url"
+	PatchPagesIdParamsFieldsPagesCreatedAt              PatchPagesIdParamsFieldsPages = "created-at"
+	PatchPagesIdParamsFieldsPagesDescription            PatchPagesIdParamsFieldsPages = "description"
+	PatchPagesIdParamsFieldsPagesDraft                  PatchPagesIdParamsFieldsPages = "draft"
+	PatchPagesIdParamsFieldsPagesKeywords               PatchPagesIdParamsFieldsPages = "keywords"
+	PatchPagesIdParamsFieldsPagesLayout                 PatchPagesIdParamsFieldsPages = "layout"
+	PatchPagesIdParamsFieldsPagesPageType               PatchPagesIdParamsFieldsPages = "page-type"
+	PatchPagesIdParamsFieldsPagesParent                 PatchPagesIdParamsFieldsPages = "parent"
+	PatchPagesIdParamsFieldsPagesPath                   PatchPagesIdParamsFieldsPages = "path"
+	PatchPagesIdParamsFieldsPagesPublishedAt            PatchPagesIdParamsFieldsPages = "published-at"
+	PatchPagesIdParamsFieldsPagesSearchEngineFollowable PatchPagesIdParamsFieldsPages = "search-engine-followable"
+	PatchPagesIdParamsFieldsPagesSearchEngineIndexable  PatchPagesIdParamsFieldsPages = "search-engine-indexable"
+	PatchPagesIdParamsFieldsPagesSlug                   PatchPagesIdParamsFieldsPages = "slug"
+	PatchPagesIdParamsFieldsPagesTitle                  PatchPagesIdParamsFieldsPages = "title"
+	PatchPagesIdParamsFieldsPagesTrashedAt              PatchPagesIdParamsFieldsPages = "trashed-at"
+	PatchPagesIdParamsFieldsPagesUpdatedAt              PatchPagesIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the PatchPagesIdParamsFieldsPages enum.
+func (e PatchPagesIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case PatchPagesIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case PatchPagesIdParamsFieldsPagesCreatedAt:
+		return true
+	case PatchPagesIdParamsFieldsPagesDescription:
+		return true
+	case PatchPagesIdParamsFieldsPagesDraft:
+		return true
+	case PatchPagesIdParamsFieldsPagesKeywords:
+		return true
+	case PatchPagesIdParamsFieldsPagesLayout:
+		return true
+	case PatchPagesIdParamsFieldsPagesPageType:
+		return true
+	case PatchPagesIdParamsFieldsPagesParent:
+		return true
+	case PatchPagesIdParamsFieldsPagesPath:
+		return true
+	case PatchPagesIdParamsFieldsPagesPublishedAt:
+		return true
+	case PatchPagesIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case PatchPagesIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case PatchPagesIdParamsFieldsPagesSlug:
+		return true
+	case PatchPagesIdParamsFieldsPagesTitle:
+		return true
+	case PatchPagesIdParamsFieldsPagesTrashedAt:
+		return true
+	case PatchPagesIdParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -5961,6 +10134,153 @@ func (e GetPagesIdDraftParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetPagesIdDraftParamsFieldsPages.
+const (
+	GetPagesIdDraftParamsFieldsPagesCanonicalUrl           GetPagesIdDraftParamsFieldsPages = "canonical-url"
+	GetPagesIdDraftParamsFieldsPagesCreatedAt              GetPagesIdDraftParamsFieldsPages = "created-at"
+	GetPagesIdDraftParamsFieldsPagesDescription            GetPagesIdDraftParamsFieldsPages = "description"
+	GetPagesIdDraftParamsFieldsPagesDraft                  GetPagesIdDraftParamsFieldsPages = "draft"
+	GetPagesIdDraftParamsFieldsPagesKeywords               GetPagesIdDraftParamsFieldsPages = "keywords"
+	GetPagesIdDraftParamsFieldsPagesLayout                 GetPagesIdDraftParamsFieldsPages = "layout"
+	GetPagesIdDraftParamsFieldsPagesPageType               GetPagesIdDraftParamsFieldsPages = "page-type"
+	GetPagesIdDraftParamsFieldsPagesParent                 GetPagesIdDraftParamsFieldsPages = "parent"
+	GetPagesIdDraftParamsFieldsPagesPath                   GetPagesIdDraftParamsFieldsPages = "path"
+	GetPagesIdDraftParamsFieldsPagesPublishedAt            GetPagesIdDraftParamsFieldsPages = "published-at"
+	GetPagesIdDraftParamsFieldsPagesSearchEngineFollowable GetPagesIdDraftParamsFieldsPages = "search-engine-followable"
+	GetPagesIdDraftParamsFieldsPagesSearchEngineIndexable  GetPagesIdDraftParamsFieldsPages = "search-engine-indexable"
+	GetPagesIdDraftParamsFieldsPagesSlug                   GetPagesIdDraftParamsFieldsPages = "slug"
+	GetPagesIdDraftParamsFieldsPagesTitle                  GetPagesIdDraftParamsFieldsPages = "title"
+	GetPagesIdDraftParamsFieldsPagesTrashedAt              GetPagesIdDraftParamsFieldsPages = "trashed-at"
+	GetPagesIdDraftParamsFieldsPagesUpdatedAt              GetPagesIdDraftParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesIdDraftParamsFieldsPages enum.
+func (e GetPagesIdDraftParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetPagesIdDraftParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesCreatedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesDescription:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesDraft:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesKeywords:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesLayout:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesPageType:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesParent:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesPath:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesPublishedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesSlug:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesTitle:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesTrashedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPagesIdDraftParamsFieldsContents.
+const (
+	GetPagesIdDraftParamsFieldsContentsContentBlocks GetPagesIdDraftParamsFieldsContents = "content-blocks"
+	GetPagesIdDraftParamsFieldsContentsCreatedAt     GetPagesIdDraftParamsFieldsContents = "created-at"
+	GetPagesIdDraftParamsFieldsContentsDraft         GetPagesIdDraftParamsFieldsContents = "draft"
+	GetPagesIdDraftParamsFieldsContentsPage          GetPagesIdDraftParamsFieldsContents = "page"
+	GetPagesIdDraftParamsFieldsContentsPosition      GetPagesIdDraftParamsFieldsContents = "position"
+	GetPagesIdDraftParamsFieldsContentsPublishedAt   GetPagesIdDraftParamsFieldsContents = "published-at"
+	GetPagesIdDraftParamsFieldsContentsTitle         GetPagesIdDraftParamsFieldsContents = "title"
+	GetPagesIdDraftParamsFieldsContentsTrashedAt     GetPagesIdDraftParamsFieldsContents = "trashed-at"
+	GetPagesIdDraftParamsFieldsContentsUpdatedAt     GetPagesIdDraftParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesIdDraftParamsFieldsContents enum.
+func (e GetPagesIdDraftParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetPagesIdDraftParamsFieldsContentsContentBlocks:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsCreatedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsDraft:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsPage:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsPosition:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsPublishedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsTitle:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsTrashedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPagesIdDraftParamsFieldsContentBlocks.
+const (
+	GetPagesIdDraftParamsFieldsContentBlocksAsset       GetPagesIdDraftParamsFieldsContentBlocks = "asset"
+	GetPagesIdDraftParamsFieldsContentBlocksBody        GetPagesIdDraftParamsFieldsContentBlocks = "body"
+	GetPagesIdDraftParamsFieldsContentBlocksContent     GetPagesIdDraftParamsFieldsContentBlocks = "content"
+	GetPagesIdDraftParamsFieldsContentBlocksCreatedAt   GetPagesIdDraftParamsFieldsContentBlocks = "created-at"
+	GetPagesIdDraftParamsFieldsContentBlocksDataType    GetPagesIdDraftParamsFieldsContentBlocks = "data-type"
+	GetPagesIdDraftParamsFieldsContentBlocksDraft       GetPagesIdDraftParamsFieldsContentBlocks = "draft"
+	GetPagesIdDraftParamsFieldsContentBlocksHyperlinks  GetPagesIdDraftParamsFieldsContentBlocks = "hyperlinks"
+	GetPagesIdDraftParamsFieldsContentBlocksPosition    GetPagesIdDraftParamsFieldsContentBlocks = "position"
+	GetPagesIdDraftParamsFieldsContentBlocksPublishedAt GetPagesIdDraftParamsFieldsContentBlocks = "published-at"
+	GetPagesIdDraftParamsFieldsContentBlocksTrashedAt   GetPagesIdDraftParamsFieldsContentBlocks = "trashed-at"
+	GetPagesIdDraftParamsFieldsContentBlocksUpdatedAt   GetPagesIdDraftParamsFieldsContentBlocks = "updated-at"
+	GetPagesIdDraftParamsFieldsContentBlocksVarName     GetPagesIdDraftParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesIdDraftParamsFieldsContentBlocks enum.
+func (e GetPagesIdDraftParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetPagesIdDraftParamsFieldsContentBlocksAsset:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksBody:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksContent:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksDataType:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksDraft:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksPosition:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetPagesIdDraftParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPagesIdDraftParamsFieldsUsers.
 const (
 	GetPagesIdDraftParamsFieldsUsersCreatedAt GetPagesIdDraftParamsFieldsUsers = "created-at"
@@ -6129,6 +10449,66 @@ func (e GetPagesIdParentParamsInclude) Valid() bool {
 	case GetPagesIdParentParamsIncludeLayout:
 		return true
 	case GetPagesIdParentParamsIncludeParent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPagesIdParentParamsFieldsPages.
+const (
+	GetPagesIdParentParamsFieldsPagesCanonicalUrl           GetPagesIdParentParamsFieldsPages = "canonical-url"
+	GetPagesIdParentParamsFieldsPagesCreatedAt              GetPagesIdParentParamsFieldsPages = "created-at"
+	GetPagesIdParentParamsFieldsPagesDescription            GetPagesIdParentParamsFieldsPages = "description"
+	GetPagesIdParentParamsFieldsPagesDraft                  GetPagesIdParentParamsFieldsPages = "draft"
+	GetPagesIdParentParamsFieldsPagesKeywords               GetPagesIdParentParamsFieldsPages = "keywords"
+	GetPagesIdParentParamsFieldsPagesLayout                 GetPagesIdParentParamsFieldsPages = "layout"
+	GetPagesIdParentParamsFieldsPagesPageType               GetPagesIdParentParamsFieldsPages = "page-type"
+	GetPagesIdParentParamsFieldsPagesParent                 GetPagesIdParentParamsFieldsPages = "parent"
+	GetPagesIdParentParamsFieldsPagesPath                   GetPagesIdParentParamsFieldsPages = "path"
+	GetPagesIdParentParamsFieldsPagesPublishedAt            GetPagesIdParentParamsFieldsPages = "published-at"
+	GetPagesIdParentParamsFieldsPagesSearchEngineFollowable GetPagesIdParentParamsFieldsPages = "search-engine-followable"
+	GetPagesIdParentParamsFieldsPagesSearchEngineIndexable  GetPagesIdParentParamsFieldsPages = "search-engine-indexable"
+	GetPagesIdParentParamsFieldsPagesSlug                   GetPagesIdParentParamsFieldsPages = "slug"
+	GetPagesIdParentParamsFieldsPagesTitle                  GetPagesIdParentParamsFieldsPages = "title"
+	GetPagesIdParentParamsFieldsPagesTrashedAt              GetPagesIdParentParamsFieldsPages = "trashed-at"
+	GetPagesIdParentParamsFieldsPagesUpdatedAt              GetPagesIdParentParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetPagesIdParentParamsFieldsPages enum.
+func (e GetPagesIdParentParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetPagesIdParentParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetPagesIdParentParamsFieldsPagesCreatedAt:
+		return true
+	case GetPagesIdParentParamsFieldsPagesDescription:
+		return true
+	case GetPagesIdParentParamsFieldsPagesDraft:
+		return true
+	case GetPagesIdParentParamsFieldsPagesKeywords:
+		return true
+	case GetPagesIdParentParamsFieldsPagesLayout:
+		return true
+	case GetPagesIdParentParamsFieldsPagesPageType:
+		return true
+	case GetPagesIdParentParamsFieldsPagesParent:
+		return true
+	case GetPagesIdParentParamsFieldsPagesPath:
+		return true
+	case GetPagesIdParentParamsFieldsPagesPublishedAt:
+		return true
+	case GetPagesIdParentParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetPagesIdParentParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetPagesIdParentParamsFieldsPagesSlug:
+		return true
+	case GetPagesIdParentParamsFieldsPagesTitle:
+		return true
+	case GetPagesIdParentParamsFieldsPagesTrashedAt:
+		return true
+	case GetPagesIdParentParamsFieldsPagesUpdatedAt:
 		return true
 	default:
 		return false
@@ -7080,6 +11460,153 @@ func (e GetRevisionsIdDraftsParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetRevisionsIdDraftsParamsFieldsPages.
+const (
+	GetRevisionsIdDraftsParamsFieldsPagesCanonicalUrl           GetRevisionsIdDraftsParamsFieldsPages = "canonical-url"
+	GetRevisionsIdDraftsParamsFieldsPagesCreatedAt              GetRevisionsIdDraftsParamsFieldsPages = "created-at"
+	GetRevisionsIdDraftsParamsFieldsPagesDescription            GetRevisionsIdDraftsParamsFieldsPages = "description"
+	GetRevisionsIdDraftsParamsFieldsPagesDraft                  GetRevisionsIdDraftsParamsFieldsPages = "draft"
+	GetRevisionsIdDraftsParamsFieldsPagesKeywords               GetRevisionsIdDraftsParamsFieldsPages = "keywords"
+	GetRevisionsIdDraftsParamsFieldsPagesLayout                 GetRevisionsIdDraftsParamsFieldsPages = "layout"
+	GetRevisionsIdDraftsParamsFieldsPagesPageType               GetRevisionsIdDraftsParamsFieldsPages = "page-type"
+	GetRevisionsIdDraftsParamsFieldsPagesParent                 GetRevisionsIdDraftsParamsFieldsPages = "parent"
+	GetRevisionsIdDraftsParamsFieldsPagesPath                   GetRevisionsIdDraftsParamsFieldsPages = "path"
+	GetRevisionsIdDraftsParamsFieldsPagesPublishedAt            GetRevisionsIdDraftsParamsFieldsPages = "published-at"
+	GetRevisionsIdDraftsParamsFieldsPagesSearchEngineFollowable GetRevisionsIdDraftsParamsFieldsPages = "search-engine-followable"
+	GetRevisionsIdDraftsParamsFieldsPagesSearchEngineIndexable  GetRevisionsIdDraftsParamsFieldsPages = "search-engine-indexable"
+	GetRevisionsIdDraftsParamsFieldsPagesSlug                   GetRevisionsIdDraftsParamsFieldsPages = "slug"
+	GetRevisionsIdDraftsParamsFieldsPagesTitle                  GetRevisionsIdDraftsParamsFieldsPages = "title"
+	GetRevisionsIdDraftsParamsFieldsPagesTrashedAt              GetRevisionsIdDraftsParamsFieldsPages = "trashed-at"
+	GetRevisionsIdDraftsParamsFieldsPagesUpdatedAt              GetRevisionsIdDraftsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdDraftsParamsFieldsPages enum.
+func (e GetRevisionsIdDraftsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetRevisionsIdDraftsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesCreatedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesDescription:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesDraft:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesKeywords:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesLayout:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesPageType:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesParent:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesPath:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesPublishedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesSlug:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesTitle:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesTrashedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdDraftsParamsFieldsContents.
+const (
+	GetRevisionsIdDraftsParamsFieldsContentsContentBlocks GetRevisionsIdDraftsParamsFieldsContents = "content-blocks"
+	GetRevisionsIdDraftsParamsFieldsContentsCreatedAt     GetRevisionsIdDraftsParamsFieldsContents = "created-at"
+	GetRevisionsIdDraftsParamsFieldsContentsDraft         GetRevisionsIdDraftsParamsFieldsContents = "draft"
+	GetRevisionsIdDraftsParamsFieldsContentsPage          GetRevisionsIdDraftsParamsFieldsContents = "page"
+	GetRevisionsIdDraftsParamsFieldsContentsPosition      GetRevisionsIdDraftsParamsFieldsContents = "position"
+	GetRevisionsIdDraftsParamsFieldsContentsPublishedAt   GetRevisionsIdDraftsParamsFieldsContents = "published-at"
+	GetRevisionsIdDraftsParamsFieldsContentsTitle         GetRevisionsIdDraftsParamsFieldsContents = "title"
+	GetRevisionsIdDraftsParamsFieldsContentsTrashedAt     GetRevisionsIdDraftsParamsFieldsContents = "trashed-at"
+	GetRevisionsIdDraftsParamsFieldsContentsUpdatedAt     GetRevisionsIdDraftsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdDraftsParamsFieldsContents enum.
+func (e GetRevisionsIdDraftsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetRevisionsIdDraftsParamsFieldsContentsContentBlocks:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsCreatedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsDraft:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsPage:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsPosition:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsPublishedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsTitle:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsTrashedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdDraftsParamsFieldsContentBlocks.
+const (
+	GetRevisionsIdDraftsParamsFieldsContentBlocksAsset       GetRevisionsIdDraftsParamsFieldsContentBlocks = "asset"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksBody        GetRevisionsIdDraftsParamsFieldsContentBlocks = "body"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksContent     GetRevisionsIdDraftsParamsFieldsContentBlocks = "content"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksCreatedAt   GetRevisionsIdDraftsParamsFieldsContentBlocks = "created-at"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksDataType    GetRevisionsIdDraftsParamsFieldsContentBlocks = "data-type"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksDraft       GetRevisionsIdDraftsParamsFieldsContentBlocks = "draft"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksHyperlinks  GetRevisionsIdDraftsParamsFieldsContentBlocks = "hyperlinks"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksPosition    GetRevisionsIdDraftsParamsFieldsContentBlocks = "position"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksPublishedAt GetRevisionsIdDraftsParamsFieldsContentBlocks = "published-at"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksTrashedAt   GetRevisionsIdDraftsParamsFieldsContentBlocks = "trashed-at"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksUpdatedAt   GetRevisionsIdDraftsParamsFieldsContentBlocks = "updated-at"
+	GetRevisionsIdDraftsParamsFieldsContentBlocksVarName     GetRevisionsIdDraftsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdDraftsParamsFieldsContentBlocks enum.
+func (e GetRevisionsIdDraftsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksAsset:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksBody:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksContent:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksDataType:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksDraft:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksPosition:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetRevisionsIdDraftsParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetRevisionsIdDraftsParamsFieldsUsers.
 const (
 	GetRevisionsIdDraftsParamsFieldsUsersCreatedAt GetRevisionsIdDraftsParamsFieldsUsers = "created-at"
@@ -7164,6 +11691,153 @@ func (e GetRevisionsIdRelationshipsDraftsParamsFieldsHyperlinks) Valid() bool {
 	}
 }
 
+// Defines values for GetRevisionsIdRelationshipsDraftsParamsFieldsPages.
+const (
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesCanonicalUrl           GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "canonical-url"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesCreatedAt              GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "created-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesDescription            GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "description"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesDraft                  GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "draft"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesKeywords               GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "keywords"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesLayout                 GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "layout"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPageType               GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "page-type"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesParent                 GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "parent"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPath                   GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "path"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPublishedAt            GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "published-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSearchEngineFollowable GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "search-engine-followable"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSearchEngineIndexable  GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "search-engine-indexable"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSlug                   GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "slug"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesTitle                  GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "title"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesTrashedAt              GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "trashed-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsPagesUpdatedAt              GetRevisionsIdRelationshipsDraftsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsDraftsParamsFieldsPages enum.
+func (e GetRevisionsIdRelationshipsDraftsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesDescription:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesDraft:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesKeywords:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesLayout:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPageType:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesParent:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPath:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesSlug:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesTitle:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdRelationshipsDraftsParamsFieldsContents.
+const (
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsContentBlocks GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "content-blocks"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsCreatedAt     GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "created-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsDraft         GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "draft"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPage          GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "page"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPosition      GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "position"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPublishedAt   GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "published-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsTitle         GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "title"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsTrashedAt     GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "trashed-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentsUpdatedAt     GetRevisionsIdRelationshipsDraftsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsDraftsParamsFieldsContents enum.
+func (e GetRevisionsIdRelationshipsDraftsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsContentBlocks:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsDraft:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPage:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPosition:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsTitle:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks.
+const (
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksAsset       GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "asset"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksBody        GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "body"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksContent     GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "content"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksCreatedAt   GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "created-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksDataType    GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "data-type"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksDraft       GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "draft"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksHyperlinks  GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "hyperlinks"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksPosition    GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "position"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksPublishedAt GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "published-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksTrashedAt   GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "trashed-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksUpdatedAt   GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "updated-at"
+	GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksVarName     GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks enum.
+func (e GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksAsset:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksBody:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksContent:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksDataType:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksDraft:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksPosition:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetRevisionsIdRelationshipsDraftsParamsFieldsUsers.
 const (
 	GetRevisionsIdRelationshipsDraftsParamsFieldsUsersCreatedAt GetRevisionsIdRelationshipsDraftsParamsFieldsUsers = "created-at"
@@ -7209,6 +11883,153 @@ func (e GetRevisionsIdRelationshipsVersionsParamsFieldsVersions) Valid() bool {
 	case GetRevisionsIdRelationshipsVersionsParamsFieldsVersionsRevision:
 		return true
 	case GetRevisionsIdRelationshipsVersionsParamsFieldsVersionsUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdRelationshipsVersionsParamsFieldsPages.
+const (
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesCanonicalUrl           GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "canonical-url"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesCreatedAt              GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "created-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesDescription            GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "description"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesDraft                  GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "draft"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesKeywords               GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "keywords"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesLayout                 GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "layout"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPageType               GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "page-type"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesParent                 GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "parent"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPath                   GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "path"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPublishedAt            GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "published-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSearchEngineFollowable GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "search-engine-followable"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSearchEngineIndexable  GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "search-engine-indexable"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSlug                   GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "slug"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesTitle                  GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "title"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesTrashedAt              GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "trashed-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsPagesUpdatedAt              GetRevisionsIdRelationshipsVersionsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsVersionsParamsFieldsPages enum.
+func (e GetRevisionsIdRelationshipsVersionsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesDescription:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesDraft:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesKeywords:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesLayout:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPageType:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesParent:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPath:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesSlug:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesTitle:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdRelationshipsVersionsParamsFieldsContents.
+const (
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsContentBlocks GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "content-blocks"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsCreatedAt     GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "created-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsDraft         GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "draft"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPage          GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "page"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPosition      GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "position"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPublishedAt   GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "published-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsTitle         GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "title"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsTrashedAt     GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "trashed-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentsUpdatedAt     GetRevisionsIdRelationshipsVersionsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsVersionsParamsFieldsContents enum.
+func (e GetRevisionsIdRelationshipsVersionsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsContentBlocks:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsDraft:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPage:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPosition:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsTitle:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks.
+const (
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksAsset       GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "asset"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksBody        GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "body"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksContent     GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "content"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksCreatedAt   GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "created-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksDataType    GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "data-type"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksDraft       GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "draft"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksHyperlinks  GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "hyperlinks"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksPosition    GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "position"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksPublishedAt GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "published-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksTrashedAt   GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "trashed-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksUpdatedAt   GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "updated-at"
+	GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksVarName     GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks enum.
+func (e GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksAsset:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksBody:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksContent:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksDataType:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksDraft:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksPosition:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -7500,6 +12321,153 @@ func (e GetRevisionsIdVersionsParamsFieldsVersions) Valid() bool {
 	case GetRevisionsIdVersionsParamsFieldsVersionsRevision:
 		return true
 	case GetRevisionsIdVersionsParamsFieldsVersionsUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdVersionsParamsFieldsPages.
+const (
+	GetRevisionsIdVersionsParamsFieldsPagesCanonicalUrl           GetRevisionsIdVersionsParamsFieldsPages = "canonical-url"
+	GetRevisionsIdVersionsParamsFieldsPagesCreatedAt              GetRevisionsIdVersionsParamsFieldsPages = "created-at"
+	GetRevisionsIdVersionsParamsFieldsPagesDescription            GetRevisionsIdVersionsParamsFieldsPages = "description"
+	GetRevisionsIdVersionsParamsFieldsPagesDraft                  GetRevisionsIdVersionsParamsFieldsPages = "draft"
+	GetRevisionsIdVersionsParamsFieldsPagesKeywords               GetRevisionsIdVersionsParamsFieldsPages = "keywords"
+	GetRevisionsIdVersionsParamsFieldsPagesLayout                 GetRevisionsIdVersionsParamsFieldsPages = "layout"
+	GetRevisionsIdVersionsParamsFieldsPagesPageType               GetRevisionsIdVersionsParamsFieldsPages = "page-type"
+	GetRevisionsIdVersionsParamsFieldsPagesParent                 GetRevisionsIdVersionsParamsFieldsPages = "parent"
+	GetRevisionsIdVersionsParamsFieldsPagesPath                   GetRevisionsIdVersionsParamsFieldsPages = "path"
+	GetRevisionsIdVersionsParamsFieldsPagesPublishedAt            GetRevisionsIdVersionsParamsFieldsPages = "published-at"
+	GetRevisionsIdVersionsParamsFieldsPagesSearchEngineFollowable GetRevisionsIdVersionsParamsFieldsPages = "search-engine-followable"
+	GetRevisionsIdVersionsParamsFieldsPagesSearchEngineIndexable  GetRevisionsIdVersionsParamsFieldsPages = "search-engine-indexable"
+	GetRevisionsIdVersionsParamsFieldsPagesSlug                   GetRevisionsIdVersionsParamsFieldsPages = "slug"
+	GetRevisionsIdVersionsParamsFieldsPagesTitle                  GetRevisionsIdVersionsParamsFieldsPages = "title"
+	GetRevisionsIdVersionsParamsFieldsPagesTrashedAt              GetRevisionsIdVersionsParamsFieldsPages = "trashed-at"
+	GetRevisionsIdVersionsParamsFieldsPagesUpdatedAt              GetRevisionsIdVersionsParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdVersionsParamsFieldsPages enum.
+func (e GetRevisionsIdVersionsParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetRevisionsIdVersionsParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesCreatedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesDescription:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesDraft:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesKeywords:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesLayout:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesPageType:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesParent:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesPath:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesPublishedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesSlug:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesTitle:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesTrashedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdVersionsParamsFieldsContents.
+const (
+	GetRevisionsIdVersionsParamsFieldsContentsContentBlocks GetRevisionsIdVersionsParamsFieldsContents = "content-blocks"
+	GetRevisionsIdVersionsParamsFieldsContentsCreatedAt     GetRevisionsIdVersionsParamsFieldsContents = "created-at"
+	GetRevisionsIdVersionsParamsFieldsContentsDraft         GetRevisionsIdVersionsParamsFieldsContents = "draft"
+	GetRevisionsIdVersionsParamsFieldsContentsPage          GetRevisionsIdVersionsParamsFieldsContents = "page"
+	GetRevisionsIdVersionsParamsFieldsContentsPosition      GetRevisionsIdVersionsParamsFieldsContents = "position"
+	GetRevisionsIdVersionsParamsFieldsContentsPublishedAt   GetRevisionsIdVersionsParamsFieldsContents = "published-at"
+	GetRevisionsIdVersionsParamsFieldsContentsTitle         GetRevisionsIdVersionsParamsFieldsContents = "title"
+	GetRevisionsIdVersionsParamsFieldsContentsTrashedAt     GetRevisionsIdVersionsParamsFieldsContents = "trashed-at"
+	GetRevisionsIdVersionsParamsFieldsContentsUpdatedAt     GetRevisionsIdVersionsParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdVersionsParamsFieldsContents enum.
+func (e GetRevisionsIdVersionsParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetRevisionsIdVersionsParamsFieldsContentsContentBlocks:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsCreatedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsDraft:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsPage:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsPosition:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsPublishedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsTitle:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsTrashedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevisionsIdVersionsParamsFieldsContentBlocks.
+const (
+	GetRevisionsIdVersionsParamsFieldsContentBlocksAsset       GetRevisionsIdVersionsParamsFieldsContentBlocks = "asset"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksBody        GetRevisionsIdVersionsParamsFieldsContentBlocks = "body"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksContent     GetRevisionsIdVersionsParamsFieldsContentBlocks = "content"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksCreatedAt   GetRevisionsIdVersionsParamsFieldsContentBlocks = "created-at"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksDataType    GetRevisionsIdVersionsParamsFieldsContentBlocks = "data-type"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksDraft       GetRevisionsIdVersionsParamsFieldsContentBlocks = "draft"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksHyperlinks  GetRevisionsIdVersionsParamsFieldsContentBlocks = "hyperlinks"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksPosition    GetRevisionsIdVersionsParamsFieldsContentBlocks = "position"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksPublishedAt GetRevisionsIdVersionsParamsFieldsContentBlocks = "published-at"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksTrashedAt   GetRevisionsIdVersionsParamsFieldsContentBlocks = "trashed-at"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksUpdatedAt   GetRevisionsIdVersionsParamsFieldsContentBlocks = "updated-at"
+	GetRevisionsIdVersionsParamsFieldsContentBlocksVarName     GetRevisionsIdVersionsParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetRevisionsIdVersionsParamsFieldsContentBlocks enum.
+func (e GetRevisionsIdVersionsParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksAsset:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksBody:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksContent:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksDataType:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksDraft:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksPosition:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetRevisionsIdVersionsParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -9738,6 +14706,153 @@ func (e GetVersionsIdParamsFieldsVersions) Valid() bool {
 	}
 }
 
+// Defines values for GetVersionsIdParamsFieldsPages.
+const (
+	GetVersionsIdParamsFieldsPagesCanonicalUrl           GetVersionsIdParamsFieldsPages = "canonical-url"
+	GetVersionsIdParamsFieldsPagesCreatedAt              GetVersionsIdParamsFieldsPages = "created-at"
+	GetVersionsIdParamsFieldsPagesDescription            GetVersionsIdParamsFieldsPages = "description"
+	GetVersionsIdParamsFieldsPagesDraft                  GetVersionsIdParamsFieldsPages = "draft"
+	GetVersionsIdParamsFieldsPagesKeywords               GetVersionsIdParamsFieldsPages = "keywords"
+	GetVersionsIdParamsFieldsPagesLayout                 GetVersionsIdParamsFieldsPages = "layout"
+	GetVersionsIdParamsFieldsPagesPageType               GetVersionsIdParamsFieldsPages = "page-type"
+	GetVersionsIdParamsFieldsPagesParent                 GetVersionsIdParamsFieldsPages = "parent"
+	GetVersionsIdParamsFieldsPagesPath                   GetVersionsIdParamsFieldsPages = "path"
+	GetVersionsIdParamsFieldsPagesPublishedAt            GetVersionsIdParamsFieldsPages = "published-at"
+	GetVersionsIdParamsFieldsPagesSearchEngineFollowable GetVersionsIdParamsFieldsPages = "search-engine-followable"
+	GetVersionsIdParamsFieldsPagesSearchEngineIndexable  GetVersionsIdParamsFieldsPages = "search-engine-indexable"
+	GetVersionsIdParamsFieldsPagesSlug                   GetVersionsIdParamsFieldsPages = "slug"
+	GetVersionsIdParamsFieldsPagesTitle                  GetVersionsIdParamsFieldsPages = "title"
+	GetVersionsIdParamsFieldsPagesTrashedAt              GetVersionsIdParamsFieldsPages = "trashed-at"
+	GetVersionsIdParamsFieldsPagesUpdatedAt              GetVersionsIdParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdParamsFieldsPages enum.
+func (e GetVersionsIdParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetVersionsIdParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetVersionsIdParamsFieldsPagesCreatedAt:
+		return true
+	case GetVersionsIdParamsFieldsPagesDescription:
+		return true
+	case GetVersionsIdParamsFieldsPagesDraft:
+		return true
+	case GetVersionsIdParamsFieldsPagesKeywords:
+		return true
+	case GetVersionsIdParamsFieldsPagesLayout:
+		return true
+	case GetVersionsIdParamsFieldsPagesPageType:
+		return true
+	case GetVersionsIdParamsFieldsPagesParent:
+		return true
+	case GetVersionsIdParamsFieldsPagesPath:
+		return true
+	case GetVersionsIdParamsFieldsPagesPublishedAt:
+		return true
+	case GetVersionsIdParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetVersionsIdParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetVersionsIdParamsFieldsPagesSlug:
+		return true
+	case GetVersionsIdParamsFieldsPagesTitle:
+		return true
+	case GetVersionsIdParamsFieldsPagesTrashedAt:
+		return true
+	case GetVersionsIdParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVersionsIdParamsFieldsContents.
+const (
+	GetVersionsIdParamsFieldsContentsContentBlocks GetVersionsIdParamsFieldsContents = "content-blocks"
+	GetVersionsIdParamsFieldsContentsCreatedAt     GetVersionsIdParamsFieldsContents = "created-at"
+	GetVersionsIdParamsFieldsContentsDraft         GetVersionsIdParamsFieldsContents = "draft"
+	GetVersionsIdParamsFieldsContentsPage          GetVersionsIdParamsFieldsContents = "page"
+	GetVersionsIdParamsFieldsContentsPosition      GetVersionsIdParamsFieldsContents = "position"
+	GetVersionsIdParamsFieldsContentsPublishedAt   GetVersionsIdParamsFieldsContents = "published-at"
+	GetVersionsIdParamsFieldsContentsTitle         GetVersionsIdParamsFieldsContents = "title"
+	GetVersionsIdParamsFieldsContentsTrashedAt     GetVersionsIdParamsFieldsContents = "trashed-at"
+	GetVersionsIdParamsFieldsContentsUpdatedAt     GetVersionsIdParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdParamsFieldsContents enum.
+func (e GetVersionsIdParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetVersionsIdParamsFieldsContentsContentBlocks:
+		return true
+	case GetVersionsIdParamsFieldsContentsCreatedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentsDraft:
+		return true
+	case GetVersionsIdParamsFieldsContentsPage:
+		return true
+	case GetVersionsIdParamsFieldsContentsPosition:
+		return true
+	case GetVersionsIdParamsFieldsContentsPublishedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentsTitle:
+		return true
+	case GetVersionsIdParamsFieldsContentsTrashedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVersionsIdParamsFieldsContentBlocks.
+const (
+	GetVersionsIdParamsFieldsContentBlocksAsset       GetVersionsIdParamsFieldsContentBlocks = "asset"
+	GetVersionsIdParamsFieldsContentBlocksBody        GetVersionsIdParamsFieldsContentBlocks = "body"
+	GetVersionsIdParamsFieldsContentBlocksContent     GetVersionsIdParamsFieldsContentBlocks = "content"
+	GetVersionsIdParamsFieldsContentBlocksCreatedAt   GetVersionsIdParamsFieldsContentBlocks = "created-at"
+	GetVersionsIdParamsFieldsContentBlocksDataType    GetVersionsIdParamsFieldsContentBlocks = "data-type"
+	GetVersionsIdParamsFieldsContentBlocksDraft       GetVersionsIdParamsFieldsContentBlocks = "draft"
+	GetVersionsIdParamsFieldsContentBlocksHyperlinks  GetVersionsIdParamsFieldsContentBlocks = "hyperlinks"
+	GetVersionsIdParamsFieldsContentBlocksPosition    GetVersionsIdParamsFieldsContentBlocks = "position"
+	GetVersionsIdParamsFieldsContentBlocksPublishedAt GetVersionsIdParamsFieldsContentBlocks = "published-at"
+	GetVersionsIdParamsFieldsContentBlocksTrashedAt   GetVersionsIdParamsFieldsContentBlocks = "trashed-at"
+	GetVersionsIdParamsFieldsContentBlocksUpdatedAt   GetVersionsIdParamsFieldsContentBlocks = "updated-at"
+	GetVersionsIdParamsFieldsContentBlocksVarName     GetVersionsIdParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdParamsFieldsContentBlocks enum.
+func (e GetVersionsIdParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetVersionsIdParamsFieldsContentBlocksAsset:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksBody:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksContent:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksDataType:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksDraft:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksPosition:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetVersionsIdParamsFieldsContentBlocksVarName:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetVersionsIdParamsFieldsRevisions.
 const (
 	GetVersionsIdParamsFieldsRevisionsComments      GetVersionsIdParamsFieldsRevisions = "comments"
@@ -9837,6 +14952,66 @@ func (e GetVersionsIdItemParamsInclude) Valid() bool {
 	}
 }
 
+// Defines values for GetVersionsIdItemParamsFieldsPages.
+const (
+	GetVersionsIdItemParamsFieldsPagesCanonicalUrl           GetVersionsIdItemParamsFieldsPages = "canonical-url"
+	GetVersionsIdItemParamsFieldsPagesCreatedAt              GetVersionsIdItemParamsFieldsPages = "created-at"
+	GetVersionsIdItemParamsFieldsPagesDescription            GetVersionsIdItemParamsFieldsPages = "description"
+	GetVersionsIdItemParamsFieldsPagesDraft                  GetVersionsIdItemParamsFieldsPages = "draft"
+	GetVersionsIdItemParamsFieldsPagesKeywords               GetVersionsIdItemParamsFieldsPages = "keywords"
+	GetVersionsIdItemParamsFieldsPagesLayout                 GetVersionsIdItemParamsFieldsPages = "layout"
+	GetVersionsIdItemParamsFieldsPagesPageType               GetVersionsIdItemParamsFieldsPages = "page-type"
+	GetVersionsIdItemParamsFieldsPagesParent                 GetVersionsIdItemParamsFieldsPages = "parent"
+	GetVersionsIdItemParamsFieldsPagesPath                   GetVersionsIdItemParamsFieldsPages = "path"
+	GetVersionsIdItemParamsFieldsPagesPublishedAt            GetVersionsIdItemParamsFieldsPages = "published-at"
+	GetVersionsIdItemParamsFieldsPagesSearchEngineFollowable GetVersionsIdItemParamsFieldsPages = "search-engine-followable"
+	GetVersionsIdItemParamsFieldsPagesSearchEngineIndexable  GetVersionsIdItemParamsFieldsPages = "search-engine-indexable"
+	GetVersionsIdItemParamsFieldsPagesSlug                   GetVersionsIdItemParamsFieldsPages = "slug"
+	GetVersionsIdItemParamsFieldsPagesTitle                  GetVersionsIdItemParamsFieldsPages = "title"
+	GetVersionsIdItemParamsFieldsPagesTrashedAt              GetVersionsIdItemParamsFieldsPages = "trashed-at"
+	GetVersionsIdItemParamsFieldsPagesUpdatedAt              GetVersionsIdItemParamsFieldsPages = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdItemParamsFieldsPages enum.
+func (e GetVersionsIdItemParamsFieldsPages) Valid() bool {
+	switch e {
+	case GetVersionsIdItemParamsFieldsPagesCanonicalUrl:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesCreatedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesDescription:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesDraft:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesKeywords:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesLayout:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesPageType:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesParent:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesPath:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesPublishedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesSearchEngineFollowable:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesSearchEngineIndexable:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesSlug:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesTitle:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesTrashedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsPagesUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetVersionsIdItemParamsFieldsDrafts.
 const (
 	GetVersionsIdItemParamsFieldsDraftsCreatedAt               GetVersionsIdItemParamsFieldsDrafts = "created-at"
@@ -9909,6 +15084,93 @@ func (e GetVersionsIdItemParamsFieldsLayouts) Valid() bool {
 	case GetVersionsIdItemParamsFieldsLayoutsUnique:
 		return true
 	case GetVersionsIdItemParamsFieldsLayoutsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVersionsIdItemParamsFieldsContents.
+const (
+	GetVersionsIdItemParamsFieldsContentsContentBlocks GetVersionsIdItemParamsFieldsContents = "content-blocks"
+	GetVersionsIdItemParamsFieldsContentsCreatedAt     GetVersionsIdItemParamsFieldsContents = "created-at"
+	GetVersionsIdItemParamsFieldsContentsDraft         GetVersionsIdItemParamsFieldsContents = "draft"
+	GetVersionsIdItemParamsFieldsContentsPage          GetVersionsIdItemParamsFieldsContents = "page"
+	GetVersionsIdItemParamsFieldsContentsPosition      GetVersionsIdItemParamsFieldsContents = "position"
+	GetVersionsIdItemParamsFieldsContentsPublishedAt   GetVersionsIdItemParamsFieldsContents = "published-at"
+	GetVersionsIdItemParamsFieldsContentsTitle         GetVersionsIdItemParamsFieldsContents = "title"
+	GetVersionsIdItemParamsFieldsContentsTrashedAt     GetVersionsIdItemParamsFieldsContents = "trashed-at"
+	GetVersionsIdItemParamsFieldsContentsUpdatedAt     GetVersionsIdItemParamsFieldsContents = "updated-at"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdItemParamsFieldsContents enum.
+func (e GetVersionsIdItemParamsFieldsContents) Valid() bool {
+	switch e {
+	case GetVersionsIdItemParamsFieldsContentsContentBlocks:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsCreatedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsDraft:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsPage:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsPosition:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsPublishedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsTitle:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsTrashedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentsUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVersionsIdItemParamsFieldsContentBlocks.
+const (
+	GetVersionsIdItemParamsFieldsContentBlocksAsset       GetVersionsIdItemParamsFieldsContentBlocks = "asset"
+	GetVersionsIdItemParamsFieldsContentBlocksBody        GetVersionsIdItemParamsFieldsContentBlocks = "body"
+	GetVersionsIdItemParamsFieldsContentBlocksContent     GetVersionsIdItemParamsFieldsContentBlocks = "content"
+	GetVersionsIdItemParamsFieldsContentBlocksCreatedAt   GetVersionsIdItemParamsFieldsContentBlocks = "created-at"
+	GetVersionsIdItemParamsFieldsContentBlocksDataType    GetVersionsIdItemParamsFieldsContentBlocks = "data-type"
+	GetVersionsIdItemParamsFieldsContentBlocksDraft       GetVersionsIdItemParamsFieldsContentBlocks = "draft"
+	GetVersionsIdItemParamsFieldsContentBlocksHyperlinks  GetVersionsIdItemParamsFieldsContentBlocks = "hyperlinks"
+	GetVersionsIdItemParamsFieldsContentBlocksPosition    GetVersionsIdItemParamsFieldsContentBlocks = "position"
+	GetVersionsIdItemParamsFieldsContentBlocksPublishedAt GetVersionsIdItemParamsFieldsContentBlocks = "published-at"
+	GetVersionsIdItemParamsFieldsContentBlocksTrashedAt   GetVersionsIdItemParamsFieldsContentBlocks = "trashed-at"
+	GetVersionsIdItemParamsFieldsContentBlocksUpdatedAt   GetVersionsIdItemParamsFieldsContentBlocks = "updated-at"
+	GetVersionsIdItemParamsFieldsContentBlocksVarName     GetVersionsIdItemParamsFieldsContentBlocks = "var-name"
+)
+
+// Valid indicates whether the value is a known member of the GetVersionsIdItemParamsFieldsContentBlocks enum.
+func (e GetVersionsIdItemParamsFieldsContentBlocks) Valid() bool {
+	switch e {
+	case GetVersionsIdItemParamsFieldsContentBlocksAsset:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksBody:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksContent:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksCreatedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksDataType:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksDraft:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksHyperlinks:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksPosition:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksPublishedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksTrashedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksUpdatedAt:
+		return true
+	case GetVersionsIdItemParamsFieldsContentBlocksVarName:
 		return true
 	default:
 		return false
@@ -11310,7 +16572,34 @@ type ContentBlocks struct {
 }
 
 // ContentBlocksAttributes defines model for ContentBlocksAttributes.
-type ContentBlocksAttributes = map[string]interface{}
+type ContentBlocksAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName *string `json:"var-name,omitempty"`
+}
+
+// ContentBlocksAttributesDataType How the body is read.
+type ContentBlocksAttributesDataType string
 
 // ContentBlocksCollectionDocument defines model for ContentBlocksCollectionDocument.
 type ContentBlocksCollectionDocument struct {
@@ -11325,15 +16614,57 @@ type ContentBlocksCollectionDocument struct {
 type ContentBlocksCreateRequest struct {
 	Data struct {
 		Attributes    *ContentBlocksCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                               `json:"id,omitempty"`
 		Meta          *Meta                                 `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData          `json:"relationships,omitempty"`
-		Type          interface{}                           `json:"type"`
+		Relationships struct {
+			// Asset The asset the block shows (an image block).
+			Asset *struct {
+				Data *struct {
+					Id   string                                                   `json:"id"`
+					Meta *Meta                                                    `json:"meta,omitempty"`
+					Type ContentBlocksCreateRequestDataRelationshipsAssetDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"asset,omitempty"`
+
+			// Content The content the block belongs to.
+			Content struct {
+				Data struct {
+					Id   string                                                     `json:"id"`
+					Meta *Meta                                                      `json:"meta,omitempty"`
+					Type ContentBlocksCreateRequestDataRelationshipsContentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"content"`
+		} `json:"relationships"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentBlocksCreateRequestDataRelationshipsAssetDataType defines model for ContentBlocksCreateRequest.Data.Relationships.Asset.Data.Type.
+type ContentBlocksCreateRequestDataRelationshipsAssetDataType string
+
+// ContentBlocksCreateRequestDataRelationshipsContentDataType defines model for ContentBlocksCreateRequest.Data.Relationships.Content.Data.Type.
+type ContentBlocksCreateRequestDataRelationshipsContentDataType string
+
 // ContentBlocksCreateRequestAttributes defines model for ContentBlocksCreateRequestAttributes.
-type ContentBlocksCreateRequestAttributes = map[string]interface{}
+type ContentBlocksCreateRequestAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksCreateRequestAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName string `json:"var-name"`
+}
+
+// ContentBlocksCreateRequestAttributesDataType How the body is read.
+type ContentBlocksCreateRequestAttributesDataType string
 
 // ContentBlocksDocument defines model for ContentBlocksDocument.
 type ContentBlocksDocument struct {
@@ -11350,14 +16681,55 @@ type ContentBlocksRequest struct {
 		Attributes    *ContentBlocksRequestAttributes `json:"attributes,omitempty"`
 		Id            *string                         `json:"id,omitempty"`
 		Meta          *Meta                           `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData    `json:"relationships,omitempty"`
-		Type          interface{}                     `json:"type"`
+		Relationships *struct {
+			// Asset The asset the block shows (an image block).
+			Asset *struct {
+				Data *struct {
+					Id   string                                             `json:"id"`
+					Meta *Meta                                              `json:"meta,omitempty"`
+					Type ContentBlocksRequestDataRelationshipsAssetDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"asset,omitempty"`
+
+			// Content The content the block belongs to.
+			Content *struct {
+				Data struct {
+					Id   string                                               `json:"id"`
+					Meta *Meta                                                `json:"meta,omitempty"`
+					Type ContentBlocksRequestDataRelationshipsContentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"content,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentBlocksRequestDataRelationshipsAssetDataType defines model for ContentBlocksRequest.Data.Relationships.Asset.Data.Type.
+type ContentBlocksRequestDataRelationshipsAssetDataType string
+
+// ContentBlocksRequestDataRelationshipsContentDataType defines model for ContentBlocksRequest.Data.Relationships.Content.Data.Type.
+type ContentBlocksRequestDataRelationshipsContentDataType string
+
 // ContentBlocksRequestAttributes defines model for ContentBlocksRequestAttributes.
-type ContentBlocksRequestAttributes = map[string]interface{}
+type ContentBlocksRequestAttributes struct {
+	// Body The block's text, HTML, link or markdown. At most 262144 bytes.
+	Body *string `json:"body,omitempty"`
+
+	// DataType How the body is read.
+	DataType *ContentBlocksRequestAttributesDataType `json:"data-type,omitempty"`
+
+	// Position The block's place among its content's blocks.
+	Position *int32 `json:"position,omitempty"`
+
+	// VarName The name the layout reads the block by. Its length is counted in characters once surrounding space is trimmed. Rule: var-name must start with a letter or _ and hold letters, digits, _ or - (at most 64).
+	VarName *string `json:"var-name,omitempty"`
+}
+
+// ContentBlocksRequestAttributesDataType How the body is read.
+type ContentBlocksRequestAttributesDataType string
 
 // Contents defines model for Contents.
 type Contents struct {
@@ -11401,7 +16773,25 @@ type Contents struct {
 }
 
 // ContentsAttributes defines model for ContentsAttributes.
-type ContentsAttributes = map[string]interface{}
+type ContentsAttributes struct {
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+}
 
 // ContentsCollectionDocument defines model for ContentsCollectionDocument.
 type ContentsCollectionDocument struct {
@@ -11416,15 +16806,35 @@ type ContentsCollectionDocument struct {
 type ContentsCreateRequest struct {
 	Data struct {
 		Attributes    *ContentsCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                          `json:"id,omitempty"`
 		Meta          *Meta                            `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData     `json:"relationships,omitempty"`
-		Type          interface{}                      `json:"type"`
+		Relationships struct {
+			// Page The page the content is on.
+			Page struct {
+				Data struct {
+					Id   string                                             `json:"id"`
+					Meta *Meta                                              `json:"meta,omitempty"`
+					Type ContentsCreateRequestDataRelationshipsPageDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"page"`
+		} `json:"relationships"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentsCreateRequestDataRelationshipsPageDataType defines model for ContentsCreateRequest.Data.Relationships.Page.Data.Type.
+type ContentsCreateRequestDataRelationshipsPageDataType string
+
 // ContentsCreateRequestAttributes defines model for ContentsCreateRequestAttributes.
-type ContentsCreateRequestAttributes = map[string]interface{}
+type ContentsCreateRequestAttributes struct {
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title string `json:"title"`
+}
 
 // ContentsDocument defines model for ContentsDocument.
 type ContentsDocument struct {
@@ -11438,17 +16848,36 @@ type ContentsDocument struct {
 // ContentsRequest defines model for ContentsRequest.
 type ContentsRequest struct {
 	Data struct {
-		Attributes    *ContentsRequestAttributes   `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *ContentsRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                    `json:"id,omitempty"`
+		Meta          *Meta                      `json:"meta,omitempty"`
+		Relationships *struct {
+			// Page The page the content is on.
+			Page *struct {
+				Data struct {
+					Id   string                                       `json:"id"`
+					Meta *Meta                                        `json:"meta,omitempty"`
+					Type ContentsRequestDataRelationshipsPageDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"page,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// ContentsRequestDataRelationshipsPageDataType defines model for ContentsRequest.Data.Relationships.Page.Data.Type.
+type ContentsRequestDataRelationshipsPageDataType string
+
 // ContentsRequestAttributes defines model for ContentsRequestAttributes.
-type ContentsRequestAttributes = map[string]interface{}
+type ContentsRequestAttributes struct {
+	// Position The content's place among its page's contents.
+	Position *int32 `json:"position,omitempty"`
+
+	// Title The content's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+}
 
 // Drafts defines model for Drafts.
 type Drafts struct {
@@ -11777,7 +17206,49 @@ type Pages struct {
 }
 
 // PagesAttributes defines model for PagesAttributes.
-type PagesAttributes = map[string]interface{}
+type PagesAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// CreatedAt When the record was created.
+	CreatedAt *time.Time `json:"created-at,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesAttributesPageType `json:"page-type,omitempty"`
+
+	// Path Where the page is served: its ancestors' slugs and its own, joined by /.
+	Path *string `json:"path,omitempty"`
+
+	// PublishedAt When the record was first published (null until then).
+	PublishedAt *time.Time `json:"published-at,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+
+	// TrashedAt When the record was drafted for deletion (null otherwise).
+	TrashedAt *time.Time `json:"trashed-at,omitempty"`
+
+	// UpdatedAt When the record last changed.
+	UpdatedAt *time.Time `json:"updated-at,omitempty"`
+}
+
+// PagesAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesAttributesPageType string
 
 // PagesCollectionDocument defines model for PagesCollectionDocument.
 type PagesCollectionDocument struct {
@@ -11792,15 +17263,69 @@ type PagesCollectionDocument struct {
 type PagesCreateRequest struct {
 	Data struct {
 		Attributes    *PagesCreateRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                       `json:"id,omitempty"`
 		Meta          *Meta                         `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData  `json:"relationships,omitempty"`
-		Type          interface{}                   `json:"type"`
+		Relationships *struct {
+			// Layout The layout the page is rendered with (null: the theme's default).
+			Layout *struct {
+				Data *struct {
+					Id   string                                            `json:"id"`
+					Meta *Meta                                             `json:"meta,omitempty"`
+					Type PagesCreateRequestDataRelationshipsLayoutDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"layout,omitempty"`
+
+			// Parent The page this one is under (null: at the root).
+			Parent *struct {
+				Data *struct {
+					Id   string                                            `json:"id"`
+					Meta *Meta                                             `json:"meta,omitempty"`
+					Type PagesCreateRequestDataRelationshipsParentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"parent,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// PagesCreateRequestDataRelationshipsLayoutDataType defines model for PagesCreateRequest.Data.Relationships.Layout.Data.Type.
+type PagesCreateRequestDataRelationshipsLayoutDataType string
+
+// PagesCreateRequestDataRelationshipsParentDataType defines model for PagesCreateRequest.Data.Relationships.Parent.Data.Type.
+type PagesCreateRequestDataRelationshipsParentDataType string
+
 // PagesCreateRequestAttributes defines model for PagesCreateRequestAttributes.
-type PagesCreateRequestAttributes = map[string]interface{}
+type PagesCreateRequestAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesCreateRequestAttributesPageType `json:"page-type,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title string `json:"title"`
+}
+
+// PagesCreateRequestAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesCreateRequestAttributesPageType string
 
 // PagesDocument defines model for PagesDocument.
 type PagesDocument struct {
@@ -11814,17 +17339,70 @@ type PagesDocument struct {
 // PagesRequest defines model for PagesRequest.
 type PagesRequest struct {
 	Data struct {
-		Attributes    *PagesRequestAttributes      `json:"attributes,omitempty"`
-		Id            *string                      `json:"id,omitempty"`
-		Meta          *Meta                        `json:"meta,omitempty"`
-		Relationships *map[string]RelationshipData `json:"relationships,omitempty"`
-		Type          interface{}                  `json:"type"`
+		Attributes    *PagesRequestAttributes `json:"attributes,omitempty"`
+		Id            *string                 `json:"id,omitempty"`
+		Meta          *Meta                   `json:"meta,omitempty"`
+		Relationships *struct {
+			// Layout The layout the page is rendered with (null: the theme's default).
+			Layout *struct {
+				Data *struct {
+					Id   string                                      `json:"id"`
+					Meta *Meta                                       `json:"meta,omitempty"`
+					Type PagesRequestDataRelationshipsLayoutDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"layout,omitempty"`
+
+			// Parent The page this one is under (null: at the root).
+			Parent *struct {
+				Data *struct {
+					Id   string                                      `json:"id"`
+					Meta *Meta                                       `json:"meta,omitempty"`
+					Type PagesRequestDataRelationshipsParentDataType `json:"type"`
+				} `json:"data"`
+				Meta *Meta `json:"meta,omitempty"`
+			} `json:"parent,omitempty"`
+		} `json:"relationships,omitempty"`
+		Type interface{} `json:"type"`
 	} `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
 }
 
+// PagesRequestDataRelationshipsLayoutDataType defines model for PagesRequest.Data.Relationships.Layout.Data.Type.
+type PagesRequestDataRelationshipsLayoutDataType string
+
+// PagesRequestDataRelationshipsParentDataType defines model for PagesRequest.Data.Relationships.Parent.Data.Type.
+type PagesRequestDataRelationshipsParentDataType string
+
 // PagesRequestAttributes defines model for PagesRequestAttributes.
-type PagesRequestAttributes = map[string]interface{}
+type PagesRequestAttributes struct {
+	// CanonicalUrl The page's canonical URL, when another one is. At most 2000 bytes. Rule: canonical-url must be an absolute http(s) URL or null.
+	CanonicalUrl *string `json:"canonical-url,omitempty"`
+
+	// Description The page's description for search engines and link previews. Its length is counted in characters once surrounding space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// Keywords The page's keywords for search engines. Its length is counted in characters once surrounding space is trimmed.
+	Keywords *string `json:"keywords,omitempty"`
+
+	// PageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+	PageType *PagesRequestAttributesPageType `json:"page-type,omitempty"`
+
+	// SearchEngineFollowable Whether search engines may follow the page's links.
+	SearchEngineFollowable *bool `json:"search-engine-followable,omitempty"`
+
+	// SearchEngineIndexable Whether search engines may index the page.
+	SearchEngineIndexable *bool `json:"search-engine-indexable,omitempty"`
+
+	// Slug The last segment of the page's path, unique among its siblings; empty only on the home page. Its length is counted in characters once surrounding space is trimmed. Rule: slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.
+	Slug *string `json:"slug,omitempty"`
+
+	// Title The page's title. Its length is counted in characters once surrounding space is trimmed.
+	Title *string `json:"title,omitempty"`
+}
+
+// PagesRequestAttributesPageType What the page is: an ordinary page, or the site's one home, not-found, error or search page.
+type PagesRequestAttributesPageType string
 
 // PublishPlans defines model for PublishPlans.
 type PublishPlans struct {
@@ -12944,13 +18522,13 @@ type GetContentBlocksParams struct {
 	Include *[]GetContentBlocksParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentBlocksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentBlocksParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentBlocksParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -12980,8 +18558,14 @@ type GetContentBlocksParams struct {
 // GetContentBlocksParamsInclude defines parameters for GetContentBlocks.
 type GetContentBlocksParamsInclude string
 
+// GetContentBlocksParamsFieldsContentBlocks defines parameters for GetContentBlocks.
+type GetContentBlocksParamsFieldsContentBlocks string
+
 // GetContentBlocksParamsFieldsAssets defines parameters for GetContentBlocks.
 type GetContentBlocksParamsFieldsAssets string
+
+// GetContentBlocksParamsFieldsContents defines parameters for GetContentBlocks.
+type GetContentBlocksParamsFieldsContents string
 
 // GetContentBlocksParamsFieldsDrafts defines parameters for GetContentBlocks.
 type GetContentBlocksParamsFieldsDrafts string
@@ -12998,13 +18582,13 @@ type PostContentBlocksParams struct {
 	Include *[]PostContentBlocksParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]PostContentBlocksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]PostContentBlocksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]PostContentBlocksParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PostContentBlocksParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13016,8 +18600,14 @@ type PostContentBlocksParams struct {
 // PostContentBlocksParamsInclude defines parameters for PostContentBlocks.
 type PostContentBlocksParamsInclude string
 
+// PostContentBlocksParamsFieldsContentBlocks defines parameters for PostContentBlocks.
+type PostContentBlocksParamsFieldsContentBlocks string
+
 // PostContentBlocksParamsFieldsAssets defines parameters for PostContentBlocks.
 type PostContentBlocksParamsFieldsAssets string
+
+// PostContentBlocksParamsFieldsContents defines parameters for PostContentBlocks.
+type PostContentBlocksParamsFieldsContents string
 
 // PostContentBlocksParamsFieldsDrafts defines parameters for PostContentBlocks.
 type PostContentBlocksParamsFieldsDrafts string
@@ -13031,13 +18621,13 @@ type DeleteContentBlocksIdParams struct {
 	Include *[]DeleteContentBlocksIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]DeleteContentBlocksIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]DeleteContentBlocksIdParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]DeleteContentBlocksIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]DeleteContentBlocksIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13052,8 +18642,14 @@ type DeleteContentBlocksIdParams struct {
 // DeleteContentBlocksIdParamsInclude defines parameters for DeleteContentBlocksId.
 type DeleteContentBlocksIdParamsInclude string
 
+// DeleteContentBlocksIdParamsFieldsContentBlocks defines parameters for DeleteContentBlocksId.
+type DeleteContentBlocksIdParamsFieldsContentBlocks string
+
 // DeleteContentBlocksIdParamsFieldsAssets defines parameters for DeleteContentBlocksId.
 type DeleteContentBlocksIdParamsFieldsAssets string
+
+// DeleteContentBlocksIdParamsFieldsContents defines parameters for DeleteContentBlocksId.
+type DeleteContentBlocksIdParamsFieldsContents string
 
 // DeleteContentBlocksIdParamsFieldsDrafts defines parameters for DeleteContentBlocksId.
 type DeleteContentBlocksIdParamsFieldsDrafts string
@@ -13067,13 +18663,13 @@ type GetContentBlocksIdParams struct {
 	Include *[]GetContentBlocksIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentBlocksIdParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentBlocksIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentBlocksIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13085,8 +18681,14 @@ type GetContentBlocksIdParams struct {
 // GetContentBlocksIdParamsInclude defines parameters for GetContentBlocksId.
 type GetContentBlocksIdParamsInclude string
 
+// GetContentBlocksIdParamsFieldsContentBlocks defines parameters for GetContentBlocksId.
+type GetContentBlocksIdParamsFieldsContentBlocks string
+
 // GetContentBlocksIdParamsFieldsAssets defines parameters for GetContentBlocksId.
 type GetContentBlocksIdParamsFieldsAssets string
+
+// GetContentBlocksIdParamsFieldsContents defines parameters for GetContentBlocksId.
+type GetContentBlocksIdParamsFieldsContents string
 
 // GetContentBlocksIdParamsFieldsDrafts defines parameters for GetContentBlocksId.
 type GetContentBlocksIdParamsFieldsDrafts string
@@ -13100,13 +18702,13 @@ type PatchContentBlocksIdParams struct {
 	Include *[]PatchContentBlocksIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]PatchContentBlocksIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]PatchContentBlocksIdParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]PatchContentBlocksIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PatchContentBlocksIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13121,8 +18723,14 @@ type PatchContentBlocksIdParams struct {
 // PatchContentBlocksIdParamsInclude defines parameters for PatchContentBlocksId.
 type PatchContentBlocksIdParamsInclude string
 
+// PatchContentBlocksIdParamsFieldsContentBlocks defines parameters for PatchContentBlocksId.
+type PatchContentBlocksIdParamsFieldsContentBlocks string
+
 // PatchContentBlocksIdParamsFieldsAssets defines parameters for PatchContentBlocksId.
 type PatchContentBlocksIdParamsFieldsAssets string
+
+// PatchContentBlocksIdParamsFieldsContents defines parameters for PatchContentBlocksId.
+type PatchContentBlocksIdParamsFieldsContents string
 
 // PatchContentBlocksIdParamsFieldsDrafts defines parameters for PatchContentBlocksId.
 type PatchContentBlocksIdParamsFieldsDrafts string
@@ -13163,23 +18771,32 @@ type GetContentBlocksIdContentParams struct {
 	Include *[]GetContentBlocksIdContentParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentBlocksIdContentParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksIdContentParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentBlocksIdContentParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentBlocksIdContentParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 }
 
 // GetContentBlocksIdContentParamsInclude defines parameters for GetContentBlocksIdContent.
 type GetContentBlocksIdContentParamsInclude string
 
+// GetContentBlocksIdContentParamsFieldsContents defines parameters for GetContentBlocksIdContent.
+type GetContentBlocksIdContentParamsFieldsContents string
+
+// GetContentBlocksIdContentParamsFieldsContentBlocks defines parameters for GetContentBlocksIdContent.
+type GetContentBlocksIdContentParamsFieldsContentBlocks string
+
 // GetContentBlocksIdContentParamsFieldsDrafts defines parameters for GetContentBlocksIdContent.
 type GetContentBlocksIdContentParamsFieldsDrafts string
+
+// GetContentBlocksIdContentParamsFieldsPages defines parameters for GetContentBlocksIdContent.
+type GetContentBlocksIdContentParamsFieldsPages string
 
 // GetContentBlocksIdDraftParams defines parameters for GetContentBlocksIdDraft.
 type GetContentBlocksIdDraftParams struct {
@@ -13193,13 +18810,13 @@ type GetContentBlocksIdDraftParams struct {
 	FieldsHyperlinks *[]GetContentBlocksIdDraftParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentBlocksIdDraftParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentBlocksIdDraftParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksIdDraftParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetContentBlocksIdDraftParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13214,6 +18831,15 @@ type GetContentBlocksIdDraftParamsFieldsDrafts string
 // GetContentBlocksIdDraftParamsFieldsHyperlinks defines parameters for GetContentBlocksIdDraft.
 type GetContentBlocksIdDraftParamsFieldsHyperlinks string
 
+// GetContentBlocksIdDraftParamsFieldsPages defines parameters for GetContentBlocksIdDraft.
+type GetContentBlocksIdDraftParamsFieldsPages string
+
+// GetContentBlocksIdDraftParamsFieldsContents defines parameters for GetContentBlocksIdDraft.
+type GetContentBlocksIdDraftParamsFieldsContents string
+
+// GetContentBlocksIdDraftParamsFieldsContentBlocks defines parameters for GetContentBlocksIdDraft.
+type GetContentBlocksIdDraftParamsFieldsContentBlocks string
+
 // GetContentBlocksIdDraftParamsFieldsUsers defines parameters for GetContentBlocksIdDraft.
 type GetContentBlocksIdDraftParamsFieldsUsers string
 
@@ -13226,10 +18852,10 @@ type GetContentBlocksIdHyperlinksParams struct {
 	FieldsHyperlinks *[]GetContentBlocksIdHyperlinksParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksIdHyperlinksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentBlocksIdHyperlinksParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentBlocksIdHyperlinksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -13249,6 +18875,12 @@ type GetContentBlocksIdHyperlinksParamsInclude string
 
 // GetContentBlocksIdHyperlinksParamsFieldsHyperlinks defines parameters for GetContentBlocksIdHyperlinks.
 type GetContentBlocksIdHyperlinksParamsFieldsHyperlinks string
+
+// GetContentBlocksIdHyperlinksParamsFieldsContentBlocks defines parameters for GetContentBlocksIdHyperlinks.
+type GetContentBlocksIdHyperlinksParamsFieldsContentBlocks string
+
+// GetContentBlocksIdHyperlinksParamsFieldsPages defines parameters for GetContentBlocksIdHyperlinks.
+type GetContentBlocksIdHyperlinksParamsFieldsPages string
 
 // GetContentBlocksIdHyperlinksParamsFieldsAssets defines parameters for GetContentBlocksIdHyperlinks.
 type GetContentBlocksIdHyperlinksParamsFieldsAssets string
@@ -13310,10 +18942,10 @@ type GetContentBlocksIdRelationshipsHyperlinksParams struct {
 	FieldsHyperlinks *[]GetContentBlocksIdRelationshipsHyperlinksParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -13334,6 +18966,12 @@ type GetContentBlocksIdRelationshipsHyperlinksParamsInclude string
 // GetContentBlocksIdRelationshipsHyperlinksParamsFieldsHyperlinks defines parameters for GetContentBlocksIdRelationshipsHyperlinks.
 type GetContentBlocksIdRelationshipsHyperlinksParamsFieldsHyperlinks string
 
+// GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks defines parameters for GetContentBlocksIdRelationshipsHyperlinks.
+type GetContentBlocksIdRelationshipsHyperlinksParamsFieldsContentBlocks string
+
+// GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages defines parameters for GetContentBlocksIdRelationshipsHyperlinks.
+type GetContentBlocksIdRelationshipsHyperlinksParamsFieldsPages string
+
 // GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssets defines parameters for GetContentBlocksIdRelationshipsHyperlinks.
 type GetContentBlocksIdRelationshipsHyperlinksParamsFieldsAssets string
 
@@ -13346,16 +18984,16 @@ type GetContentsParams struct {
 	Include *[]GetContentsParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentsParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// Sort Sort keys, comma-separated, most significant first; a leading - sorts descending.
 	Sort *[]GetContentsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
@@ -13376,8 +19014,17 @@ type GetContentsParams struct {
 // GetContentsParamsInclude defines parameters for GetContents.
 type GetContentsParamsInclude string
 
+// GetContentsParamsFieldsContents defines parameters for GetContents.
+type GetContentsParamsFieldsContents string
+
+// GetContentsParamsFieldsContentBlocks defines parameters for GetContents.
+type GetContentsParamsFieldsContentBlocks string
+
 // GetContentsParamsFieldsDrafts defines parameters for GetContents.
 type GetContentsParamsFieldsDrafts string
+
+// GetContentsParamsFieldsPages defines parameters for GetContents.
+type GetContentsParamsFieldsPages string
 
 // GetContentsParamsSort defines parameters for GetContents.
 type GetContentsParamsSort string
@@ -13388,23 +19035,32 @@ type PostContentsParams struct {
 	Include *[]PostContentsParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]PostContentsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]PostContentsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PostContentsParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]PostContentsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 }
 
 // PostContentsParamsInclude defines parameters for PostContents.
 type PostContentsParamsInclude string
 
+// PostContentsParamsFieldsContents defines parameters for PostContents.
+type PostContentsParamsFieldsContents string
+
+// PostContentsParamsFieldsContentBlocks defines parameters for PostContents.
+type PostContentsParamsFieldsContentBlocks string
+
 // PostContentsParamsFieldsDrafts defines parameters for PostContents.
 type PostContentsParamsFieldsDrafts string
+
+// PostContentsParamsFieldsPages defines parameters for PostContents.
+type PostContentsParamsFieldsPages string
 
 // DeleteContentsIdParams defines parameters for DeleteContentsId.
 type DeleteContentsIdParams struct {
@@ -13412,16 +19068,16 @@ type DeleteContentsIdParams struct {
 	Include *[]DeleteContentsIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]DeleteContentsIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]DeleteContentsIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]DeleteContentsIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]DeleteContentsIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// IfMatch The ETag last read; a stale one is 412 stale_version
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
@@ -13430,8 +19086,17 @@ type DeleteContentsIdParams struct {
 // DeleteContentsIdParamsInclude defines parameters for DeleteContentsId.
 type DeleteContentsIdParamsInclude string
 
+// DeleteContentsIdParamsFieldsContents defines parameters for DeleteContentsId.
+type DeleteContentsIdParamsFieldsContents string
+
+// DeleteContentsIdParamsFieldsContentBlocks defines parameters for DeleteContentsId.
+type DeleteContentsIdParamsFieldsContentBlocks string
+
 // DeleteContentsIdParamsFieldsDrafts defines parameters for DeleteContentsId.
 type DeleteContentsIdParamsFieldsDrafts string
+
+// DeleteContentsIdParamsFieldsPages defines parameters for DeleteContentsId.
+type DeleteContentsIdParamsFieldsPages string
 
 // GetContentsIdParams defines parameters for GetContentsId.
 type GetContentsIdParams struct {
@@ -13439,23 +19104,32 @@ type GetContentsIdParams struct {
 	Include *[]GetContentsIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentsIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentsIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentsIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentsIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 }
 
 // GetContentsIdParamsInclude defines parameters for GetContentsId.
 type GetContentsIdParamsInclude string
 
+// GetContentsIdParamsFieldsContents defines parameters for GetContentsId.
+type GetContentsIdParamsFieldsContents string
+
+// GetContentsIdParamsFieldsContentBlocks defines parameters for GetContentsId.
+type GetContentsIdParamsFieldsContentBlocks string
+
 // GetContentsIdParamsFieldsDrafts defines parameters for GetContentsId.
 type GetContentsIdParamsFieldsDrafts string
+
+// GetContentsIdParamsFieldsPages defines parameters for GetContentsId.
+type GetContentsIdParamsFieldsPages string
 
 // PatchContentsIdParams defines parameters for PatchContentsId.
 type PatchContentsIdParams struct {
@@ -13463,16 +19137,16 @@ type PatchContentsIdParams struct {
 	Include *[]PatchContentsIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]PatchContentsIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]PatchContentsIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PatchContentsIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]PatchContentsIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// IfMatch The ETag last read; a stale one is 412 stale_version
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
@@ -13481,8 +19155,17 @@ type PatchContentsIdParams struct {
 // PatchContentsIdParamsInclude defines parameters for PatchContentsId.
 type PatchContentsIdParamsInclude string
 
+// PatchContentsIdParamsFieldsContents defines parameters for PatchContentsId.
+type PatchContentsIdParamsFieldsContents string
+
+// PatchContentsIdParamsFieldsContentBlocks defines parameters for PatchContentsId.
+type PatchContentsIdParamsFieldsContentBlocks string
+
 // PatchContentsIdParamsFieldsDrafts defines parameters for PatchContentsId.
 type PatchContentsIdParamsFieldsDrafts string
+
+// PatchContentsIdParamsFieldsPages defines parameters for PatchContentsId.
+type PatchContentsIdParamsFieldsPages string
 
 // GetContentsIdContentBlocksParams defines parameters for GetContentsIdContentBlocks.
 type GetContentsIdContentBlocksParams struct {
@@ -13490,13 +19173,13 @@ type GetContentsIdContentBlocksParams struct {
 	Include *[]GetContentsIdContentBlocksParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentsIdContentBlocksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentsIdContentBlocksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentsIdContentBlocksParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentsIdContentBlocksParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13514,8 +19197,14 @@ type GetContentsIdContentBlocksParams struct {
 // GetContentsIdContentBlocksParamsInclude defines parameters for GetContentsIdContentBlocks.
 type GetContentsIdContentBlocksParamsInclude string
 
+// GetContentsIdContentBlocksParamsFieldsContentBlocks defines parameters for GetContentsIdContentBlocks.
+type GetContentsIdContentBlocksParamsFieldsContentBlocks string
+
 // GetContentsIdContentBlocksParamsFieldsAssets defines parameters for GetContentsIdContentBlocks.
 type GetContentsIdContentBlocksParamsFieldsAssets string
+
+// GetContentsIdContentBlocksParamsFieldsContents defines parameters for GetContentsIdContentBlocks.
+type GetContentsIdContentBlocksParamsFieldsContents string
 
 // GetContentsIdContentBlocksParamsFieldsDrafts defines parameters for GetContentsIdContentBlocks.
 type GetContentsIdContentBlocksParamsFieldsDrafts string
@@ -13535,13 +19224,13 @@ type GetContentsIdDraftParams struct {
 	FieldsHyperlinks *[]GetContentsIdDraftParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentsIdDraftParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentsIdDraftParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentsIdDraftParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetContentsIdDraftParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13556,6 +19245,15 @@ type GetContentsIdDraftParamsFieldsDrafts string
 // GetContentsIdDraftParamsFieldsHyperlinks defines parameters for GetContentsIdDraft.
 type GetContentsIdDraftParamsFieldsHyperlinks string
 
+// GetContentsIdDraftParamsFieldsPages defines parameters for GetContentsIdDraft.
+type GetContentsIdDraftParamsFieldsPages string
+
+// GetContentsIdDraftParamsFieldsContents defines parameters for GetContentsIdDraft.
+type GetContentsIdDraftParamsFieldsContents string
+
+// GetContentsIdDraftParamsFieldsContentBlocks defines parameters for GetContentsIdDraft.
+type GetContentsIdDraftParamsFieldsContentBlocks string
+
 // GetContentsIdDraftParamsFieldsUsers defines parameters for GetContentsIdDraft.
 type GetContentsIdDraftParamsFieldsUsers string
 
@@ -13565,7 +19263,7 @@ type GetContentsIdPageParams struct {
 	Include *[]GetContentsIdPageParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetContentsIdPageParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentsIdPageParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13576,6 +19274,9 @@ type GetContentsIdPageParams struct {
 
 // GetContentsIdPageParamsInclude defines parameters for GetContentsIdPage.
 type GetContentsIdPageParamsInclude string
+
+// GetContentsIdPageParamsFieldsPages defines parameters for GetContentsIdPage.
+type GetContentsIdPageParamsFieldsPages string
 
 // GetContentsIdPageParamsFieldsDrafts defines parameters for GetContentsIdPage.
 type GetContentsIdPageParamsFieldsDrafts string
@@ -13589,13 +19290,13 @@ type GetContentsIdRelationshipsContentBlocksParams struct {
 	Include *[]GetContentsIdRelationshipsContentBlocksParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetContentsIdRelationshipsContentBlocksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetContentsIdRelationshipsContentBlocksParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetContentsIdRelationshipsContentBlocksParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13613,8 +19314,14 @@ type GetContentsIdRelationshipsContentBlocksParams struct {
 // GetContentsIdRelationshipsContentBlocksParamsInclude defines parameters for GetContentsIdRelationshipsContentBlocks.
 type GetContentsIdRelationshipsContentBlocksParamsInclude string
 
+// GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks defines parameters for GetContentsIdRelationshipsContentBlocks.
+type GetContentsIdRelationshipsContentBlocksParamsFieldsContentBlocks string
+
 // GetContentsIdRelationshipsContentBlocksParamsFieldsAssets defines parameters for GetContentsIdRelationshipsContentBlocks.
 type GetContentsIdRelationshipsContentBlocksParamsFieldsAssets string
+
+// GetContentsIdRelationshipsContentBlocksParamsFieldsContents defines parameters for GetContentsIdRelationshipsContentBlocks.
+type GetContentsIdRelationshipsContentBlocksParamsFieldsContents string
 
 // GetContentsIdRelationshipsContentBlocksParamsFieldsDrafts defines parameters for GetContentsIdRelationshipsContentBlocks.
 type GetContentsIdRelationshipsContentBlocksParamsFieldsDrafts string
@@ -13664,13 +19371,13 @@ type GetDraftsParams struct {
 	FieldsHyperlinks *[]GetDraftsParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13703,6 +19410,15 @@ type GetDraftsParamsFieldsDrafts string
 // GetDraftsParamsFieldsHyperlinks defines parameters for GetDrafts.
 type GetDraftsParamsFieldsHyperlinks string
 
+// GetDraftsParamsFieldsPages defines parameters for GetDrafts.
+type GetDraftsParamsFieldsPages string
+
+// GetDraftsParamsFieldsContents defines parameters for GetDrafts.
+type GetDraftsParamsFieldsContents string
+
+// GetDraftsParamsFieldsContentBlocks defines parameters for GetDrafts.
+type GetDraftsParamsFieldsContentBlocks string
+
 // GetDraftsParamsFieldsUsers defines parameters for GetDrafts.
 type GetDraftsParamsFieldsUsers string
 
@@ -13727,13 +19443,13 @@ type GetDraftsIdParams struct {
 	FieldsHyperlinks *[]GetDraftsIdParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsIdParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13748,6 +19464,15 @@ type GetDraftsIdParamsFieldsDrafts string
 // GetDraftsIdParamsFieldsHyperlinks defines parameters for GetDraftsId.
 type GetDraftsIdParamsFieldsHyperlinks string
 
+// GetDraftsIdParamsFieldsPages defines parameters for GetDraftsId.
+type GetDraftsIdParamsFieldsPages string
+
+// GetDraftsIdParamsFieldsContents defines parameters for GetDraftsId.
+type GetDraftsIdParamsFieldsContents string
+
+// GetDraftsIdParamsFieldsContentBlocks defines parameters for GetDraftsId.
+type GetDraftsIdParamsFieldsContentBlocks string
+
 // GetDraftsIdParamsFieldsUsers defines parameters for GetDraftsId.
 type GetDraftsIdParamsFieldsUsers string
 
@@ -13760,10 +19485,10 @@ type GetDraftsIdHyperlinksParams struct {
 	FieldsHyperlinks *[]GetDraftsIdHyperlinksParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdHyperlinksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdHyperlinksParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetDraftsIdHyperlinksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -13781,6 +19506,12 @@ type GetDraftsIdHyperlinksParamsInclude string
 // GetDraftsIdHyperlinksParamsFieldsHyperlinks defines parameters for GetDraftsIdHyperlinks.
 type GetDraftsIdHyperlinksParamsFieldsHyperlinks string
 
+// GetDraftsIdHyperlinksParamsFieldsContentBlocks defines parameters for GetDraftsIdHyperlinks.
+type GetDraftsIdHyperlinksParamsFieldsContentBlocks string
+
+// GetDraftsIdHyperlinksParamsFieldsPages defines parameters for GetDraftsIdHyperlinks.
+type GetDraftsIdHyperlinksParamsFieldsPages string
+
 // GetDraftsIdHyperlinksParamsFieldsAssets defines parameters for GetDraftsIdHyperlinks.
 type GetDraftsIdHyperlinksParamsFieldsAssets string
 
@@ -13790,7 +19521,7 @@ type GetDraftsIdItemParams struct {
 	Include *[]GetDraftsIdItemParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdItemParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetDraftsIdItemParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -13799,10 +19530,10 @@ type GetDraftsIdItemParams struct {
 	FieldsLayouts *[]GetDraftsIdItemParamsFieldsLayouts `form:"fields[layouts],omitempty" json:"fields[layouts],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdItemParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdItemParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetDraftsIdItemParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -13814,11 +19545,20 @@ type GetDraftsIdItemParams struct {
 // GetDraftsIdItemParamsInclude defines parameters for GetDraftsIdItem.
 type GetDraftsIdItemParamsInclude string
 
+// GetDraftsIdItemParamsFieldsPages defines parameters for GetDraftsIdItem.
+type GetDraftsIdItemParamsFieldsPages string
+
 // GetDraftsIdItemParamsFieldsDrafts defines parameters for GetDraftsIdItem.
 type GetDraftsIdItemParamsFieldsDrafts string
 
 // GetDraftsIdItemParamsFieldsLayouts defines parameters for GetDraftsIdItem.
 type GetDraftsIdItemParamsFieldsLayouts string
+
+// GetDraftsIdItemParamsFieldsContents defines parameters for GetDraftsIdItem.
+type GetDraftsIdItemParamsFieldsContents string
+
+// GetDraftsIdItemParamsFieldsContentBlocks defines parameters for GetDraftsIdItem.
+type GetDraftsIdItemParamsFieldsContentBlocks string
 
 // GetDraftsIdItemParamsFieldsAssets defines parameters for GetDraftsIdItem.
 type GetDraftsIdItemParamsFieldsAssets string
@@ -13838,13 +19578,13 @@ type GetDraftsIdPublicationDependenciesParams struct {
 	FieldsHyperlinks *[]GetDraftsIdPublicationDependenciesParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdPublicationDependenciesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdPublicationDependenciesParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsIdPublicationDependenciesParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13865,6 +19605,15 @@ type GetDraftsIdPublicationDependenciesParamsFieldsDrafts string
 // GetDraftsIdPublicationDependenciesParamsFieldsHyperlinks defines parameters for GetDraftsIdPublicationDependencies.
 type GetDraftsIdPublicationDependenciesParamsFieldsHyperlinks string
 
+// GetDraftsIdPublicationDependenciesParamsFieldsPages defines parameters for GetDraftsIdPublicationDependencies.
+type GetDraftsIdPublicationDependenciesParamsFieldsPages string
+
+// GetDraftsIdPublicationDependenciesParamsFieldsContents defines parameters for GetDraftsIdPublicationDependencies.
+type GetDraftsIdPublicationDependenciesParamsFieldsContents string
+
+// GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks defines parameters for GetDraftsIdPublicationDependencies.
+type GetDraftsIdPublicationDependenciesParamsFieldsContentBlocks string
+
 // GetDraftsIdPublicationDependenciesParamsFieldsUsers defines parameters for GetDraftsIdPublicationDependencies.
 type GetDraftsIdPublicationDependenciesParamsFieldsUsers string
 
@@ -13874,10 +19623,10 @@ type GetDraftsIdRelationshipsHyperlinksParams struct {
 	FieldsHyperlinks *[]GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdRelationshipsHyperlinksParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetDraftsIdRelationshipsHyperlinksParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -13892,6 +19641,12 @@ type GetDraftsIdRelationshipsHyperlinksParams struct {
 // GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinks defines parameters for GetDraftsIdRelationshipsHyperlinks.
 type GetDraftsIdRelationshipsHyperlinksParamsFieldsHyperlinks string
 
+// GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks defines parameters for GetDraftsIdRelationshipsHyperlinks.
+type GetDraftsIdRelationshipsHyperlinksParamsFieldsContentBlocks string
+
+// GetDraftsIdRelationshipsHyperlinksParamsFieldsPages defines parameters for GetDraftsIdRelationshipsHyperlinks.
+type GetDraftsIdRelationshipsHyperlinksParamsFieldsPages string
+
 // GetDraftsIdRelationshipsHyperlinksParamsFieldsAssets defines parameters for GetDraftsIdRelationshipsHyperlinks.
 type GetDraftsIdRelationshipsHyperlinksParamsFieldsAssets string
 
@@ -13904,13 +19659,13 @@ type GetDraftsIdRelationshipsPublicationDependenciesParams struct {
 	FieldsHyperlinks *[]GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13928,6 +19683,15 @@ type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsDrafts string
 // GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsHyperlinks defines parameters for GetDraftsIdRelationshipsPublicationDependencies.
 type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsHyperlinks string
 
+// GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages defines parameters for GetDraftsIdRelationshipsPublicationDependencies.
+type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsPages string
+
+// GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents defines parameters for GetDraftsIdRelationshipsPublicationDependencies.
+type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContents string
+
+// GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks defines parameters for GetDraftsIdRelationshipsPublicationDependencies.
+type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsContentBlocks string
+
 // GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsers defines parameters for GetDraftsIdRelationshipsPublicationDependencies.
 type GetDraftsIdRelationshipsPublicationDependenciesParamsFieldsUsers string
 
@@ -13940,13 +19704,13 @@ type GetDraftsIdRelationshipsReversionDependenciesParams struct {
 	FieldsHyperlinks *[]GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsIdRelationshipsReversionDependenciesParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -13964,6 +19728,15 @@ type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsDrafts string
 // GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinks defines parameters for GetDraftsIdRelationshipsReversionDependencies.
 type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsHyperlinks string
 
+// GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages defines parameters for GetDraftsIdRelationshipsReversionDependencies.
+type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsPages string
+
+// GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents defines parameters for GetDraftsIdRelationshipsReversionDependencies.
+type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContents string
+
+// GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks defines parameters for GetDraftsIdRelationshipsReversionDependencies.
+type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsContentBlocks string
+
 // GetDraftsIdRelationshipsReversionDependenciesParamsFieldsUsers defines parameters for GetDraftsIdRelationshipsReversionDependencies.
 type GetDraftsIdRelationshipsReversionDependenciesParamsFieldsUsers string
 
@@ -13979,13 +19752,13 @@ type GetDraftsIdReversionDependenciesParams struct {
 	FieldsHyperlinks *[]GetDraftsIdReversionDependenciesParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetDraftsIdReversionDependenciesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetDraftsIdReversionDependenciesParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetDraftsIdReversionDependenciesParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetDraftsIdReversionDependenciesParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -14005,6 +19778,15 @@ type GetDraftsIdReversionDependenciesParamsFieldsDrafts string
 
 // GetDraftsIdReversionDependenciesParamsFieldsHyperlinks defines parameters for GetDraftsIdReversionDependencies.
 type GetDraftsIdReversionDependenciesParamsFieldsHyperlinks string
+
+// GetDraftsIdReversionDependenciesParamsFieldsPages defines parameters for GetDraftsIdReversionDependencies.
+type GetDraftsIdReversionDependenciesParamsFieldsPages string
+
+// GetDraftsIdReversionDependenciesParamsFieldsContents defines parameters for GetDraftsIdReversionDependencies.
+type GetDraftsIdReversionDependenciesParamsFieldsContents string
+
+// GetDraftsIdReversionDependenciesParamsFieldsContentBlocks defines parameters for GetDraftsIdReversionDependencies.
+type GetDraftsIdReversionDependenciesParamsFieldsContentBlocks string
 
 // GetDraftsIdReversionDependenciesParamsFieldsUsers defines parameters for GetDraftsIdReversionDependencies.
 type GetDraftsIdReversionDependenciesParamsFieldsUsers string
@@ -14027,10 +19809,10 @@ type GetHyperlinksIdParams struct {
 	FieldsHyperlinks *[]GetHyperlinksIdParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetHyperlinksIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetHyperlinksIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetHyperlinksIdParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -14042,6 +19824,12 @@ type GetHyperlinksIdParamsInclude string
 // GetHyperlinksIdParamsFieldsHyperlinks defines parameters for GetHyperlinksId.
 type GetHyperlinksIdParamsFieldsHyperlinks string
 
+// GetHyperlinksIdParamsFieldsContentBlocks defines parameters for GetHyperlinksId.
+type GetHyperlinksIdParamsFieldsContentBlocks string
+
+// GetHyperlinksIdParamsFieldsPages defines parameters for GetHyperlinksId.
+type GetHyperlinksIdParamsFieldsPages string
+
 // GetHyperlinksIdParamsFieldsAssets defines parameters for GetHyperlinksId.
 type GetHyperlinksIdParamsFieldsAssets string
 
@@ -14051,13 +19839,13 @@ type GetHyperlinksIdLinkableParams struct {
 	Include *[]GetHyperlinksIdLinkableParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetHyperlinksIdLinkableParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetHyperlinksIdLinkableParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetHyperlinksIdLinkableParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetHyperlinksIdLinkableParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14069,8 +19857,14 @@ type GetHyperlinksIdLinkableParams struct {
 // GetHyperlinksIdLinkableParamsInclude defines parameters for GetHyperlinksIdLinkable.
 type GetHyperlinksIdLinkableParamsInclude string
 
+// GetHyperlinksIdLinkableParamsFieldsContentBlocks defines parameters for GetHyperlinksIdLinkable.
+type GetHyperlinksIdLinkableParamsFieldsContentBlocks string
+
 // GetHyperlinksIdLinkableParamsFieldsAssets defines parameters for GetHyperlinksIdLinkable.
 type GetHyperlinksIdLinkableParamsFieldsAssets string
+
+// GetHyperlinksIdLinkableParamsFieldsContents defines parameters for GetHyperlinksIdLinkable.
+type GetHyperlinksIdLinkableParamsFieldsContents string
 
 // GetHyperlinksIdLinkableParamsFieldsDrafts defines parameters for GetHyperlinksIdLinkable.
 type GetHyperlinksIdLinkableParamsFieldsDrafts string
@@ -14084,7 +19878,7 @@ type GetHyperlinksIdLinkedToParams struct {
 	Include *[]GetHyperlinksIdLinkedToParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetHyperlinksIdLinkedToParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetHyperlinksIdLinkedToParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14101,6 +19895,9 @@ type GetHyperlinksIdLinkedToParams struct {
 
 // GetHyperlinksIdLinkedToParamsInclude defines parameters for GetHyperlinksIdLinkedTo.
 type GetHyperlinksIdLinkedToParamsInclude string
+
+// GetHyperlinksIdLinkedToParamsFieldsPages defines parameters for GetHyperlinksIdLinkedTo.
+type GetHyperlinksIdLinkedToParamsFieldsPages string
 
 // GetHyperlinksIdLinkedToParamsFieldsDrafts defines parameters for GetHyperlinksIdLinkedTo.
 type GetHyperlinksIdLinkedToParamsFieldsDrafts string
@@ -14278,7 +20075,7 @@ type GetPagesParams struct {
 	Include *[]GetPagesParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetPagesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetPagesParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14311,6 +20108,9 @@ type GetPagesParams struct {
 // GetPagesParamsInclude defines parameters for GetPages.
 type GetPagesParamsInclude string
 
+// GetPagesParamsFieldsPages defines parameters for GetPages.
+type GetPagesParamsFieldsPages string
+
 // GetPagesParamsFieldsDrafts defines parameters for GetPages.
 type GetPagesParamsFieldsDrafts string
 
@@ -14326,7 +20126,7 @@ type PostPagesParams struct {
 	Include *[]PostPagesParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]PostPagesParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PostPagesParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14337,6 +20137,9 @@ type PostPagesParams struct {
 
 // PostPagesParamsInclude defines parameters for PostPages.
 type PostPagesParamsInclude string
+
+// PostPagesParamsFieldsPages defines parameters for PostPages.
+type PostPagesParamsFieldsPages string
 
 // PostPagesParamsFieldsDrafts defines parameters for PostPages.
 type PostPagesParamsFieldsDrafts string
@@ -14350,7 +20153,7 @@ type DeletePagesIdParams struct {
 	Include *[]DeletePagesIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]DeletePagesIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]DeletePagesIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14365,6 +20168,9 @@ type DeletePagesIdParams struct {
 // DeletePagesIdParamsInclude defines parameters for DeletePagesId.
 type DeletePagesIdParamsInclude string
 
+// DeletePagesIdParamsFieldsPages defines parameters for DeletePagesId.
+type DeletePagesIdParamsFieldsPages string
+
 // DeletePagesIdParamsFieldsDrafts defines parameters for DeletePagesId.
 type DeletePagesIdParamsFieldsDrafts string
 
@@ -14377,7 +20183,7 @@ type GetPagesIdParams struct {
 	Include *[]GetPagesIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetPagesIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetPagesIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14388,6 +20194,9 @@ type GetPagesIdParams struct {
 
 // GetPagesIdParamsInclude defines parameters for GetPagesId.
 type GetPagesIdParamsInclude string
+
+// GetPagesIdParamsFieldsPages defines parameters for GetPagesId.
+type GetPagesIdParamsFieldsPages string
 
 // GetPagesIdParamsFieldsDrafts defines parameters for GetPagesId.
 type GetPagesIdParamsFieldsDrafts string
@@ -14401,7 +20210,7 @@ type PatchPagesIdParams struct {
 	Include *[]PatchPagesIdParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]PatchPagesIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]PatchPagesIdParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14415,6 +20224,9 @@ type PatchPagesIdParams struct {
 
 // PatchPagesIdParamsInclude defines parameters for PatchPagesId.
 type PatchPagesIdParamsInclude string
+
+// PatchPagesIdParamsFieldsPages defines parameters for PatchPagesId.
+type PatchPagesIdParamsFieldsPages string
 
 // PatchPagesIdParamsFieldsDrafts defines parameters for PatchPagesId.
 type PatchPagesIdParamsFieldsDrafts string
@@ -14434,13 +20246,13 @@ type GetPagesIdDraftParams struct {
 	FieldsHyperlinks *[]GetPagesIdDraftParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetPagesIdDraftParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetPagesIdDraftParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetPagesIdDraftParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetPagesIdDraftParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -14454,6 +20266,15 @@ type GetPagesIdDraftParamsFieldsDrafts string
 
 // GetPagesIdDraftParamsFieldsHyperlinks defines parameters for GetPagesIdDraft.
 type GetPagesIdDraftParamsFieldsHyperlinks string
+
+// GetPagesIdDraftParamsFieldsPages defines parameters for GetPagesIdDraft.
+type GetPagesIdDraftParamsFieldsPages string
+
+// GetPagesIdDraftParamsFieldsContents defines parameters for GetPagesIdDraft.
+type GetPagesIdDraftParamsFieldsContents string
+
+// GetPagesIdDraftParamsFieldsContentBlocks defines parameters for GetPagesIdDraft.
+type GetPagesIdDraftParamsFieldsContentBlocks string
 
 // GetPagesIdDraftParamsFieldsUsers defines parameters for GetPagesIdDraft.
 type GetPagesIdDraftParamsFieldsUsers string
@@ -14491,7 +20312,7 @@ type GetPagesIdParentParams struct {
 	Include *[]GetPagesIdParentParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetPagesIdParentParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetPagesIdParentParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -14502,6 +20323,9 @@ type GetPagesIdParentParams struct {
 
 // GetPagesIdParentParamsInclude defines parameters for GetPagesIdParent.
 type GetPagesIdParentParamsInclude string
+
+// GetPagesIdParentParamsFieldsPages defines parameters for GetPagesIdParent.
+type GetPagesIdParentParamsFieldsPages string
 
 // GetPagesIdParentParamsFieldsDrafts defines parameters for GetPagesIdParent.
 type GetPagesIdParentParamsFieldsDrafts string
@@ -14722,13 +20546,13 @@ type GetRevisionsIdDraftsParams struct {
 	FieldsHyperlinks *[]GetRevisionsIdDraftsParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetRevisionsIdDraftsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetRevisionsIdDraftsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetRevisionsIdDraftsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetRevisionsIdDraftsParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -14749,6 +20573,15 @@ type GetRevisionsIdDraftsParamsFieldsDrafts string
 // GetRevisionsIdDraftsParamsFieldsHyperlinks defines parameters for GetRevisionsIdDrafts.
 type GetRevisionsIdDraftsParamsFieldsHyperlinks string
 
+// GetRevisionsIdDraftsParamsFieldsPages defines parameters for GetRevisionsIdDrafts.
+type GetRevisionsIdDraftsParamsFieldsPages string
+
+// GetRevisionsIdDraftsParamsFieldsContents defines parameters for GetRevisionsIdDrafts.
+type GetRevisionsIdDraftsParamsFieldsContents string
+
+// GetRevisionsIdDraftsParamsFieldsContentBlocks defines parameters for GetRevisionsIdDrafts.
+type GetRevisionsIdDraftsParamsFieldsContentBlocks string
+
 // GetRevisionsIdDraftsParamsFieldsUsers defines parameters for GetRevisionsIdDrafts.
 type GetRevisionsIdDraftsParamsFieldsUsers string
 
@@ -14761,13 +20594,13 @@ type GetRevisionsIdRelationshipsDraftsParams struct {
 	FieldsHyperlinks *[]GetRevisionsIdRelationshipsDraftsParamsFieldsHyperlinks `form:"fields[hyperlinks],omitempty" json:"fields[hyperlinks],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetRevisionsIdRelationshipsDraftsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetRevisionsIdRelationshipsDraftsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsUsers Sparse fieldset: only these members of users resources (comma-separated).
 	FieldsUsers *[]GetRevisionsIdRelationshipsDraftsParamsFieldsUsers `form:"fields[users],omitempty" json:"fields[users],omitempty"`
@@ -14785,6 +20618,15 @@ type GetRevisionsIdRelationshipsDraftsParamsFieldsDrafts string
 // GetRevisionsIdRelationshipsDraftsParamsFieldsHyperlinks defines parameters for GetRevisionsIdRelationshipsDrafts.
 type GetRevisionsIdRelationshipsDraftsParamsFieldsHyperlinks string
 
+// GetRevisionsIdRelationshipsDraftsParamsFieldsPages defines parameters for GetRevisionsIdRelationshipsDrafts.
+type GetRevisionsIdRelationshipsDraftsParamsFieldsPages string
+
+// GetRevisionsIdRelationshipsDraftsParamsFieldsContents defines parameters for GetRevisionsIdRelationshipsDrafts.
+type GetRevisionsIdRelationshipsDraftsParamsFieldsContents string
+
+// GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks defines parameters for GetRevisionsIdRelationshipsDrafts.
+type GetRevisionsIdRelationshipsDraftsParamsFieldsContentBlocks string
+
 // GetRevisionsIdRelationshipsDraftsParamsFieldsUsers defines parameters for GetRevisionsIdRelationshipsDrafts.
 type GetRevisionsIdRelationshipsDraftsParamsFieldsUsers string
 
@@ -14794,13 +20636,13 @@ type GetRevisionsIdRelationshipsVersionsParams struct {
 	FieldsVersions *[]GetRevisionsIdRelationshipsVersionsParamsFieldsVersions `form:"fields[versions],omitempty" json:"fields[versions],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetRevisionsIdRelationshipsVersionsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetRevisionsIdRelationshipsVersionsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsRevisions Sparse fieldset: only these members of revisions resources (comma-separated).
 	FieldsRevisions *[]GetRevisionsIdRelationshipsVersionsParamsFieldsRevisions `form:"fields[revisions],omitempty" json:"fields[revisions],omitempty"`
@@ -14817,6 +20659,15 @@ type GetRevisionsIdRelationshipsVersionsParams struct {
 
 // GetRevisionsIdRelationshipsVersionsParamsFieldsVersions defines parameters for GetRevisionsIdRelationshipsVersions.
 type GetRevisionsIdRelationshipsVersionsParamsFieldsVersions string
+
+// GetRevisionsIdRelationshipsVersionsParamsFieldsPages defines parameters for GetRevisionsIdRelationshipsVersions.
+type GetRevisionsIdRelationshipsVersionsParamsFieldsPages string
+
+// GetRevisionsIdRelationshipsVersionsParamsFieldsContents defines parameters for GetRevisionsIdRelationshipsVersions.
+type GetRevisionsIdRelationshipsVersionsParamsFieldsContents string
+
+// GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks defines parameters for GetRevisionsIdRelationshipsVersions.
+type GetRevisionsIdRelationshipsVersionsParamsFieldsContentBlocks string
 
 // GetRevisionsIdRelationshipsVersionsParamsFieldsRevisions defines parameters for GetRevisionsIdRelationshipsVersions.
 type GetRevisionsIdRelationshipsVersionsParamsFieldsRevisions string
@@ -14875,13 +20726,13 @@ type GetRevisionsIdVersionsParams struct {
 	FieldsVersions *[]GetRevisionsIdVersionsParamsFieldsVersions `form:"fields[versions],omitempty" json:"fields[versions],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetRevisionsIdVersionsParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetRevisionsIdVersionsParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetRevisionsIdVersionsParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsRevisions Sparse fieldset: only these members of revisions resources (comma-separated).
 	FieldsRevisions *[]GetRevisionsIdVersionsParamsFieldsRevisions `form:"fields[revisions],omitempty" json:"fields[revisions],omitempty"`
@@ -14901,6 +20752,15 @@ type GetRevisionsIdVersionsParamsInclude string
 
 // GetRevisionsIdVersionsParamsFieldsVersions defines parameters for GetRevisionsIdVersions.
 type GetRevisionsIdVersionsParamsFieldsVersions string
+
+// GetRevisionsIdVersionsParamsFieldsPages defines parameters for GetRevisionsIdVersions.
+type GetRevisionsIdVersionsParamsFieldsPages string
+
+// GetRevisionsIdVersionsParamsFieldsContents defines parameters for GetRevisionsIdVersions.
+type GetRevisionsIdVersionsParamsFieldsContents string
+
+// GetRevisionsIdVersionsParamsFieldsContentBlocks defines parameters for GetRevisionsIdVersions.
+type GetRevisionsIdVersionsParamsFieldsContentBlocks string
 
 // GetRevisionsIdVersionsParamsFieldsRevisions defines parameters for GetRevisionsIdVersions.
 type GetRevisionsIdVersionsParamsFieldsRevisions string
@@ -15445,13 +21305,13 @@ type GetVersionsIdParams struct {
 	FieldsVersions *[]GetVersionsIdParamsFieldsVersions `form:"fields[versions],omitempty" json:"fields[versions],omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetVersionsIdParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetVersionsIdParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetVersionsIdParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsRevisions Sparse fieldset: only these members of revisions resources (comma-separated).
 	FieldsRevisions *[]GetVersionsIdParamsFieldsRevisions `form:"fields[revisions],omitempty" json:"fields[revisions],omitempty"`
@@ -15466,6 +21326,15 @@ type GetVersionsIdParamsInclude string
 // GetVersionsIdParamsFieldsVersions defines parameters for GetVersionsId.
 type GetVersionsIdParamsFieldsVersions string
 
+// GetVersionsIdParamsFieldsPages defines parameters for GetVersionsId.
+type GetVersionsIdParamsFieldsPages string
+
+// GetVersionsIdParamsFieldsContents defines parameters for GetVersionsId.
+type GetVersionsIdParamsFieldsContents string
+
+// GetVersionsIdParamsFieldsContentBlocks defines parameters for GetVersionsId.
+type GetVersionsIdParamsFieldsContentBlocks string
+
 // GetVersionsIdParamsFieldsRevisions defines parameters for GetVersionsId.
 type GetVersionsIdParamsFieldsRevisions string
 
@@ -15478,7 +21347,7 @@ type GetVersionsIdItemParams struct {
 	Include *[]GetVersionsIdItemParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 
 	// FieldsPages Sparse fieldset: only these members of pages resources (comma-separated).
-	FieldsPages *[]string `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
+	FieldsPages *[]GetVersionsIdItemParamsFieldsPages `form:"fields[pages],omitempty" json:"fields[pages],omitempty"`
 
 	// FieldsDrafts Sparse fieldset: only these members of drafts resources (comma-separated).
 	FieldsDrafts *[]GetVersionsIdItemParamsFieldsDrafts `form:"fields[drafts],omitempty" json:"fields[drafts],omitempty"`
@@ -15487,10 +21356,10 @@ type GetVersionsIdItemParams struct {
 	FieldsLayouts *[]GetVersionsIdItemParamsFieldsLayouts `form:"fields[layouts],omitempty" json:"fields[layouts],omitempty"`
 
 	// FieldsContents Sparse fieldset: only these members of contents resources (comma-separated).
-	FieldsContents *[]string `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
+	FieldsContents *[]GetVersionsIdItemParamsFieldsContents `form:"fields[contents],omitempty" json:"fields[contents],omitempty"`
 
 	// FieldsContentBlocks Sparse fieldset: only these members of content-blocks resources (comma-separated).
-	FieldsContentBlocks *[]string `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
+	FieldsContentBlocks *[]GetVersionsIdItemParamsFieldsContentBlocks `form:"fields[content-blocks],omitempty" json:"fields[content-blocks],omitempty"`
 
 	// FieldsAssets Sparse fieldset: only these members of assets resources (comma-separated).
 	FieldsAssets *[]GetVersionsIdItemParamsFieldsAssets `form:"fields[assets],omitempty" json:"fields[assets],omitempty"`
@@ -15502,11 +21371,20 @@ type GetVersionsIdItemParams struct {
 // GetVersionsIdItemParamsInclude defines parameters for GetVersionsIdItem.
 type GetVersionsIdItemParamsInclude string
 
+// GetVersionsIdItemParamsFieldsPages defines parameters for GetVersionsIdItem.
+type GetVersionsIdItemParamsFieldsPages string
+
 // GetVersionsIdItemParamsFieldsDrafts defines parameters for GetVersionsIdItem.
 type GetVersionsIdItemParamsFieldsDrafts string
 
 // GetVersionsIdItemParamsFieldsLayouts defines parameters for GetVersionsIdItem.
 type GetVersionsIdItemParamsFieldsLayouts string
+
+// GetVersionsIdItemParamsFieldsContents defines parameters for GetVersionsIdItem.
+type GetVersionsIdItemParamsFieldsContents string
+
+// GetVersionsIdItemParamsFieldsContentBlocks defines parameters for GetVersionsIdItem.
+type GetVersionsIdItemParamsFieldsContentBlocks string
 
 // GetVersionsIdItemParamsFieldsAssets defines parameters for GetVersionsIdItem.
 type GetVersionsIdItemParamsFieldsAssets string

@@ -33,14 +33,15 @@ var (
 var Kinds = []error{ErrNotFound, ErrConflict, ErrInFlight, ErrDeleted, ErrStaleVersion, ErrTooLarge, ErrRetry, ErrInvalid}
 
 // Error is a domain error of one Kind with what the client needs to act on
-// it: where in its request the culprit is (a JSON pointer; "" when the URL
-// names it), a refining code (Invalid: "invalid_title"), a sentence, and
-// for ErrStaleVersion the version the record is at (0 when unknown). Empty
-// fields take the defaults of the kind's row in the error table.
+// it: where in its request the culprit is (At, by attribute or
+// relationship name; the zero Place when the URL names it), a refining
+// code (Invalid: "invalid_title"), a sentence, and for ErrStaleVersion the
+// version the record is at (0 when unknown). Empty fields take the
+// defaults of the kind's row in the error table.
 type Error struct {
 	Kind    error
 	Code    string
-	Pointer string
+	At      Place
 	Detail  string
 	Version int
 	// Meta names what the error is about beyond the pointer (a revert's
@@ -53,8 +54,8 @@ func (e *Error) Error() string {
 	if e.Detail != "" {
 		msg = e.Detail
 	}
-	if e.Pointer != "" {
-		return fmt.Sprintf("%s (at %s)", msg, e.Pointer)
+	if at := e.At.String(); at != "" {
+		return fmt.Sprintf("%s (at %s)", msg, at)
 	}
 	return msg
 }
@@ -69,14 +70,65 @@ func NotFound(what string) *Error {
 }
 
 // RefNotFound is ErrNotFound for a record the request's relationship rel
-// names (at the identifier's id): a record of another site looks the same.
+// names (at the identifier's id): a record of another site, or an id that
+// is no UUID, looks the same. It is the one answer to a reference to a
+// record the caller's site does not have, in every resource.
 func RefNotFound(rel, what string) *Error {
-	return &Error{Kind: ErrNotFound, Pointer: "/data/relationships/" + rel + "/data/id", Detail: "No " + what + " with that id."}
+	return &Error{Kind: ErrNotFound, At: Rel(rel, PartID), Detail: "No " + what + " with that id."}
 }
 
-// Invalid is ErrInvalid: the value at pointer breaks the rule code.
-func Invalid(pointer, code, detail string) *Error {
-	return &Error{Kind: ErrInvalid, Code: code, Pointer: pointer, Detail: detail}
+// Invalid is ErrInvalid: the value of the attribute breaks the rule code.
+func Invalid(attribute, code, detail string) *Error {
+	return &Error{Kind: ErrInvalid, Code: code, At: Attr(attribute), Detail: detail}
+}
+
+// Place names where in a request document a domain error lies, in the
+// domain's words: an attribute, or a relationship (one part of it, of one
+// item of a to-many one). The domain knows names, not documents:
+// api/errors.go (pointerOf) writes a Place as a JSON pointer. The zero
+// Place is none: the URL names the record.
+type Place struct {
+	Attribute    string
+	Relationship string
+	Part         Part
+	// Item is, in a to-many relationship, the identifier's position in the
+	// request's data counted from 1 (RelItem); 0 for a to-one relationship
+	// or the data as a whole.
+	Item int
+}
+
+// Part is which part of a relationship a Place is.
+type Part int
+
+const (
+	PartData    Part = iota // its data (the linkage, or the item)
+	PartMember              // the relationship member itself
+	PartID                  // the identifier's id
+	PartVersion             // the identifier's meta.version
+)
+
+// Attr is the place of the attribute name.
+func Attr(name string) Place { return Place{Attribute: name} }
+
+// Rel is the place of part of the to-one relationship name.
+func Rel(name string, part Part) Place { return Place{Relationship: name, Part: part} }
+
+// RelItem is the place of part of the identifier at index i (from 0) of
+// the to-many relationship name.
+func RelItem(name string, i int, part Part) Place {
+	return Place{Relationship: name, Part: part, Item: i + 1}
+}
+
+// String names the place for logs: "attribute title", "relationship
+// parent", "" for none.
+func (p Place) String() string {
+	switch {
+	case p.Attribute != "":
+		return "attribute " + p.Attribute
+	case p.Relationship != "":
+		return "relationship " + p.Relationship
+	}
+	return ""
 }
 
 // Stale is ErrStaleVersion for a record now at version (0 when unknown).

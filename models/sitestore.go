@@ -24,10 +24,9 @@ func FindSite(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*Th
 // SiteChange is a change of a site; nil members stay as they are.
 type SiteChange struct {
 	Title, Slug *string
-	// Theme, when set, is the theme to publish; ThemePointer is where in the
-	// request an unknown theme is reported.
-	Theme        *uuid.UUID
-	ThemePointer string
+	// Theme, when set, is the theme to publish (an unknown one is
+	// RefNotFound at the relationship theme).
+	Theme *uuid.UUID
 }
 
 // UpdateSite applies change in the caller's transaction with the site row
@@ -67,7 +66,7 @@ func UpdateSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID, change SiteCha
 		if n, err := res.RowsAffected(); err != nil {
 			return nil, err
 		} else if n == 0 {
-			return nil, &Error{Kind: ErrNotFound, Pointer: change.ThemePointer, Detail: "No theme with that id."}
+			return nil, RefNotFound("theme", "theme")
 		}
 		s.ThemeID = change.Theme
 		cols = append(cols, "theme_id")
@@ -83,7 +82,7 @@ func UpdateSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID, change SiteCha
 	err = tx.NewUpdate().Model(s).Column(append(cols, "updated_at")...).Set("version = version + 1").
 		Where("id = ? AND version = ?", s.ID, s.Version).Returning("*").Scan(ctx)
 	if IsConflict(err) {
-		return nil, Invalid("/data/attributes/subdomain-slug", "taken", "That subdomain-slug is taken.")
+		return nil, Invalid("subdomain-slug", "taken", "That subdomain-slug is taken.")
 	}
 	return s, err
 }

@@ -151,7 +151,7 @@ func CreateTheme(ctx context.Context, tx bun.Tx, t *Theme, source *uuid.UUID) er
 // LayoutFileNameTaken is the error of a second layout of a theme with the
 // same file name.
 func LayoutFileNameTaken() *Error {
-	return Invalid("/data/attributes/file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
+	return Invalid("file-name", "taken", "This theme already has a layout with that file-name (compared without regard to case).")
 }
 
 // CreateLayout inserts l into a theme of its site.
@@ -184,7 +184,7 @@ func CreateThemeAsset(ctx context.Context, tx bun.Tx, ta *ThemeAsset) error {
 	// Stamped by the database, like the copies CopyTheme makes, so "the
 	// newest link of an asset" compares one clock.
 	if _, err := tx.NewInsert().Model(ta).Value("created_at", "now()").Value("updated_at", "now()").Returning("*").Exec(ctx); IsConflict(err) {
-		return Invalid("/data/attributes/path", "taken", "This theme already has an asset at that path (compared without regard to case).")
+		return Invalid("path", "taken", "This theme already has an asset at that path (compared without regard to case).")
 	} else if err != nil {
 		return err
 	}

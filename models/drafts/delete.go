@@ -128,7 +128,7 @@ func (e *Engine) deletedView(ctx context.Context, tx bun.IDB, cur *View, siteID 
 	for col, val := range cur.Row {
 		row[col] = val
 	}
-	row["version"] = float64(rowVersion(cur.Row) + 1)
+	row["version"] = float64(cur.Row.Version() + 1)
 	v := &View{Kind: k, Row: row, Draft: d}
 	if k != Pages {
 		return v, nil

@@ -80,6 +80,18 @@ func (r Row) ID() uuid.UUID {
 	return id
 }
 
+// Version is the row's version (its ETag, and what a write must match): a
+// number, as to_jsonb and the engine's own writes keep it (0 when absent).
+func (r Row) Version() int {
+	switch v := r["version"].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}
+
 // Live tells whether the row has been published.
 func (r Row) Live() bool { return r["published_at"] != nil }
 
@@ -555,12 +567,6 @@ func lockQuery(k *Kind) string {
 SELECT (SELECT to_jsonb(r) FROM r), (SELECT to_jsonb(d) FROM d), ` + path
 }
 
-// rowVersion is the version a write must match: the row's.
-func rowVersion(r Row) int {
-	f, _ := r["version"].(float64)
-	return int(f)
-}
-
 // writable judges the preconditions every write of cur shares: its draft
 // is not held by a revision being published, and the row is at the
 // version the caller expects (nil: any).
@@ -568,7 +574,7 @@ func writable(cur *View, expect *int) error {
 	if cur.Draft != nil && cur.Draft.RevisionID != nil {
 		return ErrInFlight
 	}
-	if expect != nil && *expect != rowVersion(cur.Row) {
+	if expect != nil && *expect != cur.Row.Version() {
 		return ErrStale
 	}
 	return nil
@@ -610,7 +616,7 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if err := heldEditable(ctx, tx, d); err != nil {
 		return nil, err
 	}
-	if expect != nil && *expect != rowVersion(row) {
+	if expect != nil && *expect != row.Version() {
 		return nil, ErrStale
 	}
 	if d != nil && d.Event == EventDelete {
@@ -692,7 +698,7 @@ func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, u
 	}
 	oc := changes(k, editable(k, row), drafted)
 	bump := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("version = version + 1")
-	row["version"] = float64(rowVersion(row) + 1)
+	row["version"] = float64(row.Version() + 1)
 	if len(oc) == 0 {
 		if d == nil {
 			// Nothing to insert that would collide with a draft another

@@ -108,25 +108,26 @@ func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withD
 	return views, total, nil
 }
 
-// RefState tells whether the site has the record id in table (drafted
-// creates count), and whether that record is drafted for deletion.
-func RefState(ctx context.Context, db bun.IDB, siteID uuid.UUID, table, id string) (exists, deleted bool, err error) {
+// refState tells whether the site has the record id of the type typ
+// (drafted creates count), and whether that record is drafted for
+// deletion.
+func refState(ctx context.Context, db bun.IDB, siteID uuid.UUID, typ string, id uuid.UUID) (exists, deleted bool, err error) {
 	var found struct {
 		Exists  bool `bun:"e"`
 		Deleted bool `bun:"d"`
 	}
 	err = db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
-  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(table), id, siteID, table).Scan(ctx, &found)
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(tableOf(typ)), id, siteID, typ).Scan(ctx, &found)
 	return found.Exists, found.Deleted, err
 }
 
-// PageTypeTaken tells whether another page of the site (not except) has
+// pageTypeTaken tells whether another page of the site (not except) has
 // the special page type pt as drafted: a page counts by its drafted type (a
 // create draft's row is in pages already; an update draft may change the
 // type), and one drafted for deletion does not count. Two writers could
 // both find the type free, so the check takes a per-site lock held to the
 // end of the caller's transaction (db must be that transaction).
-func PageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string, except *uuid.UUID) (bool, error) {
+func pageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string, except *uuid.UUID) (bool, error) {
 	if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_types:' || ?::text, 0))", siteID); err != nil {
 		return false, fmt.Errorf("lock special page types: %w", err)
 	}
@@ -141,7 +142,7 @@ func PageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string,
 	return q.Exists(ctx)
 }
 
-// PageAt returns another page of the site (not self; nil on a create)
+// pageAt returns another page of the site (not self; nil on a create)
 // that, as drafted, sits under parent (nil: at the root) with slug: the
 // page this write drafts there would share its path. A page counts by its
 // drafted place (an update draft may move it; a page without a draft is
@@ -151,7 +152,7 @@ func PageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string,
 // find the place free, so the check takes a lock per site and slug held to
 // the end of the caller's transaction (db must be that transaction) before
 // it reads; nil when the place is free.
-func PageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, self *uuid.UUID, parent *uuid.UUID, slug string) (*uuid.UUID, error) {
+func pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, self *uuid.UUID, parent *uuid.UUID, slug string) (*uuid.UUID, error) {
 	if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_paths:' || ?::text || '/' || ?, 0))", siteID, slug); err != nil {
 		return nil, fmt.Errorf("lock page paths: %w", err)
 	}

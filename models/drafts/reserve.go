@@ -18,8 +18,8 @@ import (
 // of its drafts as it is now, so no other revision can take a dependency
 // it will need (Publish computes the closure again when it fires). Each draft must be a draft
 // of rev's site, held by no other revision, and at the version want gives
-// it (nil: any). A refusal is a domain error pointed at the draft's place
-// in the request, /data/relationships/drafts/data/<i>.
+// it (nil: any). A refusal is a domain error at the draft's place in the
+// request: item i of the relationship drafts.
 func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*int) error {
 	ds, err := Drafts(ctx, tx, rev.SiteID, rev.DraftIDs, true)
 	if err != nil {
@@ -55,9 +55,9 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 
 // listedRefusals are the reasons the drafts ids (as a request lists them,
 // found among ds) cannot be published, one per draft at most, in request
-// order: not a draft of the site (404 at
-// /data/relationships/drafts/data/<i>/id), held by a revision (409), or
-// not at the version want gives it (412). Reserve answers the first;
+// order: not a draft of the site (404 at item i's id of the relationship
+// drafts), held by a revision (409, at the item), or not at the version
+// want gives it (412, at the item's meta.version). Reserve answers the first;
 // Engine.Plan answers a 404 and lists the rest as its conflicts.
 func listedRefusals(ids []uuid.UUID, ds []*Draft, want map[uuid.UUID]*int) models.Errors {
 	found := map[uuid.UUID]*Draft{}
@@ -67,15 +67,14 @@ func listedRefusals(ids []uuid.UUID, ds []*Draft, want map[uuid.UUID]*int) model
 	var out models.Errors
 	for i, id := range ids {
 		d := found[id]
-		ptr := fmt.Sprintf("/data/relationships/drafts/data/%d", i)
 		switch {
 		case d == nil:
-			out = append(out, &models.Error{Kind: models.ErrNotFound, Pointer: ptr + "/id", Detail: "No draft with that id (reverted or already published?)."})
+			out = append(out, &models.Error{Kind: models.ErrNotFound, At: models.RelItem("drafts", i, models.PartID), Detail: "No draft with that id (reverted or already published?)."})
 		case d.RevisionID != nil:
-			out = append(out, &models.Error{Kind: models.ErrInFlight, Pointer: ptr, Meta: itemMeta(d.ItemType, d.ItemID),
+			out = append(out, &models.Error{Kind: models.ErrInFlight, At: models.RelItem("drafts", i, models.PartData), Meta: itemMeta(d.ItemType, d.ItemID),
 				Detail: fmt.Sprintf("Draft %s is already being published by revision %s.", id, d.RevisionID)})
 		case want[id] != nil && *want[id] != d.Version:
-			out = append(out, &models.Error{Kind: models.ErrStaleVersion, Pointer: ptr + "/meta/version", Version: d.Version, Meta: itemMeta(d.ItemType, d.ItemID)})
+			out = append(out, &models.Error{Kind: models.ErrStaleVersion, At: models.RelItem("drafts", i, models.PartVersion), Version: d.Version, Meta: itemMeta(d.ItemType, d.ItemID)})
 		}
 	}
 	return out
@@ -94,7 +93,7 @@ func heldDependencies(closure []*Draft, revID uuid.UUID, listed []uuid.UUID) mod
 	var out models.Errors
 	for _, d := range heldElsewhere(closure, revID) {
 		if !skip[d.ID] {
-			out = append(out, &models.Error{Kind: models.ErrInFlight, Pointer: "/data/relationships/drafts", Meta: itemMeta(d.ItemType, d.ItemID),
+			out = append(out, &models.Error{Kind: models.ErrInFlight, At: models.Rel("drafts", models.PartMember), Meta: itemMeta(d.ItemType, d.ItemID),
 				Detail: fmt.Sprintf("Draft %s, a dependency of the listed drafts, is held by revision %s.", d.ID, d.RevisionID)})
 		}
 	}

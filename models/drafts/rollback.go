@@ -12,9 +12,9 @@ import (
 	"github.com/pressroom/pressroom/models"
 )
 
-// revertsPointer is where a revert's refusals point: the relationship that
+// revertsPlace is where a revert's refusals point: the relationship that
 // names the reverted revision.
-const revertsPointer = "/data/relationships/reverts"
+var revertsPlace = models.Rel("reverts", models.PartMember)
 
 // restore is what reverting one version does to its record.
 type restore struct {
@@ -50,7 +50,7 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 	}
 	if err := e.applyRestores(ctx, tx, rev.SiteID, set.restores); err != nil {
 		if rule, broken := models.BrokenRule(err); broken {
-			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer,
+			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace,
 				Detail: "Restoring the records breaks a rule of the content: " + rule}
 		}
 		return err
@@ -107,7 +107,7 @@ func (e *Engine) reversion(ctx context.Context, db bun.IDB, siteID, targetID uui
 	}
 	set := &revertSet{target: target}
 	if target.Status != Published {
-		set.conflicts = models.Errors{{Kind: models.ErrConflict, Code: "revision_not_published", Pointer: revertsPointer, Meta: itemMeta("revisions", target.ID),
+		set.conflicts = models.Errors{{Kind: models.ErrConflict, Code: "revision_not_published", At: revertsPlace, Meta: itemMeta("revisions", target.ID),
 			Detail: fmt.Sprintf("The revision is %s; only a published revision can be reverted.", target.Status)}}
 		return set, nil
 	}
@@ -139,7 +139,7 @@ func (e *Engine) reversion(ctx context.Context, db bun.IDB, siteID, targetID uui
 
 // revertConflict is the refusal of a revert for the record typ/id.
 func revertConflict(typ string, id uuid.UUID, detail string) *models.Error {
-	return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", Pointer: revertsPointer, Detail: detail, Meta: itemMeta(typ, id)}
+	return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace, Detail: detail, Meta: itemMeta(typ, id)}
 }
 
 // currentState loads the records a revert restores as they are now (nil
@@ -332,8 +332,7 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 				for c, v := range r.after {
 					row[c] = v
 				}
-				ver, _ := row["version"].(float64)
-				row["version"], row["updated_at"] = int(ver)+1, now
+				row["version"], row["updated_at"] = row.Version()+1, now
 				inserts = append(inserts, row)
 			case EventUpdate:
 				updates = append(updates, &Draft{ItemID: r.id, Drafted: r.after})
