@@ -255,7 +255,7 @@ func (h revisionsHandler) startPublish(ctx context.Context, rev *drafts.Revision
 		err = drafts.MarkRevisionStarted(ctx, h.db, rev.ID)
 	}
 	if err != nil && !workflows.IsAlreadyStarted(err) {
-		h.log.Warn("revision recorded, its workflow not started: the commit sweep starts it", "revision", rev.ID, "error", err)
+		h.log.WarnContext(ctx, "revision recorded, its workflow not started: the commit sweep starts it", "revision", rev.ID, "error", err)
 	}
 }
 

@@ -332,7 +332,7 @@ func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUplo
 		err = models.MarkUploadStarted(ctx, h.db, up.ID, up.Attempt)
 	}
 	if err != nil && !workflows.IsAlreadyStarted(err) {
-		h.log.Warn("upload recorded, its ingestion not started: the commit sweep starts it", "upload", up.ID, "error", err)
+		h.log.WarnContext(ctx, "upload recorded, its ingestion not started: the commit sweep starts it", "upload", up.ID, "error", err)
 	}
 }
 
