@@ -15,7 +15,7 @@ import (
 // the commit and the start; docs/architecture.md, "From a commit to a
 // workflow"). Every worker runs one; their sweeps skip each other's rows.
 type commitSweeper struct {
-	sweep *activities.CommitSweep
+	sweep unstartedStarter
 	every time.Duration
 	log   *slog.Logger
 
@@ -23,6 +23,13 @@ type commitSweeper struct {
 	done   chan struct{}
 	once   sync.Once
 }
+
+// unstartedStarter is what the commit sweep runs: activities.CommitSweep.
+type unstartedStarter interface {
+	StartUnstarted(ctx context.Context) (int, error)
+}
+
+var _ unstartedStarter = (*activities.CommitSweep)(nil)
 
 // commitSweepEvery is how often the commit sweep runs: with StartGrace, a
 // crash between a commit and its start costs well under a minute.
