@@ -240,8 +240,9 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 
 // recordNotice records the notice in its site's queue, in one
 // transaction: a new upload, or a new attempt of one that ended in error.
-// Its ingestion is started after the commit (startIngestion). It returns the upload and its queue position (0 when it
-// took a processing slot at once).
+// Its ingestion is started after the commit (startIngestion). It returns
+// the upload and its queue position (0 when it took a processing slot at
+// once).
 func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, attrs uploadRequest, sig *models.UploadSignature, etag string) (*models.AssetUpload, int, error) {
 	var up *models.AssetUpload
 	var position int
