@@ -30,19 +30,19 @@ func (p *Publisher) Publish(ctx context.Context, revisionID string) (*workflows.
 	if err != nil {
 		return nil, reject("bad revision id %q", revisionID)
 	}
+	committed, err := drafts.RevisionCommitted(ctx, p.DB, id)
+	if err != nil {
+		return nil, err // transient: retried
+	}
+	if !committed {
+		// Only a run an older API started inside its transaction
+		// (drafts.RevisionCommitted).
+		return &workflows.PublishResult{Status: workflows.NotCommitted}, nil
+	}
 	// Heartbeat while the transaction runs, so a worker that dies mid-way
 	// is noticed within the heartbeat timeout rather than the whole
 	// start-to-close timeout; the transaction it held rolls back.
 	stop := heartbeat(ctx, 5*time.Second)
-	committed, err := drafts.AwaitCommit(ctx, p.DB, id)
-	if err != nil || !committed {
-		stop()
-		if err != nil {
-			return nil, err // transient: retried
-		}
-		// POST /revisions rolled back after starting this workflow.
-		return &workflows.PublishResult{Status: workflows.NotCommitted}, nil
-	}
 	var rev *drafts.Revision
 	err = p.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -114,13 +114,15 @@ func (p *Publisher) RecordPublishAt(ctx context.Context, revisionID string, at t
 	return drafts.RecordPublishAt(ctx, p.DB, id, at)
 }
 
-// AwaitRevision reports whether the revision committed (waiting for the
-// transaction that creates it to end): a scheduled publish checks it before
-// it starts waiting, so a revision rolled back leaves no timer behind.
+// AwaitRevision reports whether the revision exists: scheduled publishes
+// recorded before their workflow was started after the commit (the
+// started-after-commit change of PublishRevision) check it before they
+// wait, so a revision rolled back leaves no timer behind. Runs started
+// since do not call it.
 func (p *Publisher) AwaitRevision(ctx context.Context, revisionID string) (bool, error) {
 	id, err := uuid.Parse(revisionID)
 	if err != nil {
 		return false, reject("bad revision id %q", revisionID)
 	}
-	return drafts.AwaitCommit(ctx, p.DB, id)
+	return drafts.RevisionCommitted(ctx, p.DB, id)
 }

@@ -13,7 +13,7 @@ import (
 // The queue's activities (docs/assets.md, "The queue"), run as local
 // activities by IngestUpload since the queue. Both are safe to run twice.
 
-// ClaimSlot waits for the upload notice to commit (Claim), then takes one
+// ClaimSlot checks the attempt is still to be processed (Claim), then takes one
 // of the site's processing slots if the upload's turn has come
 // (models.TakeUploadSlot; an upload that holds one keeps it). Claimed is
 // false when the attempt is no longer processing.

@@ -67,41 +67,23 @@ func storageRejection(err error) error {
 	return nil
 }
 
-// Claim waits until the upload notice that started this run is committed:
-// the API starts the workflow inside the transaction that records the
-// notice (so a notice never exists without its workflow), so a worker can
-// get here first. It returns false when the notice never commits (the API
-// rolled back): there is nothing to process.
+// Claim reports whether the run's attempt of the upload is still to be
+// processed: its notice is there, processing, and no later attempt took
+// over. The API starts the run after the notice commits, so the first
+// look finds it; a run that an API before that change started inside the
+// notice's transaction may get ahead of the commit, find nothing and end,
+// and the worker's commit sweep starts the committed notice again
+// (docs/architecture.md, "From a commit to a workflow").
 func (a *Uploads) Claim(ctx context.Context, u workflows.Upload) (bool, error) {
-	deadline := time.Now().Add(workflows.ClaimWait)
-	// The notice's transaction usually commits milliseconds after the
-	// workflow starts: look again soon, then back off to claimPoll.
-	pause := 5 * time.Millisecond
-	for {
-		up, err := models.UploadClaim(ctx, a.DB, u.UploadID)
-		switch {
-		case err == nil && up.Attempt > u.Attempt:
-			return false, nil // a later attempt took over
-		case err == nil && up.Attempt == u.Attempt:
-			return up.Status == models.UploadProcessing, nil
-		case err != nil && !models.IsNoRows(err):
-			return false, fmt.Errorf("read the upload notice: %w", err)
-		}
-		if time.Now().After(deadline) {
-			return false, nil
-		}
-		activity.RecordHeartbeat(ctx, "waiting for the upload notice to commit")
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, claimPoll)
+	up, err := models.UploadClaim(ctx, a.DB, u.UploadID)
+	switch {
+	case models.IsNoRows(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read the upload notice: %w", err)
 	}
+	return up.Attempt == u.Attempt && up.Status == models.UploadProcessing, nil
 }
-
-// claimPoll is the longest pause between Claim's looks at the notice.
-const claimPoll = 200 * time.Millisecond
 
 // Inspect checks the object is there, has the declared size, and starts
 // with the declared type's magic bytes. A file not visible yet fails the

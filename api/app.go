@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
 	"github.com/valyala/fasthttp"
@@ -33,8 +34,46 @@ type Deps struct {
 	AssetTypes models.AssetTypes
 }
 
+// Option changes what New builds; serve passes none. Tests use them
+// (WithFaults).
+type Option func(*routes)
+
+// Faults are points where a test makes POST /asset-uploads and POST
+// /revisions fail as a crash there would (docs/architecture.md, "From a
+// commit to a workflow"). Each gets the resource type ("asset-uploads",
+// "revisions") and the new record's id.
+type Faults struct {
+	// BeforeCommit runs last in the transaction that records the work: an
+	// error rolls it back (nothing recorded, no workflow), as a crash
+	// before the commit would.
+	BeforeCommit func(typ, id string) error
+	// AfterCommit runs after that commit, before the workflow is started:
+	// an error ends the request with it and the workflow unstarted, as a
+	// crash between the commit and the start would. The worker's commit
+	// sweep then starts it.
+	AfterCommit func(typ, id string) error
+}
+
+// WithFaults makes New's handlers call f's functions.
+func WithFaults(f Faults) Option { return func(r *routes) { r.faults = f } }
+
+// beforeCommit and afterCommit call the faults' functions, if any.
+func (f Faults) beforeCommit(typ string, id uuid.UUID) error {
+	if f.BeforeCommit == nil {
+		return nil
+	}
+	return f.BeforeCommit(typ, id.String())
+}
+
+func (f Faults) afterCommit(typ string, id uuid.UUID) error {
+	if f.AfterCommit == nil {
+		return nil
+	}
+	return f.AfterCommit(typ, id.String())
+}
+
 // New builds the Fiber app with every route and middleware.
-func New(d Deps) (*fiber.App, error) {
+func New(d Deps, opts ...Option) (*fiber.App, error) {
 	if d.AssetTypes == nil {
 		d.AssetTypes = models.DefaultAssetTypes()
 	}
@@ -72,6 +111,9 @@ func New(d Deps) (*fiber.App, error) {
 	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, readBody, h} }
 	l := links{base: d.Config.PublicURL}
 	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l)}
+	for _, o := range opts {
+		o(&r)
+	}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
 	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
@@ -162,6 +204,8 @@ type routes struct {
 	cat *catalog
 	// drafts renders drafts, wherever they appear, with their linkage.
 	drafts *draftRenderer
+	// faults are a test's (WithFaults); none in production.
+	faults Faults
 }
 
 // get, post, patch and delete register an endpoint behind the token.

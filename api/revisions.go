@@ -33,6 +33,7 @@ type revisionsHandler struct {
 	log      *slog.Logger
 	engine   *drafts.Engine
 	cat      *catalog
+	faults   Faults
 }
 
 type revisionAttributes struct {
@@ -230,27 +231,34 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if err := drafts.Reserve(ctx, tx, rev, req.want); err != nil {
 			return err
 		}
-		// Started inside the transaction, as uploads are: a committed
-		// revision always has its workflow. If Temporal refuses, or the API
-		// dies before the commit, the revision and its reservations roll back;
-		// a workflow already started then finds no revision and ends
-		// (activities.Publisher.Publish and AwaitRevision wait on the lock
-		// taken here).
-		if err := drafts.LockCommit(ctx, tx, rev.ID); err != nil {
-			return fmt.Errorf("lock the new revision: %w", err)
-		}
-		if err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, pr.SiteID.String(), rev.ID.String(), publishAt); err != nil {
-			return jsonapi.Unavailable("The publishing service is unreachable; nothing was published. Try again shortly.").WithHeader("Retry-After", "5")
-		}
-		if h.cfg.BeforeRevisionCommit != nil {
-			return h.cfg.BeforeRevisionCommit(rev.ID.String())
-		}
-		return nil
+		return h.faults.beforeCommit("revisions", rev.ID)
 	})
 	if err != nil {
 		return err
 	}
+	if err := h.faults.afterCommit("revisions", rev.ID); err != nil {
+		return err
+	}
+	h.startPublish(ctx, rev)
 	return h.respondAfterWait(c, q, rev.ID)
+}
+
+// startPublish starts the committed revision's publish workflow and marks
+// it started (docs/architecture.md, "From a commit to a workflow"). A start
+// that fails leaves the revision to the worker's commit sweep, which starts
+// it; the answer is then 202 (publishing), or 201 for a scheduled one.
+func (h revisionsHandler) startPublish(ctx context.Context, rev *drafts.Revision) {
+	var at time.Time
+	if rev.PublishAt != nil {
+		at = *rev.PublishAt
+	}
+	err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, rev.SiteID.String(), rev.ID.String(), at)
+	if err == nil {
+		err = drafts.MarkRevisionStarted(ctx, h.db, rev.ID)
+	}
+	if err != nil && !workflows.IsAlreadyStarted(err) {
+		h.log.WarnContext(ctx, "revision recorded, its workflow not started: the commit sweep starts it", "revision", rev.ID, "error", err)
+	}
 }
 
 // revert serves POST /revisions with relationships.reverts (and no
@@ -373,7 +381,7 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 // registerRevisionRoutes registers /revisions and /versions (docs/drafts.md).
 func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
-	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine, cat: r.cat}
+	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine, cat: r.cat, faults: r.faults}
 	r.post("/revisions", h.create)
 	r.get("/revisions", h.list)
 	r.get("/revisions/:id", h.get)

@@ -2,8 +2,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"regexp"
 	"strings"
@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/uptrace/bun"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -32,6 +31,8 @@ type uploadsHandler struct {
 	cfg      config.Config
 	types    models.AssetTypes
 	links    links
+	log      *slog.Logger
+	faults   Faults
 }
 
 type signatureRequest struct {
@@ -229,14 +230,19 @@ func (h uploadsHandler) createUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := h.faults.afterCommit("asset-uploads", up.ID); err != nil {
+		return err
+	}
+	h.startIngestion(ctx, up)
 	c.Set(fiber.HeaderLocation, h.links.base+"/asset-uploads/"+up.ID.String())
 	return respond(c, fiber.StatusAccepted, jsonapi.Document{Data: withQueuePosition(h.resource(up), position)})
 }
 
-// recordNotice records the notice in its site's queue and starts its
-// ingestion, in one transaction: a new upload, or a new attempt of one that
-// ended in error. It returns the upload and its queue position (0 when it
-// took a processing slot at once).
+// recordNotice records the notice in its site's queue, in one
+// transaction: a new upload, or a new attempt of one that ended in error.
+// Its ingestion is started after the commit (startIngestion). It returns
+// the upload and its queue position (0 when it took a processing slot at
+// once).
 func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, attrs uploadRequest, sig *models.UploadSignature, etag string) (*models.AssetUpload, int, error) {
 	var up *models.AssetUpload
 	var position int
@@ -260,7 +266,7 @@ func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, a
 		}
 		up.FileName, up.Key, up.ContentType, up.FileSize, up.UserAgent = attrs.FileName, attrs.Key, sig.ContentType, *attrs.FileSize, attrs.UserAgent
 		up.Status, up.ErrorMessage, up.UpdatedAt = models.UploadProcessing, nil, now
-		up.QueuedAt, up.DispatchedAt, position = now, nil, queue.Waiting+1
+		up.QueuedAt, up.DispatchedAt, up.ETag, up.StartedAt, position = now, nil, etag, nil, queue.Waiting+1
 		if queue.Waiting == 0 && queue.Running < h.cfg.SiteUploadLimit {
 			// Nothing waits and a slot is free: this upload takes it now,
 			// and its run starts the image work without waiting.
@@ -269,11 +275,7 @@ func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, a
 		if err := models.SaveUpload(ctx, tx, up); err != nil {
 			return err
 		}
-		// Started inside the transaction: if Temporal refuses, the row is
-		// rolled back and the client retries, so no upload is left
-		// "processing" with nothing processing it. The workflow's first step
-		// waits for this commit (activities.Uploads.Claim).
-		return h.startIngestion(ctx, up, etag)
+		return h.faults.beforeCommit("asset-uploads", up.ID)
 	})
 	return up, position, err
 }
@@ -311,18 +313,28 @@ func withQueuePosition(r *jsonapi.Resource, position int) *jsonapi.Resource {
 	return r
 }
 
-func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload, etag string) error {
-	in := workflows.Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: models.AssetID(up.ID).String(),
-		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize, ETag: etag}
+// startIngestion starts the ingestion of the committed attempt and marks it
+// started (docs/architecture.md, "From a commit to a workflow"). A start
+// that fails is not the client's concern: the attempt is recorded, and the
+// worker's commit sweep starts what is left unstarted, so the answer is
+// 202 all the same. A new attempt may find the previous attempt's run
+// still closing (it marked the upload error, and wakes its site's next
+// uploads): it waits briefly for that run, then starts once more.
+func (h uploadsHandler) startIngestion(ctx context.Context, up *models.AssetUpload) {
+	in := workflows.UploadOf(up)
 	err := workflows.StartAssetUpload(ctx, h.temporal, h.cfg.TaskQueue, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return jsonapi.Conflict("already_processing", "This upload is already being processed.")
+	if workflows.IsAlreadyStarted(err) && up.Attempt > 1 {
+		wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_ = h.temporal.GetWorkflow(wait, workflows.AssetUploadID(in.UploadID), "").Get(wait, nil)
+		cancel()
+		err = workflows.StartAssetUpload(ctx, h.temporal, h.cfg.TaskQueue, in)
 	}
-	if err != nil {
-		return jsonapi.Unavailable("The processing service is unreachable; try again shortly.").WithHeader("Retry-After", "5")
+	if err == nil {
+		err = models.MarkUploadStarted(ctx, h.db, up.ID, up.Attempt)
 	}
-	return nil
+	if err != nil && !workflows.IsAlreadyStarted(err) {
+		h.log.WarnContext(ctx, "upload recorded, its ingestion not started: the commit sweep starts it", "upload", up.ID, "error", err)
+	}
 }
 
 // loadUpload finds an upload of the caller's site.
@@ -362,7 +374,8 @@ func (h uploadsHandler) getUpload(cat *catalog) fiber.Handler {
 // (their asset and asset-file relationships: catalog.routes).
 func registerUploadRoutes(r routes) {
 	d := r.deps
-	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: r.links}
+	uploads := uploadsHandler{db: d.DB, storage: d.Storage, temporal: d.Temporal, cfg: d.Config, types: d.AssetTypes, links: r.links,
+		log: d.Log, faults: r.faults}
 	sigs := &resourceType{typ: "upload-signatures", what: "upload signature", fetch: uploads.fetchSignatures}
 	r.cat.add(sigs)
 	r.cat.add(&resourceType{typ: "asset-uploads", what: "asset upload", fetch: byIDs(d.DB, uploads.resource)})

@@ -76,12 +76,6 @@ type Config struct {
 	// answering 202 with a Location to poll.
 	PublishWait time.Duration
 
-	// BeforeRevisionCommit is a test seam, never set from the environment:
-	// when set, POST /revisions calls it after starting the publish workflow
-	// and before committing the revision; an error rolls the revision back,
-	// as a crash at that point would.
-	BeforeRevisionCommit func(revisionID string) error
-
 	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
 	ShutdownTimeout time.Duration
 	// ReadinessTimeout bounds each dependency check of GET /readyz.

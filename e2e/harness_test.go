@@ -72,6 +72,20 @@ func start(t *testing.T, opts ...option) *system {
 // reaches.
 func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) *system {
 	t.Helper()
+	return startAPI(t, st, mc, nil, opts...)
+}
+
+// startWithFaults is start with an API that calls f's functions where a
+// crash could strike (api.WithFaults).
+func startWithFaults(t *testing.T, f api.Faults, opts ...option) *system {
+	t.Helper()
+	buckets, mc := testsupport.NewBuckets(t)
+	return startAPI(t, buckets, mc, []api.Option{api.WithFaults(f)}, opts...)
+}
+
+// startAPI is startOn with the API built with apiOpts.
+func startAPI(t *testing.T, st config.Storage, mc *minio.Client, apiOpts []api.Option, opts ...option) *system {
+	t.Helper()
 	ctx := context.Background()
 	db := testsupport.NewDatabase(t)
 	cfg := testsupport.Config(t, db, st)
@@ -95,7 +109,7 @@ func startOn(t *testing.T, st config.Storage, mc *minio.Client, opts ...option) 
 		t.Fatal(err)
 	}
 	t.Cleanup(tc.Close)
-	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log})
+	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log}, apiOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

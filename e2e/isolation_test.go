@@ -17,8 +17,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
@@ -202,30 +204,35 @@ func TestImageFloodDoesNotDelayPublishing(t *testing.T) {
 	}
 }
 
-// A revision whose API dies between starting its workflow and committing
-// leaves nothing behind: the revision rolls back with its reservations, the
-// workflow finds no revision and ends, and the drafts publish at once.
+// A revision whose API dies before its commit leaves nothing behind: the
+// revision rolls back with its reservations, and no workflow exists (it is
+// started after the commit only), so the drafts publish at once. A slow
+// commit: until the revision committed, its workflow does not exist, so it
+// can never read the revision uncommitted.
 func TestCrashBeforeTheRevisionCommits(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var crashed []string
 	var slow string
-	s := start(t, func(c *config.Config) {
-		c.BeforeRevisionCommit = func(id string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case len(crashed) == 0:
-				crashed = append(crashed, id)
-				return errors.New("simulated crash before the commit")
-			case slow == "":
-				// A slow commit: the workflow runs first and waits for it.
-				slow = id
-				time.Sleep(2 * time.Second)
-			}
+	var beforeCommit error // what Temporal said of the slow revision's workflow before its commit
+	var s *system
+	s = startWithFaults(t, api.Faults{BeforeCommit: func(typ, id string) error {
+		if typ != "revisions" {
 			return nil
 		}
-	})
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case len(crashed) == 0:
+			crashed = append(crashed, id)
+			return errors.New("simulated crash before the commit")
+		case slow == "":
+			slow = id
+			time.Sleep(2 * time.Second)
+			_, beforeCommit = s.Temporal.DescribeWorkflowExecution(context.Background(), workflows.PublishRevisionID(id), "")
+		}
+		return nil
+	}})
 	e := s.editor(t, "editor@demo.test")
 	_, draft := e.page("Crash", "crash", "")
 	if d := e.publish(draft); d.Status != 500 {
@@ -234,11 +241,9 @@ func TestCrashBeforeTheRevisionCommits(t *testing.T) {
 	mu.Lock()
 	id := crashed[0]
 	mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var res workflows.PublishResult
-	if err := s.Temporal.GetWorkflow(ctx, workflows.PublishRevisionID(id), "").Get(ctx, &res); err != nil || res.Status != workflows.NotCommitted {
-		t.Fatalf("workflow of the rolled-back revision = %+v, %v", res, err)
+	var notFound *serviceerror.NotFound
+	if _, err := s.Temporal.DescribeWorkflowExecution(context.Background(), workflows.PublishRevisionID(id), ""); !errors.As(err, &notFound) {
+		t.Fatalf("workflow of the rolled-back revision: %v; want none (not found)", err)
 	}
 	if st := e.status("/revisions/" + id); st != 404 {
 		t.Fatalf("GET the rolled-back revision = %d", st)
@@ -247,6 +252,73 @@ func TestCrashBeforeTheRevisionCommits(t *testing.T) {
 	rev := e.mustPublish(draft)
 	if rev.Attributes["status"] != "published" || rev.ID != slow {
 		t.Fatalf("revision after the crash = %v (%s, slow %s)", rev.Attributes, rev.ID, slow)
+	}
+	if !errors.As(beforeCommit, &notFound) {
+		t.Fatalf("before the slow revision committed, Temporal described its workflow (%v); want not found: started after the commit only", beforeCommit)
+	}
+}
+
+// An API that dies between the commit and the start leaves committed work
+// without its workflow: the worker's commit sweep starts it (within
+// StartGrace and its half-minute period), and the upload is processed and
+// the revision published as if nothing had happened.
+func TestCrashAfterTheCommitIsRecoveredByTheCommitSweep(t *testing.T) {
+	t.Parallel()
+	crash := errors.New("simulated crash after the commit")
+	s := startWithFaults(t, api.Faults{AfterCommit: func(typ, id string) error { return crash }})
+	ctx := context.Background()
+	token := s.token(t, "editor@demo.test")
+	e := s.editor(t, "editor@demo.test")
+	var notFound *serviceerror.NotFound
+
+	sig := s.signature(t, token, "crash.png", "image/png")
+	file := pngFile(t, 64, 48)
+	if st, b := s.browserUpload(t, sig, file); st >= 300 {
+		t.Fatalf("storage upload = %d %s", st, b)
+	}
+	if d := s.notify(t, token, sig, "crash.png", len(file)); d.Status != 500 {
+		t.Fatalf("POST /asset-uploads with the crash = %d %s", d.Status, d.Raw)
+	}
+	var up models.AssetUpload
+	if err := s.DB.NewSelect().Model(&up).Where("key = ?", sig.Attributes["key"]).Scan(ctx); err != nil {
+		t.Fatalf("the upload notice did not commit: %v", err)
+	}
+	_, draft := e.page("After the crash", "after-the-crash", "")
+	if d := e.publish(draft); d.Status != 500 {
+		t.Fatalf("POST /revisions with the crash = %d %s", d.Status, d.Raw)
+	}
+	var rev drafts.Revision
+	if err := s.DB.NewSelect().Model(&rev).Where("? = ANY (draft_ids)", uuid.MustParse(draft)).Scan(ctx); err != nil {
+		t.Fatalf("the revision did not commit: %v", err)
+	}
+	for _, id := range []string{workflows.AssetUploadID(up.ID.String()), workflows.PublishRevisionID(rev.ID.String())} {
+		if _, err := s.Temporal.DescribeWorkflowExecution(ctx, id, ""); !errors.As(err, &notFound) {
+			t.Fatalf("%s right after the crash: %v; want not started", id, err)
+		}
+	}
+
+	// The sweep runs every 30 s and takes rows committed 10 s ago.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		u := s.call(t, token, http.MethodGet, "/asset-uploads/"+up.ID.String()+"?wait=5s", nil).resource(t)
+		r := s.call(t, token, http.MethodGet, "/revisions/"+rev.ID.String(), nil).resource(t)
+		if u.Attributes["status"] == "finished" && r.Attributes["status"] == "published" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("2 minutes after the crash: upload %v, revision %v; want finished and published (the commit sweep starts them)", u.Attributes, r.Attributes)
+		}
+		time.Sleep(time.Second)
+	}
+	for _, q := range []string{"SELECT started_at IS NOT NULL FROM asset_uploads WHERE id = ?", "SELECT started_at IS NOT NULL FROM revisions WHERE id = ?"} {
+		var started bool
+		id := up.ID
+		if strings.Contains(q, "revisions") {
+			id = rev.ID
+		}
+		if err := s.DB.NewRaw(q, id).Scan(ctx, &started); err != nil || !started {
+			t.Errorf("%s: started %v, %v; want marked started by the sweep", q, started, err)
+		}
 	}
 }
 

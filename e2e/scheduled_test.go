@@ -188,7 +188,7 @@ func TestScheduledRevision(t *testing.T) {
 		t.Errorf("DELETE a published revision = %d %s, want 409", d.Status, d.Raw)
 	}
 	s.awaitWorkflow(t, wfID, 30*time.Second)
-	s.recordHistory(t, wfID, "publish-revision-scheduled.history.json")
+	s.recordHistory(t, wfID, "publish-revision-scheduled-v3.history.json")
 
 	// What is coming, soonest first; a move reorders it.
 	_, dB := e.page("B", "b", "")
@@ -234,7 +234,7 @@ func TestScheduledRevision(t *testing.T) {
 	}
 	firedWithin(t, vsB, atB, 30*time.Second)
 	s.awaitWorkflow(t, workflows.PublishRevisionID(revB.ID), 30*time.Second)
-	s.recordHistory(t, workflows.PublishRevisionID(revB.ID), "publish-revision-moved-v2.history.json")
+	s.recordHistory(t, workflows.PublishRevisionID(revB.ID), "publish-revision-moved-v3.history.json")
 
 	// Cancel C: 204, cancelled, its draft free again; then 409.
 	if d := e.do(http.MethodDelete, "/revisions/"+revC.ID, nil); d.Status != 204 {
@@ -249,7 +249,7 @@ func TestScheduledRevision(t *testing.T) {
 	if err := s.Temporal.GetWorkflow(ctx, workflows.PublishRevisionID(revC.ID), "").Get(ctx, &res); err != nil || res.Status != workflows.Cancelled {
 		t.Fatalf("cancelled workflow = %+v, %v", res, err)
 	}
-	s.recordHistory(t, workflows.PublishRevisionID(revC.ID), "publish-revision-cancelled-v2.history.json")
+	s.recordHistory(t, workflows.PublishRevisionID(revC.ID), "publish-revision-cancelled-v3.history.json")
 	for _, m := range []string{http.MethodDelete, http.MethodPatch} {
 		if d := e.do(m, "/revisions/"+revC.ID, moveBody(revC.ID, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))); d.Status != 409 {
 			t.Errorf("%s a cancelled revision = %d %s, want 409", m, d.Status, d.Raw)

@@ -51,6 +51,13 @@ type AssetUpload struct {
 	// (uploadqueue.go).
 	QueuedAt     time.Time  `bun:"queued_at,nullzero,notnull,default:current_timestamp"`
 	DispatchedAt *time.Time `bun:"dispatched_at"`
+	// ETag is the version of the object the attempt's notice named (the
+	// ingestion reads only that version); StartedAt is when the attempt's
+	// ingestion was started, after its notice committed (nil: not yet, the
+	// worker's commit sweep starts it; docs/architecture.md, "From a
+	// commit to a workflow").
+	ETag      string     `bun:"etag,notnull"`
+	StartedAt *time.Time `bun:"started_at"`
 }
 
 // Asset is a published file of a site.

@@ -46,7 +46,7 @@ func SaveUpload(ctx context.Context, db bun.IDB, up *AssetUpload) error {
 	if _, err := db.NewInsert().Model(up).On("CONFLICT (id) DO UPDATE").
 		Set("file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type, file_size = EXCLUDED.file_size").
 		Set("user_agent = EXCLUDED.user_agent, status = EXCLUDED.status, error_message = NULL, attempt = EXCLUDED.attempt, updated_at = EXCLUDED.updated_at").
-		Set("queued_at = EXCLUDED.queued_at, dispatched_at = EXCLUDED.dispatched_at").
+		Set("queued_at = EXCLUDED.queued_at, dispatched_at = EXCLUDED.dispatched_at, etag = EXCLUDED.etag, started_at = EXCLUDED.started_at").
 		Exec(ctx); err != nil {
 		return fmt.Errorf("record upload: %w", err)
 	}

@@ -15,13 +15,41 @@ import (
 // (Claim, Finish, and with FailUpload in uploadqueue.go, Fail), and the
 // sweep of signatures that never got a notice.
 
-// UploadClaim reads the status and attempt of the upload uploadID, for a
-// run that waits for its notice to commit; sql.ErrNoRows (IsNoRows) while
-// the notice is not visible.
+// UploadClaim reads the status and attempt of the upload uploadID, for its
+// run's first look; sql.ErrNoRows (IsNoRows) when there is none (a run
+// that an API before the commit-first start began inside the notice's
+// transaction, and that got ahead of the commit).
 func UploadClaim(ctx context.Context, db bun.IDB, uploadID string) (AssetUpload, error) {
 	var up AssetUpload
 	err := db.NewSelect().Model(&up).Column("status", "attempt").Where("id = ?", uploadID).Scan(ctx)
 	return up, err
+}
+
+// MarkUploadStarted records that the ingestion of the upload's attempt was
+// started: the API's start after the notice committed, or the commit
+// sweep's. A start that Temporal refused is not marked, so the sweep tries
+// it again.
+func MarkUploadStarted(ctx context.Context, db bun.IDB, uploadID uuid.UUID, attempt int) error {
+	if _, err := db.NewUpdate().Model((*AssetUpload)(nil)).Set("started_at = now()").
+		Where("id = ? AND attempt = ? AND started_at IS NULL", uploadID, attempt).Exec(ctx); err != nil {
+		return fmt.Errorf("mark the upload's ingestion started: %w", err)
+	}
+	return nil
+}
+
+// UnstartedUploads locks, in tx and skipping rows another sweep holds, at
+// most limit processing uploads whose attempt was noticed before before and
+// whose ingestion was never started (its API died between the commit and
+// the start, or Temporal refused the start): the commit sweep starts them.
+func UnstartedUploads(ctx context.Context, tx bun.Tx, before time.Time, limit int) ([]AssetUpload, error) {
+	var ups []AssetUpload
+	err := tx.NewSelect().Model(&ups).
+		Where("status = ? AND started_at IS NULL AND queued_at < ?", UploadProcessing, before).
+		OrderExpr("queued_at").Limit(int64(limit)).For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil && !IsNoRows(err) {
+		return nil, fmt.Errorf("find unstarted uploads: %w", err)
+	}
+	return ups, nil
 }
 
 // UploadExists tells whether the upload uploadID is visible.

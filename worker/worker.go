@@ -55,6 +55,8 @@ type Worker struct {
 	Webhooks sdkworker.Worker
 	// dispatcher starts delivery workflows when events commit.
 	dispatcher *dispatcher
+	// commits starts upload and publish workflows a crash left unstarted.
+	commits *commitSweeper
 }
 
 // MaxConcurrentDeliveries bounds the webhook requests one worker has in
@@ -81,8 +83,10 @@ func New(c client.Client, d Deps) *Worker {
 	})
 	a := webhookActivities(c, d)
 	RegisterWebhooks(hooks, a)
+	commits := &activities.CommitSweep{DB: d.DB, Temporal: c, TaskQueue: d.Config.TaskQueue, PublishTaskQueue: d.Config.PublishTaskQueue}
 	return &Worker{Ingest: ingest, Publish: publish, Webhooks: hooks,
-		dispatcher: &dispatcher{activities: a, databaseURL: d.Config.DatabaseURL, log: d.Log}}
+		dispatcher: &dispatcher{activities: a, databaseURL: d.Config.DatabaseURL, log: d.Log},
+		commits:    &commitSweeper{sweep: commits, every: commitSweepEvery, log: d.Log}}
 }
 
 // Start starts polling both queues.
@@ -100,11 +104,14 @@ func (w *Worker) Start() error {
 		return fmt.Errorf("start the webhook worker: %w", err)
 	}
 	w.dispatcher.start()
+	w.commits.start()
 	return nil
 }
 
-// Stop stops the queues and the dispatcher, letting running activities finish.
+// Stop stops the queues, the dispatcher and the commit sweep, letting
+// running activities finish.
 func (w *Worker) Stop() {
+	w.commits.stop()
 	w.dispatcher.stop()
 	w.Ingest.Stop()
 	w.Publish.Stop()

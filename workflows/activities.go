@@ -31,5 +31,8 @@ const (
 // fix: the workflow marks the upload "error" with the message.
 const RejectedType = "Rejected"
 
-// ClaimWait bounds how long Claim waits for the upload notice to commit.
+// ClaimWait bounded how long Claim waited for the upload notice to commit,
+// when the API started the ingestion inside the notice's transaction.
+// Claim no longer waits (the API starts the run after the commit); the
+// older paths keep the timeouts they were recorded with.
 const ClaimWait = 30 * time.Second

@@ -51,19 +51,10 @@ type Processed struct {
 // assets bucket, record the asset and finish the upload, then delete the
 // temporary object. A rejection marks the upload "error" with its message,
 // removes partial objects, and fails the workflow (so the same upload may be
-// retried under the same workflow id).
+// retried under the same workflow id). Workers still run it for those runs
+// only: it is a thin versioned choice among the paths its histories
+// recorded, which IngestUpload's older runs share (ingestSteps).
 func AssetUpload(ctx workflow.Context, u Upload) error {
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever,
-	})
-	inspect := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Inspect waits up to a minute for the file, heartbeating meanwhile.
-		StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 20 * time.Second, RetryPolicy: retryForever,
-	})
-	process := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
-	})
-
 	// Version 2 is the single-step path. Runs recorded before it (version
 	// 1) replay the five-activity path; runs recorded before the claim step
 	// (the default version) replay without it.
@@ -71,40 +62,7 @@ func AssetUpload(ctx workflow.Context, u Upload) error {
 	if v == 2 {
 		return ingestSingleStep(ctx, u)
 	}
-	if v == 1 {
-		claim := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
-		})
-		var claimed bool
-		if err := workflow.ExecuteActivity(claim, claimActivity, u).Get(ctx, &claimed); err != nil {
-			return err
-		}
-		if !claimed {
-			return nil // the notice never committed, or a later attempt took over
-		}
-	}
-	err := workflow.ExecuteActivity(inspect, inspectActivity, u).Get(ctx, nil)
-	var processed *Processed
-	if err == nil {
-		err = workflow.ExecuteActivity(process, processActivity, u).Get(ctx, &processed)
-	}
-	if err == nil {
-		err = workflow.ExecuteActivity(short, recordActivity, u, processed).Get(ctx, nil)
-	}
-	if msg, rejected := rejection(err); rejected {
-		// Recording the failure must happen even if the workflow is being
-		// cancelled, hence the disconnected context.
-		cleanup, cancel := workflow.NewDisconnectedContext(short)
-		defer cancel()
-		if ferr := workflow.ExecuteActivity(cleanup, failActivity, u, msg).Get(cleanup, nil); ferr != nil {
-			return ferr
-		}
-		return temporal.NewNonRetryableApplicationError(msg, RejectedType, nil)
-	}
-	if err != nil {
-		return err
-	}
-	return workflow.ExecuteActivity(short, deleteTemporaryActivity, u).Get(ctx, nil)
+	return fiveActivities(v == 1).ingest(ctx, u)
 }
 
 // IngestUpload is the workflow new uploads start (workflow id
@@ -120,41 +78,45 @@ func IngestUpload(ctx workflow.Context, u Upload) error {
 	return ingestInTurn(ctx, u)
 }
 
-// ingestSingleStep is the path before the queue (IngestUpload's runs
-// recorded before uploadQueueChange, and AssetUpload version 2): one activity task (Ingest: inspect
-// and process, heartbeating) and the short steps as local activities (Claim,
-// Record, DeleteTemporary, Fail), which run in the worker's workflow task
-// and leave one marker event each instead of a task round trip through the
-// Temporal server. Each step keeps its retry policy: local activities retry
-// with the same backoff (the SDK schedules a timer for long backoffs), and
-// their results are recorded in history, so a replay does not run them
-// again. A pending local activity shows in the UI as the pending workflow
-// task; its result or last failure shows as a marker.
-func ingestSingleStep(ctx workflow.Context, u Upload) error {
-	local := localForever(ctx, 30*time.Second)
-	claim := localForever(ctx, ClaimWait+30*time.Second)
-	ingest := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Inspect waits up to a minute for the file; then the image work.
-		StartToCloseTimeout: 12 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
-	})
-	var claimed bool
-	if err := workflow.ExecuteLocalActivity(claim, claimActivity, u).Get(ctx, &claimed); err != nil {
-		return err
+// ingestSteps is how one generation of the ingestion before the queue ran
+// its steps. Each generation issued the same sequence (claim the notice,
+// the image work, Record; on a rejection Fail and fail the run; else
+// DeleteTemporary) as different commands, so a generation is a table of
+// how it runs a step, and ingest the one sequence: a replayed history
+// meets exactly the commands its generation recorded.
+type ingestSteps struct {
+	// claim runs Claim (nil: the generation before the claim step).
+	claim func(workflow.Context, Upload) (bool, error)
+	// work is the image work: Ingest, or Inspect then Process.
+	work func(workflow.Context, Upload) (*Processed, error)
+	// short is ctx with the options of Record, Fail and DeleteTemporary,
+	// which exec runs (as activities, or local activities).
+	short func(workflow.Context) workflow.Context
+	exec  func(ctx workflow.Context, activity any, args ...any) workflow.Future
+}
+
+// ingest runs the sequence with s's steps.
+func (s ingestSteps) ingest(ctx workflow.Context, u Upload) error {
+	if s.claim != nil {
+		claimed, err := s.claim(ctx, u)
+		if err != nil {
+			return err
+		}
+		if !claimed {
+			return nil // the notice never committed, or a later attempt took over
+		}
 	}
-	if !claimed {
-		return nil // the notice never committed, or a later attempt took over
-	}
-	var processed *Processed
-	err := workflow.ExecuteActivity(ingest, ingestActivity, u).Get(ctx, &processed)
+	short := s.short(ctx)
+	processed, err := s.work(ctx, u)
 	if err == nil {
-		err = workflow.ExecuteLocalActivity(local, recordActivity, u, processed).Get(ctx, nil)
+		err = s.exec(short, recordActivity, u, processed).Get(ctx, nil)
 	}
 	if msg, rejected := rejection(err); rejected {
 		// Recording the failure must happen even if the workflow is being
 		// cancelled, hence the disconnected context.
-		cleanup, cancel := workflow.NewDisconnectedContext(local)
+		cleanup, cancel := workflow.NewDisconnectedContext(short)
 		defer cancel()
-		if ferr := workflow.ExecuteLocalActivity(cleanup, failActivity, u, msg).Get(cleanup, nil); ferr != nil {
+		if ferr := s.exec(cleanup, failActivity, u, msg).Get(cleanup, nil); ferr != nil {
 			return ferr
 		}
 		return temporal.NewNonRetryableApplicationError(msg, RejectedType, nil)
@@ -162,8 +124,78 @@ func ingestSingleStep(ctx workflow.Context, u Upload) error {
 	if err != nil {
 		return err
 	}
-	return workflow.ExecuteLocalActivity(local, deleteTemporaryActivity, u).Get(ctx, nil)
+	return s.exec(short, deleteTemporaryActivity, u).Get(ctx, nil)
 }
+
+// fiveActivities is AssetUpload before version 2: every step an activity
+// task, Inspect and Process apart; Claim only from version 1 (claimed).
+func fiveActivities(claimed bool) ingestSteps {
+	s := ingestSteps{
+		short: func(ctx workflow.Context) workflow.Context {
+			return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retryForever})
+		},
+		exec: workflow.ExecuteActivity,
+		work: func(ctx workflow.Context, u Upload) (*Processed, error) {
+			inspect := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				// Inspect waits up to a minute for the file, heartbeating meanwhile.
+				StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 20 * time.Second, RetryPolicy: retryForever,
+			})
+			process := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
+			})
+			var processed *Processed
+			err := workflow.ExecuteActivity(inspect, inspectActivity, u).Get(ctx, nil)
+			if err == nil {
+				err = workflow.ExecuteActivity(process, processActivity, u).Get(ctx, &processed)
+			}
+			return processed, err
+		},
+	}
+	if claimed {
+		s.claim = func(ctx workflow.Context, u Upload) (bool, error) {
+			claim := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				StartToCloseTimeout: ClaimWait + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: retryForever,
+			})
+			var ok bool
+			err := workflow.ExecuteActivity(claim, claimActivity, u).Get(ctx, &ok)
+			return ok, err
+		}
+	}
+	return s
+}
+
+// singleStep is the path before the queue (IngestUpload's runs recorded
+// before uploadQueueChange, and AssetUpload version 2): one activity task
+// (Ingest: inspect and process, heartbeating) and the short steps as local
+// activities (Claim, Record, DeleteTemporary, Fail), which run in the
+// worker's workflow task and leave one marker event each instead of a task
+// round trip through the Temporal server. Each step keeps its retry policy:
+// local activities retry with the same backoff (the SDK schedules a timer
+// for long backoffs), and their results are recorded in history, so a
+// replay does not run them again. A pending local activity shows in the UI
+// as the pending workflow task; its result or last failure shows as a
+// marker.
+var singleStep = ingestSteps{
+	claim: func(ctx workflow.Context, u Upload) (bool, error) {
+		var ok bool
+		err := workflow.ExecuteLocalActivity(localForever(ctx, ClaimWait+30*time.Second), claimActivity, u).Get(ctx, &ok)
+		return ok, err
+	},
+	work: func(ctx workflow.Context, u Upload) (*Processed, error) {
+		ingest := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			// Inspect waits up to a minute for the file; then the image work.
+			StartToCloseTimeout: 12 * time.Minute, HeartbeatTimeout: 30 * time.Second, RetryPolicy: retryForever,
+		})
+		var processed *Processed
+		err := workflow.ExecuteActivity(ingest, ingestActivity, u).Get(ctx, &processed)
+		return processed, err
+	},
+	short: func(ctx workflow.Context) workflow.Context { return localForever(ctx, 30*time.Second) },
+	exec:  workflow.ExecuteLocalActivity,
+}
+
+// ingestSingleStep runs the single-step path (singleStep).
+func ingestSingleStep(ctx workflow.Context, u Upload) error { return singleStep.ingest(ctx, u) }
 
 // rejection extracts the person-readable message of a rejected activity.
 func rejection(err error) (string, bool) {

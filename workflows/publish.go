@@ -10,8 +10,10 @@ import (
 // PublishRevisionID is the workflow id of a revision's publication.
 func PublishRevisionID(revisionID string) string { return "publish-revision-" + revisionID }
 
-// NotCommitted is the status of a publish whose revision was never
-// committed: nothing was published and no draft was reserved.
+// NotCommitted is the status of a publish whose revision was not there:
+// only a run that an API before the start-after-commit change started
+// inside the revision's transaction ends so (drafts.RevisionCommitted).
+// Nothing was published and no draft was reserved.
 const NotCommitted = "not-committed"
 
 // Cancelled is the status of a scheduled publish cancelled before its time
@@ -68,15 +70,17 @@ func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, e
 		if err != nil {
 			return nil, err
 		}
-		// The API starts the workflow before it commits the revision: a
-		// revision that never committed must not leave a timer pending for
-		// months.
-		var committed bool
-		if err := workflow.ExecuteActivity(ctx, awaitRevisionActivity, revisionID).Get(ctx, &committed); err != nil {
-			return nil, err
-		}
-		if !committed {
-			return &PublishResult{Status: NotCommitted}, nil
+		if workflow.GetVersion(ctx, startedAfterCommitChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			// Recorded when the API started the workflow before it
+			// committed the revision: a revision that never committed must
+			// not leave a timer pending for months.
+			var committed bool
+			if err := workflow.ExecuteActivity(ctx, awaitRevisionActivity, revisionID).Get(ctx, &committed); err != nil {
+				return nil, err
+			}
+			if !committed {
+				return &PublishResult{Status: NotCommitted}, nil
+			}
 		}
 		fire, err := w.wait(ctx)
 		if err != nil {
@@ -90,6 +94,13 @@ func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, e
 	err := workflow.ExecuteActivity(ctx, publishActivity, revisionID).Get(ctx, &res)
 	return res, err
 }
+
+// startedAfterCommitChange marks the change that made the API start a
+// revision's workflow after the revision commits (docs/architecture.md,
+// "From a commit to a workflow"): a scheduled publish no longer checks that
+// its revision committed (AwaitRevision) before it waits. Histories
+// recorded before it replay with the check.
+const startedAfterCommitChange = "started-after-commit"
 
 // schedule is a scheduled publish's time and what the updates did to it.
 type schedule struct {

@@ -2,12 +2,16 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // Starting the workflows, for their callers (the API, the worker's
@@ -38,6 +42,21 @@ func StartAssetUpload(ctx context.Context, c client.Client, taskQueue string, in
 	opts := client.StartWorkflowOptions{ID: AssetUploadID(in.UploadID), TaskQueue: taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
 	return start(ctx, c, opts, IngestUpload, in, in.SiteID, UploadIDAttribute.ValueSet(in.UploadID))
+}
+
+// UploadOf is the input of the ingestion of up's current attempt, from its
+// committed row: what the API starts it with, and the commit sweep too.
+func UploadOf(up *models.AssetUpload) Upload {
+	return Upload{UploadID: up.ID.String(), Attempt: up.Attempt, SiteID: up.SiteID.String(), AssetID: models.AssetID(up.ID).String(),
+		Key: up.Key, FileName: up.FileName, ContentType: up.ContentType, FileSize: up.FileSize, ETag: up.ETag}
+}
+
+// IsAlreadyStarted tells a start refused because a run of that workflow id
+// is running: the row's own run (started by someone else, the commit sweep
+// or the API), or for an upload, its previous attempt's, still closing.
+func IsAlreadyStarted(err error) bool {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	return errors.As(err, &started)
 }
 
 // StartWebhookDelivery starts a delivery's workflow on taskQueue; one of

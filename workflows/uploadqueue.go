@@ -48,8 +48,8 @@ func recheckAfter(position int) time.Duration {
 	return min(max(time.Duration(position)*10*time.Second, 30*time.Second), 5*time.Minute)
 }
 
-// ingestInTurn is IngestUpload since the queue: wait for a slot (ClaimSlot,
-// which also waits for the notice to commit), Ingest, Record; then wake the
+// ingestInTurn is IngestUpload since the queue: wait for a slot (ClaimSlot;
+// the run starts after its notice committed), Ingest, Record; then wake the
 // site's next uploads (ReleaseSlot), delete the temporary object and record
 // the outcome. A rejection marks the upload "error" (Fail) and completes
 // the run with the outcome "rejected", so a Failed run always means a fault
@@ -123,7 +123,7 @@ func ingestAndRecord(ctx workflow.Context, u Upload) error {
 // waits for TurnSignal or, failing that, recheckAfter its position. With an
 // error, claimed says whether the upload was found processing first.
 func awaitTurn(ctx workflow.Context, u Upload) (claimed bool, err error) {
-	claim := localForever(ctx, ClaimWait+30*time.Second)
+	claim := localForever(ctx, 30*time.Second)
 	wake := workflow.GetSignalChannel(ctx, TurnSignal)
 	for {
 		var turn models.UploadTurn

@@ -34,6 +34,10 @@ type Revision struct {
 	IdempotencyKey *string        `bun:"idempotency_key"`
 	PublishAt      *time.Time     `bun:"publish_at"`
 	RevertsID      *uuid.UUID     `bun:"reverts_id,type:uuid"`
+	// StartedAt is when the revision's publish workflow was started, after
+	// the revision committed (nil: not yet, the worker's commit sweep
+	// starts it; nil too for a revert, which has no workflow).
+	StartedAt *time.Time `bun:"started_at"`
 }
 
 // Revision statuses.

@@ -1,0 +1,119 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+// CommitSweep starts the workflows of committed work whose start never
+// happened: upload attempts and revisions (docs/architecture.md, "From a
+// commit to a workflow"). The API commits the row, then starts its
+// workflow and marks it started; an API that dies between the two, or a
+// start Temporal refuses, leaves the row unstarted, and the worker runs
+// this sweep every half minute (worker/commitsweep.go). Webhook deliveries
+// are the same primitive, started by the dispatcher (DispatchWebhookDeliveries).
+type CommitSweep struct {
+	DB       *bun.DB
+	Temporal client.Client
+	// TaskQueue and PublishTaskQueue are where the API starts ingestions
+	// and publishes.
+	TaskQueue, PublishTaskQueue string
+	// Grace replaces StartGrace when above 0 (tests).
+	Grace time.Duration
+}
+
+// StartGrace is how long after its commit a row is left to the API's own
+// start before the sweep starts it: a start the sweep makes first is
+// harmless (the workflow id is the row's), only wasted.
+const StartGrace = 10 * time.Second
+
+// StartUnstarted starts the workflows of the rows committed over
+// StartGrace ago and never started, and marks them started; it returns
+// how many it started. A row whose workflow id Temporal finds running was
+// started by a process that died before marking it (or by an API before
+// the start-after-commit change, in a rolling upgrade): it is marked too,
+// except an upload's later attempt, whose running run may be the previous
+// attempt's, still closing; that one is looked at again next time.
+func (s *CommitSweep) StartUnstarted(ctx context.Context) (int, error) {
+	grace := s.Grace
+	if grace <= 0 {
+		grace = StartGrace
+	}
+	before := time.Now().Add(-grace)
+	uploads, uerr := s.startUploads(ctx, before)
+	revisions, rerr := s.startRevisions(ctx, before)
+	return uploads + revisions, errors.Join(uerr, rerr)
+}
+
+// startUploads starts the unstarted upload attempts noticed before before.
+func (s *CommitSweep) startUploads(ctx context.Context, before time.Time) (int, error) {
+	var started int
+	var refused []error // starts Temporal refused: the next sweep tries again
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		started, refused = 0, nil
+		ups, err := models.UnstartedUploads(ctx, tx, before, SweepBatch)
+		if err != nil {
+			return err
+		}
+		for i := range ups {
+			err := workflows.StartAssetUpload(ctx, s.Temporal, s.TaskQueue, workflows.UploadOf(&ups[i]))
+			running := workflows.IsAlreadyStarted(err)
+			switch {
+			case err == nil || (running && ups[i].Attempt == 1):
+				if err := models.MarkUploadStarted(ctx, tx, ups[i].ID, ups[i].Attempt); err != nil {
+					return err
+				}
+				if err == nil {
+					started++
+				}
+			case !running:
+				refused = append(refused, fmt.Errorf("start the ingestion of upload %s: %w", ups[i].ID, err))
+			}
+		}
+		return nil
+	})
+	return started, errors.Join(err, errors.Join(refused...))
+}
+
+// startRevisions starts the unstarted revisions created before before.
+func (s *CommitSweep) startRevisions(ctx context.Context, before time.Time) (int, error) {
+	var started int
+	var refused []error // starts Temporal refused: the next sweep tries again
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		started, refused = 0, nil
+		revs, err := drafts.UnstartedRevisions(ctx, tx, before, SweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, r := range revs {
+			var at time.Time
+			if r.PublishAt != nil {
+				at = *r.PublishAt
+			}
+			err := workflows.StartPublishRevision(ctx, s.Temporal, s.PublishTaskQueue, r.SiteID.String(), r.ID.String(), at)
+			running := workflows.IsAlreadyStarted(err) // the revision's own run: one revision, one workflow id
+			switch {
+			case err == nil || running:
+				if err := drafts.MarkRevisionStarted(ctx, tx, r.ID); err != nil {
+					return err
+				}
+				if err == nil {
+					started++
+				}
+			case !running:
+				refused = append(refused, fmt.Errorf("start the publish of revision %s: %w", r.ID, err))
+			}
+		}
+		return nil
+	})
+	return started, errors.Join(err, errors.Join(refused...))
+}
