@@ -89,7 +89,7 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 // assetSpec is the query GET /assets reads: the site's assets, newest first.
 var assetSpec = QuerySpec{Collection: true, Fields: fieldsOf("assets"), Includes: includesOf("assets"),
 	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
-	DefaultSort: "created_at DESC, id",
+	DefaultSort: models.OrderNewest,
 	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
 
 // registerAssetRoutes registers /assets and /asset-images.

@@ -216,7 +216,7 @@ func (h contentHandler) spec(collection bool) QuerySpec {
 func (h contentHandler) querySpecs() [2]QuerySpec {
 	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
 	list := one
-	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, "created_at, id"
+	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, models.OrderOldest
 	return [2]QuerySpec{one, list}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -174,7 +175,7 @@ type draftsHandler struct {
 var draftSpec = QuerySpec{Collection: true, Includes: includesOf("drafts"), Fields: fieldsOf("drafts"),
 	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
-	DefaultSort: "d.created_at, d.id"}
+	DefaultSort: models.OrderDraftsOldest}
 
 // load finds the draft named by the URL.
 func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {

@@ -51,7 +51,7 @@ func layoutSpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"title": "title", "file-name": "file_name", "created-at": "created_at", "updated-at": "updated_at"}
-		s.DefaultSort = "lower(file_name), id"
+		s.DefaultSort = models.OrderFileName
 		s.Filters = map[string]string{"title": "title", "file-name": "file_name"}
 	}
 	return s

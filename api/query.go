@@ -36,8 +36,8 @@ type QuerySpec struct {
 	Collection bool
 	// Sorts maps a sort key (an attribute name) to its SQL column.
 	Sorts map[string]string
-	// DefaultSort is the ORDER BY used without sort (and as a tie-breaker).
-	DefaultSort string
+	// DefaultSort names the order used without sort (and as a tie-breaker).
+	DefaultSort models.Order
 	// Filters maps filter[name] to a SQL column compared for equality.
 	Filters map[string]string
 	// Extra are endpoint-specific parameters (e.g. nothing, or "include" handled elsewhere).

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 )
 
 // fuzzSpecs are the query specs of real endpoints: a collection with
@@ -25,7 +26,7 @@ var fuzzSpecs = []QuerySpec{
 	siteSpec(),
 	{Collection: true, Fields: []string{"assets"},
 		Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
-		DefaultSort: "created_at DESC, id",
+		DefaultSort: models.OrderNewest,
 		Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}},
 	{Extra: []string{"download"}},
 }

@@ -310,7 +310,7 @@ func idPages(rows []models.Ranked, parents []uuid.UUID, offset int) map[uuid.UUI
 // childMany is the manyFunc of a relationship whose records are the rows
 // of table pointing at the parent through column parent, in order
 // (models.ChildPages).
-func childMany(db bun.IDB, table, parent, order string) manyFunc {
+func childMany(db bun.IDB, table, parent string, order models.Order) manyFunc {
 	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
 		rows, err := models.ChildPages(ctx, db, table, parent, order, siteID, parents, offset, limit)
 		if err != nil {

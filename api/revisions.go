@@ -354,9 +354,9 @@ func (h revisionsHandler) get(c *fiber.Ctx) error {
 func (h revisionsHandler) list(c *fiber.Ctx) error {
 	spec := QuerySpec{Collection: true, Includes: includesOf("revisions"), Fields: fieldsOf("revisions"),
 		Filters: map[string]string{"status": "status"},
-		Sorts:   map[string]string{"created-at": "created_at", "publish-at": "publish_at"}, DefaultSort: "r.created_at DESC, r.id"}
+		Sorts:   map[string]string{"created-at": "created_at", "publish-at": "publish_at"}, DefaultSort: models.OrderRevisionsNewest}
 	if c.Query("filter[status]") == drafts.Scheduled {
-		spec.DefaultSort = "r.publish_at, r.id"
+		spec.DefaultSort = models.OrderRevisionsSoonest
 	}
 	q, err := parseQuery(c, spec)
 	if err != nil {
@@ -397,7 +397,7 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 			}
 			return h.render(ctx, siteID, revs)
 		},
-		many: map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", "created_at, id")}})
+		many: map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", models.OrderOldest)}})
 	versions := &resourceType{typ: "versions", what: "version", fetch: byIDs(h.db, h.versionResource)}
 	r.cat.add(versions)
 	r.get("/versions/:id", r.cat.get(versions))

@@ -30,7 +30,7 @@ func themeAssetSpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"path": "path", "created-at": "created_at", "updated-at": "updated_at"}
-		s.DefaultSort = "lower(path), id"
+		s.DefaultSort = models.OrderPath
 		s.Filters = map[string]string{"path": "path"}
 	}
 	return s

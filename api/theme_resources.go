@@ -76,8 +76,8 @@ func (k *themeResources) themesType() *resourceType {
 			return k.renderThemes(ctx, siteID, ts)
 		},
 		many: map[string]manyFunc{
-			"layouts":      childMany(k.db, "layouts", "theme_id", "lower(file_name), id"),
-			"theme-assets": childMany(k.db, "theme_assets", "theme_id", "lower(path), id"),
+			"layouts":      childMany(k.db, "layouts", "theme_id", models.OrderFileName),
+			"theme-assets": childMany(k.db, "theme_assets", "theme_id", models.OrderPath),
 		}}
 }
 

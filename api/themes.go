@@ -63,7 +63,7 @@ func themeSpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}
-		s.DefaultSort = "created_at DESC, id"
+		s.DefaultSort = models.OrderNewest
 		s.Filters = map[string]string{"title": "title"}
 	}
 	return s

@@ -144,7 +144,7 @@ func webhookSpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"created-at": "created_at", "updated-at": "updated_at", "url": "url"}
-		s.DefaultSort = "created_at DESC, id"
+		s.DefaultSort = models.OrderNewest
 		s.Filters = map[string]string{"active": "active", "url": "url"}
 	}
 	return s
@@ -155,7 +155,7 @@ func deliverySpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Sorts = map[string]string{"created-at": "created_at", "status": "status"}
-		s.DefaultSort = "created_at DESC, id"
+		s.DefaultSort = models.OrderNewest
 		s.Filters = map[string]string{"status": "status", "event": "event"}
 	}
 	return s
@@ -370,7 +370,7 @@ func registerWebhookRoutes(r routes) error {
 			}
 			return h.render(ctx, siteID, ws, "")
 		},
-		many:    map[string]manyFunc{"deliveries": childMany(h.db, "webhook_deliveries", "webhook_id", "created_at DESC, id")},
+		many:    map[string]manyFunc{"deliveries": childMany(h.db, "webhook_deliveries", "webhook_id", models.OrderNewest)},
 		related: map[string]fiber.Handler{"deliveries": h.deliveries}})
 	r.cat.add(&resourceType{typ: "webhook-deliveries", what: "webhook delivery", fetch: byIDs(h.db, h.deliveryResource)})
 	return nil

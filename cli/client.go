@@ -8,17 +8,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pressroom/pressroom/client"
 )
 
 // DefaultAPI is the local stack's API (make dev), as its links name it.
@@ -91,109 +92,33 @@ func (o *Options) shownAPI() string { return apiKey(o.API) }
 // base is the API as requests name it: as given, without a trailing slash.
 func (o *Options) base() string { return strings.TrimRight(strings.TrimSpace(o.API), "/") }
 
-// client talks JSON:API to one API with one access token.
-type client struct {
-	base  string
-	token string
-	http  *http.Client
+// session talks JSON:API to one API with one access token, through the
+// API's Go client (package client).
+type session struct{ *client.Client }
+
+// newSession is a session with o's API as the signed-in user (token).
+func newSession(o Options, token string) *session {
+	return &session{&client.Client{Base: o.base(), Token: token, HTTP: o.httpClient(), UserAgent: userAgent, MaxResponse: maxResponse}}
 }
 
-// resource is a JSON:API resource object as the CLI needs it.
-type resource struct {
-	Type          string                     `json:"type"`
-	ID            string                     `json:"id"`
-	Attributes    map[string]any             `json:"attributes"`
-	Relationships map[string]json.RawMessage `json:"relationships"`
-}
-
-// document is a JSON:API response document.
-type document struct {
-	Data     json.RawMessage `json:"data"`
-	Included json.RawMessage `json:"included"`
-	Errors   []apiError      `json:"errors"`
-	Links    struct {
-		Next *string `json:"next"`
-	} `json:"links"`
-}
-
-type apiError struct {
-	Status string `json:"status"`
-	Code   string `json:"code"`
-	Title  string `json:"title"`
-	Detail string `json:"detail"`
-}
-
-// response is an answer with its status and headers.
-type response struct {
-	status int
-	header http.Header
-	doc    document
-}
-
-func (r *response) err(method, path string) error {
-	e := &StatusError{Method: method, Path: path, Status: r.status, RequestID: r.header.Get("X-Request-Id")}
-	if len(r.doc.Errors) > 0 {
-		e.Code = r.doc.Errors[0].Code
-		e.Detail = r.doc.Errors[0].Detail
-		if e.Detail == "" {
-			e.Detail = r.doc.Errors[0].Title
-		}
-	}
-	return e
-}
-
-func (r *response) resource() (resource, error) {
-	var res resource
-	if err := json.Unmarshal(r.doc.Data, &res); err != nil || res.ID == "" {
-		return res, fmt.Errorf("the answer holds no resource: %s", r.doc.Data)
-	}
-	return res, nil
-}
+// resource is a JSON:API resource object.
+type resource = client.Resource
 
 // do sends a JSON:API request (body marshalled when not nil) to path, which
-// is relative to the API or an absolute link the API gave.
-func (c *client) do(ctx context.Context, method, path string, body any, headers ...string) (*response, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
+// is relative to the API or an absolute link the API gave, and reads the
+// JSON:API answer. An API that cannot be reached is explained (unreachable).
+func (c *session) do(ctx context.Context, method, path string, body any, headers ...string) (*client.Response, error) {
+	r, err := c.Call(ctx, method, path, body, headers...)
+	var transport *url.Error
+	if errors.As(err, &transport) {
+		return nil, unreachable(c.Base, err)
 	}
-	u := path
-	if !strings.HasPrefix(path, "http://") && !strings.HasPrefix(path, "https://") {
-		u = c.base + path
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("User-Agent", userAgent)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, unreachable(c.base, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
-	}
-	r := &response{status: resp.StatusCode, header: resp.Header}
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &r.doc); err != nil {
-			return nil, fmt.Errorf("%s %s: %d, not a JSON:API answer: %.200s", method, path, resp.StatusCode, raw)
-		}
-	}
-	return r, nil
+	return r, err
+}
+
+// statusErr is the answer r to method path as the error a command ends with.
+func statusErr(r *client.Response, method, path string) error {
+	return (*StatusError)(r.Err(method, path))
 }
 
 // sleep waits d or until ctx ends.

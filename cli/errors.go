@@ -8,19 +8,17 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+
+	"github.com/pressroom/pressroom/client"
 )
 
 // StatusError is an API answer the command cannot go on from. Error()
 // says it in plain words first, then what the API said and the request,
 // for a bug report: "a draft you chose is already being published…
 // (the API says: …; POST /revisions: 409 draft_in_flight)".
-type StatusError struct {
-	Method, Path string
-	Status       int
-	Code, Detail string
-	// RequestID is the answer's X-Request-Id, which the API's log has.
-	RequestID string
-}
+// It is the client's Error (the request, the status, the API's code and
+// detail, the request id), told for a person.
+type StatusError client.Error
 
 // plainCodes are sentences for the API's error codes a command of the
 // CLI meets (api/errors.go and the handlers define the codes). The API's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -23,24 +22,20 @@ type assetTypes map[string]struct {
 // assetTypes reads GET /asset-types (plain JSON). An error leaves the
 // judging to the API (POST /upload-signatures refuses a type it does not
 // take); the CLI only explains it better beforehand.
-func (c *client) assetTypes(ctx context.Context) (assetTypes, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/asset-types", nil)
+func (c *session) assetTypes(ctx context.Context) (assetTypes, error) {
+	req, err := c.NewRequest(ctx, http.MethodGet, "/asset-types", nil, "Accept", "application/json")
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", userAgent)
-	resp, err := c.http.Do(req)
+	r, err := c.Do(req)
 	if err != nil {
-		return nil, unreachable(c.base, err)
+		return nil, unreachable(c.Base, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /asset-types: %d", resp.StatusCode)
+	if r.Status != http.StatusOK {
+		return nil, fmt.Errorf("GET /asset-types: %d", r.Status)
 	}
 	var t assetTypes
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&t); err != nil {
+	if err := json.Unmarshal(r.Raw, &t); err != nil {
 		return nil, fmt.Errorf("GET /asset-types: %w", err)
 	}
 	return t, nil

@@ -86,7 +86,7 @@ func Login(ctx context.Context, o Options, lo LoginOptions) error {
 	if err := store.Save(o.API, credentialsFromToken(lo.ClientID, tok)); err != nil {
 		return err
 	}
-	c := &client{base: o.base(), token: tok.AccessToken, http: o.httpClient()}
+	c := newSession(o, tok.AccessToken)
 	who, err := c.whoami(ctx)
 	if err != nil {
 		// Signed in all the same: the sign-in is stored and works.
@@ -135,7 +135,7 @@ func (i identity) String() string {
 
 // whoami reads GET /users/me (the user, and a role when the API has
 // roles) and GET /site (the site's slug).
-func (c *client) whoami(ctx context.Context) (identity, error) {
+func (c *session) whoami(ctx context.Context) (identity, error) {
 	var who identity
 	me, err := c.get(ctx, "/users/me")
 	if err != nil {
@@ -156,15 +156,15 @@ func (c *client) whoami(ctx context.Context) (identity, error) {
 }
 
 // get reads one resource.
-func (c *client) get(ctx context.Context, path string) (resource, error) {
+func (c *session) get(ctx context.Context, path string) (resource, error) {
 	r, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return resource{}, err
 	}
-	if r.status != http.StatusOK {
-		return resource{}, r.err(http.MethodGet, path)
+	if r.Status != http.StatusOK {
+		return resource{}, statusErr(r, http.MethodGet, path)
 	}
-	return r.resource()
+	return r.Resource()
 }
 
 // Logout forgets the stored sign-in for o.API. (The refresh token stays
@@ -184,13 +184,13 @@ func Logout(o Options) error {
 
 // connect returns a client for o.API with an access token: PRESSROOM_TOKEN
 // when set, otherwise the stored sign-in (refreshed and rotated as needed).
-func connect(ctx context.Context, o Options) (*client, error) {
+func connect(ctx context.Context, o Options) (*session, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	hc := o.httpClient()
 	if t := strings.TrimSpace(o.Getenv("PRESSROOM_TOKEN")); t != "" {
-		return &client{base: o.base(), token: t, http: hc}, nil
+		return newSession(o, t), nil
 	}
 	dir, err := o.configDir()
 	if err != nil {
@@ -200,7 +200,7 @@ func connect(ctx context.Context, o Options) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &client{base: o.base(), token: tok, http: hc}, nil
+	return newSession(o, tok), nil
 }
 
 func readLine(r io.Reader) (string, error) {

@@ -212,7 +212,7 @@ func revisionBody(typ, comment string, ids []string) map[string]any {
 }
 
 // publishRevision publishes ids in one revision and follows it.
-func (c *client) publishRevision(ctx context.Context, o Options, po PublishOptions, ids []string) (*PublishResult, error) {
+func (c *session) publishRevision(ctx context.Context, o Options, po PublishOptions, ids []string) (*PublishResult, error) {
 	body := revisionBody("revisions", po.Comment, ids)
 	fmt.Fprintf(o.Stderr, "publishing %d %s…\n", len(ids), plural(len(ids), "draft", "drafts"))
 	// The key makes a repeated POST (none today; a retry later) answer with
@@ -222,21 +222,21 @@ func (c *client) publishRevision(ctx context.Context, o Options, po PublishOptio
 		return nil, err
 	}
 	var res *PublishResult
-	switch r.status {
+	switch r.Status {
 	case http.StatusCreated, http.StatusAccepted:
-		rev, err := r.resource()
+		rev, err := r.Resource()
 		if err != nil {
 			return nil, err
 		}
 		res = revisionResult(rev)
 	case http.StatusUnprocessableEntity:
-		if len(r.doc.Errors) > 0 && r.doc.Errors[0].Code == "publish_failed" {
-			res = &PublishResult{Status: "failed", ErrorMessage: r.doc.Errors[0].Detail}
+		if len(r.Doc.Errors) > 0 && r.Doc.Errors[0].Code == "publish_failed" {
+			res = &PublishResult{Status: "failed", ErrorMessage: r.Doc.Errors[0].Detail}
 			break
 		}
-		return nil, r.err("POST", "/revisions")
+		return nil, statusErr(r, "POST", "/revisions")
 	default:
-		return nil, r.err("POST", "/revisions")
+		return nil, statusErr(r, "POST", "/revisions")
 	}
 	deadline := time.Now().Add(po.Wait)
 	for res.Status == "publishing" && time.Now().Before(deadline) {
@@ -249,10 +249,10 @@ func (c *client) publishRevision(ctx context.Context, o Options, po PublishOptio
 		if err != nil {
 			return res, err
 		}
-		if g.status != http.StatusOK {
-			return res, g.err("GET", p)
+		if g.Status != http.StatusOK {
+			return res, statusErr(g, "GET", p)
 		}
-		rev, err := g.resource()
+		rev, err := g.Resource()
 		if err != nil {
 			return res, err
 		}
@@ -279,7 +279,7 @@ func (c *client) publishRevision(ctx context.Context, o Options, po PublishOptio
 // to (docs/drafts.md, Dependencies), which may be someone else's. The
 // publish plan of the same body (POST /publish-plans, which changes
 // nothing) lists every draft the revision would publish.
-func (c *client) confirmPulledIn(ctx context.Context, o Options, po PublishOptions, me string, mine []Draft) (bool, error) {
+func (c *session) confirmPulledIn(ctx context.Context, o Options, po PublishOptions, me string, mine []Draft) (bool, error) {
 	fmt.Fprintf(o.Stderr, "your %d pending %s:\n", len(mine), plural(len(mine), "draft", "drafts"))
 	printDrafts(o.Stderr, mine)
 	if po.Yes {
@@ -294,11 +294,11 @@ func (c *client) confirmPulledIn(ctx context.Context, o Options, po PublishOptio
 	if err != nil {
 		return false, err
 	}
-	if r.status != http.StatusOK {
-		return false, r.err(http.MethodPost, "/publish-plans")
+	if r.Status != http.StatusOK {
+		return false, statusErr(r, http.MethodPost, "/publish-plans")
 	}
 	var included []resource
-	if err := json.Unmarshal(r.doc.Included, &included); err != nil && len(r.doc.Included) > 0 {
+	if err := json.Unmarshal(r.Doc.Included, &included); err != nil && len(r.Doc.Included) > 0 {
 		return false, fmt.Errorf("POST /publish-plans: %w", err)
 	}
 	var others []Draft
@@ -343,7 +343,7 @@ func revisionResult(rev resource) *PublishResult {
 // listDrafts reads every page of GET /drafts, newest first, with their
 // users and records (bounded: a revision cannot list more anyway); only
 // the drafts of the user userID when it is not empty.
-func (c *client) listDrafts(ctx context.Context, userID string) ([]Draft, error) {
+func (c *session) listDrafts(ctx context.Context, userID string) ([]Draft, error) {
 	var out []Draft
 	q := url.Values{"sort": {"-updated-at"}, "include": {"user,item"}, "page[size]": {"100"}}
 	if userID != "" {
@@ -355,15 +355,15 @@ func (c *client) listDrafts(ctx context.Context, userID string) ([]Draft, error)
 		if err != nil {
 			return nil, err
 		}
-		if r.status != http.StatusOK {
-			return nil, r.err("GET", "/drafts")
+		if r.Status != http.StatusOK {
+			return nil, statusErr(r, "GET", "/drafts")
 		}
 		var page, included []resource
-		if err := json.Unmarshal(r.doc.Data, &page); err != nil {
+		if err := json.Unmarshal(r.Doc.Data, &page); err != nil {
 			return nil, fmt.Errorf("GET /drafts: %w", err)
 		}
-		if len(r.doc.Included) > 0 {
-			if err := json.Unmarshal(r.doc.Included, &included); err != nil {
+		if len(r.Doc.Included) > 0 {
+			if err := json.Unmarshal(r.Doc.Included, &included); err != nil {
 				return nil, fmt.Errorf("GET /drafts: included: %w", err)
 			}
 		}
@@ -378,8 +378,8 @@ func (c *client) listDrafts(ctx context.Context, userID string) ([]Draft, error)
 			return nil, fmt.Errorf("more than %d pending drafts", maxListedDrafts)
 		}
 		next = ""
-		if r.doc.Links.Next != nil && len(page) > 0 {
-			next = *r.doc.Links.Next
+		if r.Doc.Links.Next != nil && len(page) > 0 {
+			next = *r.Doc.Links.Next
 		}
 	}
 	return out, nil

@@ -1,19 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/pressroom/pressroom/client"
 )
 
 // UploadOptions tune Upload.
@@ -69,7 +68,7 @@ func Upload(ctx context.Context, o Options, uo UploadOptions, files []string) ([
 			readable++
 		}
 	}
-	var c *client
+	var c *session
 	var types assetTypes
 	if readable > 0 {
 		var err error
@@ -142,7 +141,7 @@ func openUpload(path string, types assetTypes) (*os.File, os.FileInfo, string, e
 	return f, st, ctype, nil
 }
 
-func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
+func (c *session) uploadOne(ctx context.Context, o Options, uo UploadOptions, types assetTypes, path, label string) UploadResult {
 	res := UploadResult{File: path}
 	f, st, ctype, err := openUpload(path, types)
 	if err != nil {
@@ -158,11 +157,11 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, typ
 		res.Err = err
 		return res
 	}
-	if sigResp.status != http.StatusOK {
-		res.Err = sigResp.err("POST", "/upload-signatures")
+	if sigResp.Status != http.StatusOK {
+		res.Err = statusErr(sigResp, "POST", "/upload-signatures")
 		return res
 	}
-	sig, err := sigResp.resource()
+	sig, err := sigResp.Resource()
 	if err != nil {
 		res.Err = err
 		return res
@@ -199,11 +198,11 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, typ
 		res.Err = err
 		return res
 	}
-	if r.status != http.StatusOK {
-		res.Err = r.err("GET", p)
+	if r.Status != http.StatusOK {
+		res.Err = statusErr(r, "GET", p)
 		return res
 	}
-	file, err := r.resource()
+	file, err := r.Resource()
 	if err != nil {
 		res.Err = err
 		return res
@@ -215,30 +214,30 @@ func (c *client) uploadOne(ctx context.Context, o Options, uo UploadOptions, typ
 
 // sendNotice posts the upload notice, again after a while when the site
 // has as many uploads processing as it may (429 too_many_uploads).
-func (c *client) sendNotice(ctx context.Context, o Options, label string, notice map[string]any) (resource, error) {
+func (c *session) sendNotice(ctx context.Context, o Options, label string, notice map[string]any) (resource, error) {
 	for attempt := 0; ; attempt++ {
 		r, err := c.do(ctx, http.MethodPost, "/asset-uploads", notice)
 		if err != nil {
 			return resource{}, err
 		}
-		if r.status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
-			wait := retryAfter(r.header, 2*time.Second)
+		if r.Status == http.StatusTooManyRequests && attempt < maxNoticeRetries {
+			wait := retryAfter(r.Header, 2*time.Second)
 			fmt.Fprintf(o.Stderr, "%s: the site has too many uploads processing; trying again in %s\n", label, wait)
 			if err := sleep(ctx, wait); err != nil {
 				return resource{}, err
 			}
 			continue
 		}
-		if r.status != http.StatusAccepted {
-			return resource{}, r.err("POST", "/asset-uploads")
+		if r.Status != http.StatusAccepted {
+			return resource{}, statusErr(r, "POST", "/asset-uploads")
 		}
-		return r.resource()
+		return r.Resource()
 	}
 }
 
 // awaitUpload long-polls the upload until it stops processing, for at
 // most uo.Timeout.
-func (c *client) awaitUpload(ctx context.Context, o Options, uo UploadOptions, label string, up resource) (resource, error) {
+func (c *session) awaitUpload(ctx context.Context, o Options, uo UploadOptions, label string, up resource) (resource, error) {
 	start := time.Now()
 	deadline := start.Add(uo.Timeout)
 	for up.Attributes["status"] == "processing" {
@@ -250,10 +249,10 @@ func (c *client) awaitUpload(ctx context.Context, o Options, uo UploadOptions, l
 		if err != nil {
 			return up, err
 		}
-		if r.status != http.StatusOK {
-			return up, r.err("GET", p)
+		if r.Status != http.StatusOK {
+			return up, statusErr(r, "GET", p)
 		}
-		if up, err = r.resource(); err != nil {
+		if up, err = r.Resource(); err != nil {
 			return up, err
 		}
 		if up.Attributes["status"] == "processing" {
@@ -263,55 +262,15 @@ func (c *client) awaitUpload(ctx context.Context, o Options, uo UploadOptions, l
 	return up, nil
 }
 
-// storageFields maps the signature's attributes to the S3 POST form fields
-// (docs/assets.md §1), in the order S3 wants them: every field before file.
-var storageFields = [][2]string{
-	{"key", "key"}, {"acl", "acl"}, {"Content-Type", "content-type"}, {"policy", "policy"},
-	{"x-amz-credential", "x-storage-credential"}, {"x-amz-algorithm", "x-storage-algorithm"},
-	{"x-amz-date", "x-storage-date"}, {"x-amz-signature", "x-storage-signature"},
-}
-
-// NewStorageRequest is the POST of file (size bytes) to an upload
-// signature's endpoint (sig: the signature's attributes), as a browser
-// form sends it: the signature's fields under their S3 names, then the
-// file, streamed. The length is given up front: S3 and MinIO refuse a POST
-// form sent chunked. The tests and benchmarks upload through it too.
-func NewStorageRequest(ctx context.Context, sig map[string]any, file io.Reader, size int64) (*http.Request, error) {
-	endpoint, _ := sig["endpoint"].(string)
-	if endpoint == "" {
-		return nil, errors.New("the signature has no endpoint")
-	}
-	var head bytes.Buffer
-	mw := multipart.NewWriter(&head)
-	for _, f := range storageFields {
-		v, _ := sig[f[1]].(string)
-		if err := mw.WriteField(f[0], v); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := mw.CreateFormFile("file", "upload"); err != nil {
-		return nil, err
-	}
-	tail := "\r\n--" + mw.Boundary() + "--\r\n"
-	body := io.MultiReader(&head, io.LimitReader(file, size), strings.NewReader(tail))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
-	if err != nil {
-		return nil, err
-	}
-	req.ContentLength = int64(head.Len()) + size + int64(len(tail))
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	return req, nil
-}
-
 // postToStorage streams file to the signature's endpoint
 // (NewStorageRequest) and explains a refusal.
-func (c *client) postToStorage(ctx context.Context, sig map[string]any, file io.Reader, size int64) error {
-	req, err := NewStorageRequest(ctx, sig, file, size)
+func (c *session) postToStorage(ctx context.Context, sig map[string]any, file io.Reader, size int64) error {
+	req, err := client.NewStorageRequest(ctx, sig, file, size)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("User-Agent", userAgent)
-	resp, err := c.http.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("upload to storage: %w", err)
 	}

@@ -3,17 +3,16 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/pressroom/pressroom/client"
 )
 
-// checkedTransport checks every response the generated client receives
-// against the system's /openapi.json, as call does for its own requests.
+// checkedTransport checks every response the Go client receives against
+// the system's /openapi.json, as call does for its own requests.
 type checkedTransport struct {
 	t *testing.T
 	s *system
@@ -36,70 +35,55 @@ func (c checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// TestGeneratedClientCreatesAndPublishesAPage uses the client oapi-codegen
-// generated from /openapi.json (package client) the way an integrator
-// would: create a page, publish its draft, read the published page.
-func TestGeneratedClientCreatesAndPublishesAPage(t *testing.T) {
+// TestClientCreatesAndPublishesAPage uses the API's Go client (package
+// client, which the CLI, the benchmarks and the replica tests use) the way
+// an integrator would: create a page, publish its draft, read the
+// published page, and read a refusal as an *client.Error.
+func TestClientCreatesAndPublishesAPage(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	token := s.token(t, "editor@demo.test")
 	ctx := context.Background()
-	c, err := client.NewClientWithResponses(s.URL,
-		client.WithHTTPClient(&http.Client{Transport: checkedTransport{t, s}}),
-		client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set("Accept", "application/vnd.api+json")
-			return nil
-		}))
+	c := &client.Client{Base: s.URL, Token: s.token(t, "editor@demo.test"), HTTP: &http.Client{Transport: checkedTransport{t, s}}}
+
+	created, err := c.Call(ctx, http.MethodPost, "/pages", client.Data("pages", "", map[string]any{"title": "From the client", "slug": "from-the-client"}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if created.Status != http.StatusCreated {
+		t.Fatalf("POST /pages = %s", created)
+	}
+	page, err := created.Resource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var draft struct{ Data struct{ ID string } }
+	if err := json.Unmarshal(page.Relationships["draft"], &draft); err != nil || draft.Data.ID == "" {
+		t.Fatalf("the created page names no draft: %s", created)
 	}
 
-	// The description types the content kinds' attributes (they were {}):
-	// a create names its title as a field, and a read gets it back as one.
-	var page client.PagesCreateRequest
-	page.Data.Type = "pages"
-	slug := "generated"
-	page.Data.Attributes = &client.PagesCreateRequestAttributes{Title: "Generated", Slug: &slug}
-	created, err := c.PostPagesWithApplicationVndAPIPlusJSONBodyWithResponse(ctx, &client.PostPagesParams{}, page)
+	rev := client.Data("revisions", "", map[string]any{"comments": "from the Go client"})
+	rev["data"].(map[string]any)["relationships"] = map[string]any{"drafts": map[string]any{"data": []map[string]any{{"type": "drafts", "id": draft.Data.ID}}}}
+	published, err := c.Call(ctx, http.MethodPost, "/revisions", rev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if created.StatusCode() != 201 || created.ApplicationvndApiJSON201 == nil {
-		t.Fatalf("POST /pages = %d %s", created.StatusCode(), created.Body)
-	}
-	p := created.ApplicationvndApiJSON201.Data
-	if p.Relationships == nil || p.Relationships.Draft == nil || p.Relationships.Draft.Data == nil {
-		t.Fatalf("the created page names no draft: %s", created.Body)
-	}
-	draftID := p.Relationships.Draft.Data.Id
-
-	var drafts client.RelationshipData_Data
-	if err := drafts.FromRelationshipDataData2(client.RelationshipDataData2{{Type: "drafts", Id: draftID}}); err != nil {
-		t.Fatal(err)
-	}
-	var rev client.RevisionsCreateRequest
-	rev.Data.Type = "revisions"
-	comments := "from the generated client"
-	rev.Data.Attributes = &client.RevisionsCreateRequestAttributes{Comments: &comments}
-	rev.Data.Relationships = &map[string]client.RelationshipData{"drafts": {Data: &drafts}}
-	published, err := c.PostRevisionsWithApplicationVndAPIPlusJSONBodyWithResponse(ctx, &client.PostRevisionsParams{}, rev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if published.StatusCode() != 201 || published.ApplicationvndApiJSON201 == nil {
-		t.Fatalf("POST /revisions = %d %s", published.StatusCode(), published.Body)
-	}
-	if a := published.ApplicationvndApiJSON201.Data.Attributes; a == nil || a.Status == nil || *a.Status != "published" {
-		t.Errorf("revision = %s", published.Body)
+	if r, err := published.Resource(); published.Status != http.StatusCreated || err != nil || r.Attributes["status"] != "published" {
+		t.Fatalf("POST /revisions = %s", published)
 	}
 
-	live, err := c.GetPagesIdWithResponse(ctx, uuid.MustParse(p.Id), &client.GetPagesIdParams{})
+	live, err := c.Call(ctx, http.MethodGet, "/pages/"+page.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if live.StatusCode() != 200 || live.ApplicationvndApiJSON200 == nil || live.ApplicationvndApiJSON200.Data.Attributes == nil ||
-		live.ApplicationvndApiJSON200.Data.Attributes.Title == nil || *live.ApplicationvndApiJSON200.Data.Attributes.Title != "Generated" {
-		t.Fatalf("GET /pages/%s = %d %s", p.Id, live.StatusCode(), live.Body)
+	if r, err := live.Resource(); live.Status != http.StatusOK || err != nil || r.Attributes["title"] != "From the client" {
+		t.Fatalf("GET /pages/%s = %s", page.ID, live)
+	}
+
+	missing, err := c.Call(ctx, http.MethodGet, "/pages/00000000-0000-4000-8000-000000000000", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := missing.Err(http.MethodGet, "/pages/…"); e.Status != http.StatusNotFound || e.Code == "" || e.Detail == "" {
+		t.Errorf("a missing page's answer as an error = %+v (%s)", e, missing)
 	}
 }

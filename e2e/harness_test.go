@@ -23,7 +23,7 @@ import (
 
 	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/auth"
-	"github.com/pressroom/pressroom/cli"
+	apiclient "github.com/pressroom/pressroom/client"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/testsupport"
@@ -260,7 +260,7 @@ func (s *system) signature(t *testing.T, token, filename, contentType string) re
 // signature's fields under their S3 (x-amz-*) names. It returns storage's status.
 func (s *system) browserUpload(t *testing.T, sig resource, file []byte) (int, string) {
 	t.Helper()
-	req, err := cli.NewStorageRequest(context.Background(), sig.Attributes, bytes.NewReader(file), int64(len(file)))
+	req, err := apiclient.NewStorageRequest(context.Background(), sig.Attributes, bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,11 +133,9 @@ SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY 
 }
 
 // ChildPages is RankPages over the site's rows of table whose column
-// parent is one of parents, each parent's in order (SQL over the table's
-// columns, ending in a unique one: the handler's default sort, a
-// constant, never input).
-func ChildPages(ctx context.Context, db bun.IDB, table, parent, order string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
-	inner := "WITH b AS (SELECT id, " + parent + " AS parent, row_number() OVER (PARTITION BY " + parent + " ORDER BY " + order + ") AS pos FROM " +
+// parent is one of parents, each parent's in the named order (one ending in a unique column).
+func ChildPages(ctx context.Context, db bun.IDB, table, parent string, order Order, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+	inner := "WITH b AS (SELECT id, " + parent + " AS parent, row_number() OVER (PARTITION BY " + parent + " ORDER BY " + order.SQL() + ") AS pos FROM " +
 		table + " WHERE site_id = ?0 AND " + parent + " IN (?1))"
 	rows, err := RankPages(ctx, db, inner, siteID, parents, offset, limit)
 	if err != nil {
@@ -155,10 +153,42 @@ type ListQuery struct {
 	// instead of failing.
 	Filters []ColumnValue
 	Sort    []SortColumn
-	// DefaultSort is an order expression added after Sort.
-	DefaultSort   string
+	// DefaultSort is the named order added after Sort (and the whole
+	// order when Sort is empty).
+	DefaultSort   Order
 	Limit, Offset int
 }
+
+// Order names the fixed order of a collection or of a to-many
+// relationship. Its SQL is here (orderSQL), so api names an order and
+// never writes one; an Order is an int, so no string can pass for one.
+type Order int
+
+// The orders collections and relationships use. The ones named for an
+// alias (drafts d, revisions r) are for the queries that join.
+const (
+	OrderNone             Order = iota
+	OrderOldest                 // created_at, id
+	OrderNewest                 // created_at DESC, id
+	OrderFileName               // lower(file_name), id: layouts
+	OrderPath                   // lower(path), id: theme assets
+	OrderDraftsOldest           // d.created_at, d.id: GET /drafts
+	OrderRevisionsNewest        // r.created_at DESC, r.id: GET /revisions
+	OrderRevisionsSoonest       // r.publish_at, r.id: scheduled revisions
+)
+
+var orderSQL = map[Order]string{
+	OrderOldest:           "created_at, id",
+	OrderNewest:           "created_at DESC, id",
+	OrderFileName:         "lower(file_name), id",
+	OrderPath:             "lower(path), id",
+	OrderDraftsOldest:     "d.created_at, d.id",
+	OrderRevisionsNewest:  "r.created_at DESC, r.id",
+	OrderRevisionsSoonest: "r.publish_at, r.id",
+}
+
+// SQL is the order's ORDER BY expression ("" for OrderNone).
+func (o Order) SQL() string { return orderSQL[o] }
 
 // ColumnValue is one filter of a ListQuery.
 type ColumnValue struct{ Column, Value string }
@@ -182,8 +212,8 @@ func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 		}
 		sel = sel.OrderExpr("? "+dir, bun.Ident(s.Column))
 	}
-	if l.DefaultSort != "" {
-		sel = sel.OrderExpr(l.DefaultSort)
+	if order := l.DefaultSort.SQL(); order != "" {
+		sel = sel.OrderExpr(order)
 	}
 	return sel.Limit(int64(l.Limit)).Offset(int64(l.Offset))
 }

@@ -47,18 +47,7 @@ func hashToken(t string) string {
 
 type refreshRow = models.OAuthRefreshToken
 
-type accessRow struct {
-	bun.BaseModel `bun:"table:oauth_access_tokens"`
-
-	ID        uuid.UUID  `bun:"id,pk,type:uuid"`
-	ChainID   *uuid.UUID `bun:"chain_id,type:uuid"`
-	SiteID    uuid.UUID  `bun:"site_id,type:uuid,notnull"`
-	UserID    uuid.UUID  `bun:"user_id,type:uuid,notnull"`
-	ClientID  string     `bun:"client_id,notnull"`
-	CreatedAt time.Time  `bun:"created_at,notnull"`
-	ExpiresAt time.Time  `bun:"expires_at,notnull"`
-	RevokedAt *time.Time `bun:"revoked_at"`
-}
+type accessRow = models.OAuthAccessToken
 
 // --- the request types op passes around -----------------------------------------
 
@@ -111,7 +100,7 @@ func (s *Store) TerminateSession(ctx context.Context, userID, clientID string) e
 	if err != nil {
 		return nil
 	}
-	return s.revokeUserTokens(ctx, uid, clientID)
+	return models.RevokeUserTokens(ctx, s.db, uid, clientID)
 }
 
 // RevokeToken revokes an access token, or a refresh token with its whole
@@ -122,19 +111,19 @@ func (s *Store) TerminateSession(ctx context.Context, userID, clientID string) e
 // is 503 (storeUnavailable), never a success the client would take for a
 // logout.
 func (s *Store) RevokeToken(ctx context.Context, tokenOrID, userID, clientID string) *oidc.Error {
-	row := new(refreshRow)
-	q := s.db.NewSelect().Model(row)
+	var row *refreshRow
+	var err error
 	if userID == "" {
-		q = q.Where("token_hash = ?", hashToken(tokenOrID))
+		row, err = models.RefreshTokenByHash(ctx, s.db, hashToken(tokenOrID), "")
 	} else {
-		q = q.Where("id::text = ? AND user_id::text = ?", tokenOrID, userID)
+		row, err = models.RefreshTokenOfUser(ctx, s.db, tokenOrID, userID)
 	}
-	switch err := q.Scan(ctx); {
+	switch {
 	case err == nil:
 		if row.ClientID != clientID {
 			return oidc.ErrInvalidClient().WithDescription("the token was issued to another client")
 		}
-		if err := revokeChain(ctx, s.db, row.ChainID); err != nil {
+		if err := models.RevokeTokenChain(ctx, s.db, row.ChainID); err != nil {
 			return storeUnavailable(ctx, err)
 		}
 		return nil
@@ -169,9 +158,8 @@ func (s *Store) revokeUnverified(ctx context.Context, raw, clientID string) *oid
 
 // revokeAccess revokes the access token id of user, issued to clientID.
 func (s *Store) revokeAccess(ctx context.Context, id, userID, clientID string) *oidc.Error {
-	if _, err := s.db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
-		Where("id::text = ? AND user_id::text = ? AND client_id = ? AND revoked_at IS NULL", id, userID, clientID).Exec(ctx); err != nil {
-		return storeUnavailable(ctx, fmt.Errorf("revoke access token: %w", err))
+	if err := models.RevokeAccessToken(ctx, s.db, id, userID, clientID); err != nil {
+		return storeUnavailable(ctx, err)
 	}
 	return nil
 }
@@ -182,8 +170,7 @@ func (s *Store) revokeAccess(ctx context.Context, id, userID, clientID string) *
 // failed lookup is 503, or the revocation would report success for a token
 // it never revoked.
 func (s *Store) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
-	row := new(refreshRow)
-	err := s.db.NewSelect().Model(row).Where("token_hash = ? AND client_id = ?", hashToken(token), clientID).Scan(ctx)
+	row, err := models.RefreshTokenByHash(ctx, s.db, hashToken(token), clientID)
 	switch {
 	case models.IsNoRows(err):
 		return "", "", op.ErrInvalidRefreshToken
@@ -224,7 +211,7 @@ func (s *Store) KeySet(ctx context.Context) ([]op.Key, error) {
 
 func (s *Store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	row := new(models.OAuthClient)
-	switch err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); {
+	switch err := models.FindOAuthClient(ctx, s.db, id, row); {
 	case models.IsNoRows(err):
 		return nil, oidc.ErrInvalidClient().WithDescription("unknown client")
 	case err != nil:
@@ -263,10 +250,7 @@ func (s *Store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, t
 // SetIntrospectionFromToken answers introspection: active only while the
 // token is unrevoked, unexpired and its user exists.
 func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
-	row := new(accessRow)
-	err := s.db.NewSelect().Model(row).
-		Where("id::text = ? AND user_id::text = ? AND revoked_at IS NULL AND expires_at > now()", tokenID, subject).
-		Where("EXISTS (SELECT 1 FROM users u WHERE u.id = access_row.user_id)").Scan(ctx)
+	row, err := models.ActiveAccessToken(ctx, s.db, tokenID, subject)
 	if err != nil {
 		// op answers {"active":false} when this returns an error, and
 		// active:true when it does not: an unknown, revoked or expired
@@ -284,9 +268,9 @@ func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intros
 }
 
 func (s *Store) GetPrivateClaimsFromScopes(ctx context.Context, userID, _ string, _ []string) (map[string]any, error) {
-	var siteID uuid.UUID
-	if err := s.db.NewSelect().Table("users").Column("site_id").Where("id::text = ?", userID).Scan(ctx, &siteID); err != nil {
-		return nil, fmt.Errorf("site of user: %w", err)
+	siteID, err := models.SiteOfUser(ctx, s.db, userID)
+	if err != nil {
+		return nil, err
 	}
 	return map[string]any{"site_id": siteID.String()}, nil
 }
@@ -334,47 +318,18 @@ func (s *Store) insertAccess(ctx context.Context, db bun.IDB, g *grant, chain *u
 	now := time.Now().UTC()
 	row := &accessRow{ID: uuid.New(), ChainID: chain, SiteID: g.siteID, UserID: g.userID, ClientID: g.clientID,
 		CreatedAt: now, ExpiresAt: now.Add(s.settings.AccessTokenTTL)}
-	if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("record access token: %w", err)
+	if err := models.RecordAccessToken(ctx, db, row); err != nil {
+		return nil, err
 	}
 	return row, nil
 }
 
 func (s *Store) activeUser(ctx context.Context, tokenID, subject string) (*models.User, error) {
-	u := new(models.User)
-	err := s.db.NewSelect().Model(u).
-		Where("?TableAlias.id::text = ?", subject).
-		Where("EXISTS (SELECT 1 FROM oauth_access_tokens t WHERE t.id::text = ? AND t.user_id = ?TableAlias.id AND t.revoked_at IS NULL AND t.expires_at > now())", tokenID).
-		Scan(ctx)
+	u, err := models.UserOfActiveToken(ctx, s.db, tokenID, subject)
 	if err != nil {
 		return nil, oidc.ErrAccessDenied().WithDescription("the token is not active")
 	}
 	return u, nil
-}
-
-func (s *Store) revokeUserTokens(ctx context.Context, userID uuid.UUID, clientID string) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = now()").
-			Where("user_id = ? AND client_id = ? AND revoked_at IS NULL", userID, clientID).Exec(ctx); err != nil {
-			return err
-		}
-		_, err := tx.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
-			Where("user_id = ? AND client_id = ? AND revoked_at IS NULL", userID, clientID).Exec(ctx)
-		return err
-	})
-}
-
-// revokeChain revokes every refresh and access token of a login.
-func revokeChain(ctx context.Context, db bun.IDB, chain uuid.UUID) error {
-	if _, err := db.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = now(), grace_response = NULL").
-		Where("chain_id = ? AND revoked_at IS NULL", chain).Exec(ctx); err != nil {
-		return fmt.Errorf("revoke refresh chain: %w", err)
-	}
-	if _, err := db.NewUpdate().Model((*accessRow)(nil)).Set("revoked_at = now()").
-		Where("chain_id = ? AND revoked_at IS NULL", chain).Exec(ctx); err != nil {
-		return fmt.Errorf("revoke access tokens of chain: %w", err)
-	}
-	return nil
 }
 
 func nonNil(s []string) []string {

@@ -420,7 +420,7 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 				return err
 			}
 			reused = true
-			return revokeChain(ctx, tx, row.ChainID)
+			return models.RevokeTokenChain(ctx, tx, row.ChainID)
 		}
 		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
 			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}

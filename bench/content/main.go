@@ -717,11 +717,7 @@ func load(ctx context.Context, hc *http.Client, c *apiClient, paths []string, au
 			p.lats = make([]time.Duration, 0, 1<<14)
 			reqs := make([]*http.Request, len(paths))
 			for j, path := range paths {
-				reqs[j], _ = http.NewRequest(http.MethodGet, c.Base+path, nil)
-				reqs[j].Header.Set("Accept", "application/vnd.api+json")
-				if auth {
-					reqs[j].Header.Set("Authorization", "Bearer "+c.Token)
-				}
+				reqs[j], _ = c.As(hc, auth).NewRequest(context.Background(), http.MethodGet, path, nil)
 			}
 			for n := i * 7919; ctx.Err() == nil; n++ {
 				req := reqs[n%len(reqs)]
@@ -815,18 +811,11 @@ func (c *apiClient) get(ctx context.Context, path string) (resource, error) {
 
 // raw sends one GET with hc (the load's client) and returns status and body.
 func (c *apiClient) raw(ctx context.Context, hc *http.Client, path string, auth bool) (int, []byte, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if auth {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := hc.Do(req)
+	r, err := c.As(hc, auth).Send(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	return r.Status, r.Raw, nil
 }
 
 // postRevision publishes drafts; it returns the revision and the status

@@ -50,7 +50,7 @@ import (
 
 	"github.com/pressroom/pressroom/activities/images"
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
-	"github.com/pressroom/pressroom/cli"
+	"github.com/pressroom/pressroom/client"
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
@@ -297,7 +297,7 @@ func (c *apiClient) ingest(ctx context.Context, filename, contentType string, fi
 // browserUpload posts file to storage as a browser form does, with the
 // signature's fields under their S3 names.
 func (c *apiClient) browserUpload(ctx context.Context, a map[string]any, file []byte) error {
-	req, err := cli.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
+	req, err := client.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		return err
 	}

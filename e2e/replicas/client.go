@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
-	"github.com/pressroom/pressroom/cli"
+	"github.com/pressroom/pressroom/client"
 )
 
 // Result is an answer read without a *testing.T, so goroutines (load
@@ -29,45 +27,25 @@ func (r Result) String() string {
 	return fmt.Sprintf("%d %.400s", r.Status, r.Raw)
 }
 
-// Send sends a JSON:API request to base (a replica's URL or the proxy's).
-func Send(ctx context.Context, hc *http.Client, base, token, method, path string, body any) Result {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
-	if err != nil {
+// result is the client's answer (or error) as a Result.
+func result(r *client.Response, err error) Result {
+	if r == nil {
 		return Result{Err: err}
 	}
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return do(hc, req)
+	return Result{Status: r.Status, Header: r.Header, Raw: r.Raw, Err: err}
+}
+
+// Send sends a JSON:API request to base (a replica's URL or the proxy's)
+// with the API's Go client (package client).
+func Send(ctx context.Context, hc *http.Client, base, token, method, path string, body any) Result {
+	c := &client.Client{Base: base, Token: token, HTTP: hc}
+	return result(c.Send(ctx, method, path, body))
 }
 
 // Form posts an OAuth form to base.
 func Form(ctx context.Context, hc *http.Client, base, path string, v url.Values) Result {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(v.Encode()))
-	if err != nil {
-		return Result{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return do(hc, req)
-}
-
-func do(hc *http.Client, req *http.Request) Result {
-	resp, err := hc.Do(req)
-	if err != nil {
-		return Result{Err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return Result{Status: resp.StatusCode, Header: resp.Header, Raw: raw, Err: err}
+	c := &client.Client{Base: base, HTTP: hc}
+	return result(c.PostForm(ctx, path, v))
 }
 
 // Upload does what a browser does for one file: asks base for a
@@ -87,11 +65,11 @@ func Upload(ctx context.Context, hc *http.Client, base, token, filename, content
 		return sig, err
 	}
 	a := d.Data.Attributes
-	req, err := cli.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
+	req, err := client.NewStorageRequest(ctx, a, bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		return Result{}, err
 	}
-	if st := do(hc, req); st.Err != nil || st.Status >= 300 {
+	if st := result((&client.Client{HTTP: hc}).Do(req)); st.Err != nil || st.Status >= 300 {
 		return st, fmt.Errorf("storage upload = %s", st)
 	}
 	return Send(ctx, hc, base, token, http.MethodPost, "/asset-uploads", map[string]any{"data": map[string]any{"type": "asset-uploads",

@@ -288,7 +288,7 @@ func (e *Env) SiteUser(ctx context.Context, slug, email string) (*Client, error)
 	if _, err := models.CreateUser(ctx, e.DB, site.ID, email, "Bench", hash); err != nil {
 		return nil, err
 	}
-	c := &Client{Base: e.Config.PublicURL, HTTP: &http.Client{Timeout: time.Minute}}
+	c := newClient(e.Config.PublicURL, &http.Client{Timeout: time.Minute})
 	if err := c.signIn(ctx, email); err != nil {
 		return nil, err
 	}

@@ -1,39 +1,28 @@
 package benchenv
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/pressroom/pressroom/client"
 )
 
-// Client speaks to the API as the bench user.
-type Client struct {
-	Base  string // the API's base URL
-	HTTP  *http.Client
-	Token string // the bench user's access token
+// Client speaks to the API as the bench user, through the API's Go client
+// (package client): Base, HTTP and Token are its.
+type Client struct{ *client.Client }
+
+func newClient(base string, hc *http.Client) *Client {
+	return &Client{&client.Client{Base: base, HTTP: hc}}
 }
 
 // signIn gets a token for the user email (password Password) with the
 // password grant.
 func (c *Client) signIn(ctx context.Context, email string) error {
-	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {Password}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.Base+"/oauth/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.HTTP.Do(req)
+	tok, err := c.PasswordGrant(ctx, url.Values{"username": {email}, "password": {Password}})
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		return fmt.Errorf("password grant: %d %v", resp.StatusCode, err)
 	}
 	c.Token = tok.AccessToken
 	return nil
@@ -42,27 +31,11 @@ func (c *Client) signIn(ctx context.Context, email string) error {
 // Send sends a JSON:API request (body, if not nil, as JSON) with the
 // token and returns the status and body of the answer.
 func (c *Client) Send(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, c.Base+path, r)
-	req.Header.Set("Accept", "application/vnd.api+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/vnd.api+json")
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	resp, err := c.HTTP.Do(req)
+	r, err := c.Client.Send(ctx, method, path, body)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
+	return r.Status, r.Raw, nil
 }
 
 // Call is Send that wants the answer's status to be want; another status
@@ -76,4 +49,15 @@ func (c *Client) Call(ctx context.Context, method, path string, body any, want i
 		return nil, fmt.Errorf("%s %s = %d %.500s", method, path, status, raw)
 	}
 	return raw, nil
+}
+
+// As is the API's client sending with hc, with the token only when auth:
+// a load's requests, on the load's own connections.
+func (c *Client) As(hc *http.Client, auth bool) *client.Client {
+	cc := *c.Client
+	cc.HTTP = hc
+	if !auth {
+		cc.Token = ""
+	}
+	return &cc
 }

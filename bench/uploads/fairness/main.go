@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
-	"github.com/pressroom/pressroom/cli"
+	"github.com/pressroom/pressroom/client"
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/worker"
 )
@@ -109,11 +109,11 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("worker:   `pressroom worker`, separate process, %d activities at once; PRESSROOM_SITE_UPLOAD_LIMIT=%d\n",
 		worker.MaxConcurrentImageWork, o.limit)
 	fmt.Printf("photo:    %d×%d photo-like JPEG q88, %.2f MB\n\n", o.width, o.height, float64(len(photo))/1e6)
-	return measure(ctx, o, &client{Client: siteA}, &client{Client: siteB}, photo)
+	return measure(ctx, o, &siteUser{Client: siteA}, &siteUser{Client: siteB}, photo)
 }
 
 // measure runs steps 1 to 4 and prints the figures.
-func measure(ctx context.Context, o options, siteA, siteB *client, photo []byte) error {
+func measure(ctx context.Context, o options, siteA, siteB *siteUser, photo []byte) error {
 	if _, err := siteB.timed(ctx, "warm-up.jpg", photo); err != nil {
 		return err
 	}
@@ -159,8 +159,8 @@ func measure(ctx context.Context, o options, siteA, siteB *client, photo []byte)
 	return nil
 }
 
-// client is a site's user.
-type client struct{ *benchenv.Client }
+// siteUser is a site's user.
+type siteUser struct{ *benchenv.Client }
 
 type upload struct {
 	ID         string         `json:"id"`
@@ -168,7 +168,7 @@ type upload struct {
 	Meta       map[string]any `json:"meta"`
 }
 
-func (c *client) call(ctx context.Context, method, path string, body any, want int) (upload, error) {
+func (c *siteUser) call(ctx context.Context, method, path string, body any, want int) (upload, error) {
 	raw, err := c.Call(ctx, method, path, body, want)
 	if err != nil {
 		return upload{}, err
@@ -182,13 +182,13 @@ func (c *client) call(ctx context.Context, method, path string, body any, want i
 
 // store signs and stores file under name, as a browser does, and returns
 // the signature's key.
-func (c *client) store(ctx context.Context, name string, file []byte) (string, error) {
+func (c *siteUser) store(ctx context.Context, name string, file []byte) (string, error) {
 	sig, err := c.call(ctx, http.MethodPost, "/upload-signatures", map[string]any{"data": map[string]any{
 		"type": "upload-signatures", "attributes": map[string]any{"filename": name, "content-type": "image/jpeg"}}}, 200)
 	if err != nil {
 		return "", err
 	}
-	req, err := cli.NewStorageRequest(ctx, sig.Attributes, bytes.NewReader(file), int64(len(file)))
+	req, err := client.NewStorageRequest(ctx, sig.Attributes, bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		return "", err
 	}
@@ -205,14 +205,14 @@ func (c *client) store(ctx context.Context, name string, file []byte) (string, e
 }
 
 // notice posts the upload notice of key; 202 is the only answer wanted.
-func (c *client) notice(ctx context.Context, name, key string, size int) (upload, error) {
+func (c *siteUser) notice(ctx context.Context, name, key string, size int) (upload, error) {
 	return c.call(ctx, http.MethodPost, "/asset-uploads", map[string]any{"data": map[string]any{"type": "asset-uploads",
 		"attributes": map[string]any{"file-name": name, "key": key, "content-type": "image/jpeg", "file-size": size, "user-agent": "pressroom-bench"}}}, 202)
 }
 
 // finish waits for the upload to leave "processing" (long polls) and
 // wants it finished.
-func (c *client) finish(ctx context.Context, id string) error {
+func (c *siteUser) finish(ctx context.Context, id string) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		up, err := c.call(ctx, http.MethodGet, "/asset-uploads/"+id+"?wait=20s", nil, 200)
@@ -235,7 +235,7 @@ type timing struct {
 }
 
 // timed stores one photo, then times its notice to finished.
-func (c *client) timed(ctx context.Context, name string, file []byte) (timing, error) {
+func (c *siteUser) timed(ctx context.Context, name string, file []byte) (timing, error) {
 	key, err := c.store(ctx, name, file)
 	if err != nil {
 		return timing{}, err
@@ -263,7 +263,7 @@ func (g *gallery) wait() error { return <-g.done }
 
 // drop stores n photos, notices them 8 at a time, and waits for them all in
 // the background.
-func (c *client) drop(ctx context.Context, n int, photo []byte) (*gallery, error) {
+func (c *siteUser) drop(ctx context.Context, n int, photo []byte) (*gallery, error) {
 	keys := make([]string, n)
 	for i := range keys {
 		var err error

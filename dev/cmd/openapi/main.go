@@ -1,6 +1,6 @@
 // Command openapi prints the API's OpenAPI description, as GET /openapi.json
-// serves it, without servers: `go generate ./client` writes it to
-// client/openapi.json and generates the Go client from it.
+// serves it, without servers and without starting one: for generating a
+// client in another language, or reading the description offline.
 package main
 
 import (
