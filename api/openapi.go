@@ -235,6 +235,7 @@ func (b *specBuilder) describe(method, path string) error {
 		tag = "oauth"
 	}
 	op["tags"] = []any{tag}
+	withPermission(op, method, path) // x-permission: what the caller's role needs (api/permissions.go)
 	if sp.public {
 		op["security"] = []any{}
 	}
