@@ -114,6 +114,14 @@ type document struct {
 	Links    struct {
 		Next *string `json:"next"`
 	} `json:"links"`
+	// Meta is what the CLI reads of a document's meta: GET /users/me's
+	// memberships (the caller's role in each site).
+	Meta struct {
+		Memberships []struct {
+			SiteID string `json:"site-id"`
+			Role   string `json:"role"`
+		} `json:"memberships"`
+	} `json:"meta"`
 }
 
 type apiError struct {

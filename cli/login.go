@@ -151,7 +151,7 @@ type identity struct {
 	site                  string
 }
 
-// String is "<email>", with " (<role>)" when the API gives users a role.
+// String is "<email>", with " (<role>)" when the API names the role.
 func (i identity) String() string {
 	if i.role != "" {
 		return i.email + " (" + i.role + ")"
@@ -159,21 +159,33 @@ func (i identity) String() string {
 	return i.email
 }
 
-// whoami reads GET /users/me (the user, and a role when the API has
-// roles) and GET /site (the site's slug).
+// whoami reads GET /users/me (the user, and in meta.memberships the
+// role in each site) and GET /site (the site's slug and id, whose role
+// the login message names).
 func (c *client) whoami(ctx context.Context) (identity, error) {
 	var who identity
-	me, err := c.get(ctx, "/users/me")
+	r, err := c.do(ctx, http.MethodGet, "/users/me", nil)
+	if err != nil {
+		return who, err
+	}
+	if r.status != http.StatusOK {
+		return who, r.err(http.MethodGet, "/users/me")
+	}
+	me, err := r.resource()
 	if err != nil {
 		return who, err
 	}
 	who.id = me.ID
 	who.email, _ = me.Attributes["email"].(string)
 	who.name, _ = me.Attributes["name"].(string)
-	who.role, _ = me.Attributes["role"].(string)
 	site, err := c.get(ctx, "/site")
 	if err != nil {
 		return who, err
+	}
+	for _, m := range r.doc.Meta.Memberships {
+		if m.SiteID == site.ID {
+			who.role = m.Role
+		}
 	}
 	if who.site, _ = site.Attributes["subdomain-slug"].(string); who.site == "" {
 		who.site, _ = site.Attributes["title"].(string)

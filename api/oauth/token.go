@@ -430,6 +430,13 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 			reused = true
 			return revokeChain(ctx, tx, row.ChainID)
 		}
+		// A member removed from the site signs in no more: no new token
+		// for it (the access tokens already out stop at their next request).
+		if _, err := models.MembershipOf(ctx, tx, row.SiteID, row.UserID); models.IsNoRows(err) {
+			return invalidGrant("you are no longer a member of this site")
+		} else if err != nil {
+			return err
+		}
 		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
 			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}
 		resp, err = p.issue(ctx, tx, sk, cl, g, &spent{row: row, token: presented})
