@@ -103,7 +103,7 @@ answer on http://127.0.0.1:<a free port>/callback; the page then says you can
 close it. When no browser can be opened (no graphical session, as over SSH),
 or with --no-browser, it prints an address to open in any browser instead;
 sign in there and paste the code the page shows. It ends with
-"signed in as <email> to <site> at <API>". A user of several sites names the
+"signed in as <email> (<role>) to <site> at <API>". A user of several sites names the
 one to sign in to with --site <subdomain-slug> (without it, the API asks).
 
 The browser is the command in PRESSROOM_BROWSER, else in BROWSER (a list of
