@@ -122,7 +122,7 @@ func TestRoleTableOnEveryRoute(t *testing.T) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i][1]+keys[i][0] < keys[j][1]+keys[j][0] })
 	for _, role := range models.Roles {
-		m := s.member(t, string(role)+"@demo.test", role, "")
+		m := s.member(t, "role-"+string(role)+"@demo.test", role, "")
 		for _, k := range keys {
 			method, path, perm := k[0], k[1], routes[k]
 			url := strings.ReplaceAll(path, "{id}", uuid.NewString())
@@ -236,8 +236,8 @@ func TestRoleSectionPublishChecksTheClosure(t *testing.T) {
 		"attributes": map[string]any{"title": "Elsewhere", "slug": "elsewhere"}}}); d.Status != http.StatusForbidden {
 		t.Errorf("section editor creates /elsewhere = %d %s, want 403", d.Status, d.Raw)
 	}
-	if st := blogEditor.status("/pages/" + blog); st != 200 {
-		t.Errorf("section editor reads /blog = %d, want 200", st)
+	if st := blogEditor.status("/drafts/" + blogDraft); st != 200 {
+		t.Errorf("section editor reads the draft of /blog = %d, want 200", st)
 	}
 	admin.mustPublish(blogDraft, postsDraft)
 	blogEditor.mustPublish(postDraft)
