@@ -201,6 +201,9 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 			if err := mayRevert(pr, locked); err != nil {
 				return err
 			}
+			if err := h.inSection(ctx, tx, pr, locked); err != nil {
+				return err
+			}
 			return checkVersion(c, locked.ID.String(), locked.Version, nil)
 		})
 	})
@@ -217,6 +220,20 @@ func mayRevert(pr *oauth.Principal, d *drafts.Draft) error {
 		return nil
 	}
 	return models.ForbiddenDraft(models.PermRevertAny, d.ID.String(), d.ItemType, d.ItemID.String(), "someone else made it")
+}
+
+// inSection refuses a section's author or editor the revert of a draft
+// outside their section.
+func (h draftsHandler) inSection(ctx context.Context, tx bun.Tx, pr *oauth.Principal, d *drafts.Draft) error {
+	prefix := sectionOf(pr)
+	outside, err := h.engine.OutsideSection(ctx, tx, pr.SiteID, prefix, []*drafts.Draft{d})
+	if err != nil {
+		return err
+	}
+	if path, ok := outside[d.ID]; ok {
+		return models.ForbiddenDraft(models.PermEdit, d.ID.String(), d.ItemType, d.ItemID.String(), "it is at "+path+", outside your section "+*prefix)
+	}
+	return nil
 }
 
 // registerDraftRoutes registers /drafts and /hyperlinks/:id (their

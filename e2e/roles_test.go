@@ -239,6 +239,9 @@ func TestRoleSectionPublishChecksTheClosure(t *testing.T) {
 	if st := blogEditor.status("/drafts/" + blogDraft); st != 200 {
 		t.Errorf("section editor reads the draft of /blog = %d, want 200", st)
 	}
+	if d := blogEditor.do(http.MethodDelete, "/drafts/"+blogDraft, nil); d.Status != http.StatusForbidden {
+		t.Errorf("section editor reverts the draft of /blog = %d %s, want 403", d.Status, d.Raw)
+	}
 	admin.mustPublish(blogDraft, postsDraft)
 	blogEditor.mustPublish(postDraft)
 }
