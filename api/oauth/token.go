@@ -264,7 +264,7 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 	if err != nil {
 		return nil, err
 	}
-	site, err := p.siteFor(ctx, u.ID, form.Get("site"))
+	site, err := siteFor(ctx, p.store.db, u.ID, form.Get("site"))
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,9 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 		if err != nil {
 			return err
 		}
-		if g.siteID, err = p.siteFor(ctx, g.userID, form.Get("site")); err != nil {
+		// In the transaction: a second connection from the pool while
+		// holding this one could starve it.
+		if g.siteID, err = siteFor(ctx, tx, g.userID, form.Get("site")); err != nil {
 			return err
 		}
 		resp, err = p.issue(ctx, tx, sk, cl, g, nil)
@@ -454,8 +456,8 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 // site. A user of several sites must name one (invalid_request naming the
 // parameter); a site the user is no member of is invalid_grant, the same
 // answer as a site that does not exist.
-func (p *Provider) siteFor(ctx context.Context, userID uuid.UUID, slug string) (uuid.UUID, error) {
-	site, ok, several, err := models.MemberSite(ctx, p.store.db, userID, strings.TrimSpace(slug))
+func siteFor(ctx context.Context, db bun.IDB, userID uuid.UUID, slug string) (uuid.UUID, error) {
+	site, ok, several, err := models.MemberSite(ctx, db, userID, strings.TrimSpace(slug))
 	switch {
 	case err != nil:
 		return uuid.Nil, err
