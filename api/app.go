@@ -184,6 +184,10 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
 	declarePermission(method, path, p)
+	if method == fiber.MethodGet {
+		r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
+		return
+	}
 	r.app.Add(method, path, r.authed(p, h)...)
 }
 

@@ -36,6 +36,10 @@ func TestEveryRouteDeclaresAPermission(t *testing.T) {
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		t.Fatal(err)
 	}
+	registered := map[string]bool{}
+	for _, r := range app.GetRoutes(true) {
+		registered[r.Method+" "+r.Path] = true
+	}
 	n := 0
 	for _, r := range servedRoutes(app.GetRoutes(true)) {
 		method, path := r[0], r[1]
@@ -52,6 +56,9 @@ func TestEveryRouteDeclaresAPermission(t *testing.T) {
 		}
 		if len(models.PermissionsOf(models.RoleAdmin)) == 0 || !models.RoleAdmin.Can(p) {
 			t.Errorf("%s %s needs %q, which no role holds", method, path, p)
+		}
+		if method == "GET" && !registered["HEAD "+path] {
+			t.Errorf("GET %s is registered without its HEAD twin", path)
 		}
 		if got := doc.Paths["/"+strings.TrimPrefix(strings.ReplaceAll(path, ":id", "{id}"), "/")][strings.ToLower(method)].Permission; got != string(p) {
 			t.Errorf("%s %s: x-permission %q, want %q", method, path, got, p)
