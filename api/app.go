@@ -108,15 +108,17 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	// routes must stay 404.
 	// The body is read (bounded) only once the token is known good.
 	readBody := intake.ReadBody(d.Config.BodyLimit)
-	authed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{provider.RequireToken, readBody, h} }
+	authed := func(p models.Permission, h fiber.Handler) []fiber.Handler {
+		return []fiber.Handler{provider.RequireToken, require(p), readBody, h}
+	}
 	l := links{base: d.Config.PublicURL}
-	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l)}
+	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l), perms: permissionTable{}}
 	for _, o := range opts {
 		o(&r)
 	}
 	// Plain JSON, but behind the token like every endpoint of the spec but
 	// /oauth/token (DESIGN.md §2).
-	app.Get("/asset-types", authed(assetTypes(d.AssetTypes))...)
+	r.get("/asset-types", models.PermRead, assetTypes(d.AssetTypes))
 
 	if err := registerResources(r); err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	// New when one cannot be described; api/openapi.go).
 	var spec []byte
 	registerDocRoutes(app, &spec)
-	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL, probeQuerySpecs(app)); err != nil {
+	if spec, err = buildOpenAPI(app.GetRoutes(true), d.Config.PublicURL, probeQuerySpecs(app), r.perms); err != nil {
 		return nil, err
 	}
 	return app, nil
@@ -196,7 +198,7 @@ func registerResources(r routes) error {
 // routes is what a resource needs to register its endpoints.
 type routes struct {
 	app    *fiber.App
-	authed func(fiber.Handler) []fiber.Handler
+	authed func(models.Permission, fiber.Handler) []fiber.Handler
 	deps   Deps
 	links  links
 	// cat is every resource type: each register function adds its own,
@@ -206,23 +208,45 @@ type routes struct {
 	drafts *draftRenderer
 	// faults are a test's (WithFaults); none in production.
 	faults Faults
+	// perms is each route's permission, as add declares it.
+	perms permissionTable
 }
 
-// get, post, patch and delete register an endpoint behind the token.
-func (r routes) get(path string, h fiber.Handler)    { r.app.Get(path, r.authed(h)...) }
-func (r routes) post(path string, h fiber.Handler)   { r.app.Post(path, r.authed(h)...) }
-func (r routes) patch(path string, h fiber.Handler)  { r.app.Patch(path, r.authed(h)...) }
-func (r routes) delete(path string, h fiber.Handler) { r.app.Delete(path, r.authed(h)...) }
+// get, post, patch and delete register an endpoint behind the token that
+// needs permission p (the one place a route's permission is declared:
+// api/permissions.go).
+func (r routes) get(path string, p models.Permission, h fiber.Handler) {
+	r.add(fiber.MethodGet, path, p, h)
+}
+func (r routes) post(path string, p models.Permission, h fiber.Handler) {
+	r.add(fiber.MethodPost, path, p, h)
+}
+func (r routes) patch(path string, p models.Permission, h fiber.Handler) {
+	r.add(fiber.MethodPatch, path, p, h)
+}
+func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
+	r.add(fiber.MethodDelete, path, p, h)
+}
+
+func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
+	r.perms.declare(method, path, p)
+	if method == fiber.MethodGet {
+		r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
+		return
+	}
+	r.app.Add(method, path, r.authed(p, h)...)
+}
 
 // editable registers the routes of a resource clients edit: GET path (one
 // page of list, read with spec(true)), POST path, GET path/:id (the row
-// load finds, read with spec(false)) and PATCH path/:id.
-func editable[M any](r routes, path string, rows rowRenderer[M], spec func(collection bool) QuerySpec, list siteList[M],
-	load func(*fiber.Ctx) (*M, error), create, update fiber.Handler) {
-	r.get(path, rows.list(spec(true), r.links, path, r.deps.DB, list))
-	r.post(path, create)
-	r.get(path+"/:id", rows.get(spec(false), load))
-	r.patch(path+"/:id", update)
+// load finds, read with spec(false)), needing read, and PATCH path/:id,
+// needing write.
+func editable[M any](r routes, path string, read, write models.Permission, rows rowRenderer[M], spec func(collection bool) QuerySpec,
+	list siteList[M], load func(*fiber.Ctx) (*M, error), create, update fiber.Handler) {
+	r.get(path, read, rows.list(spec(true), r.links, path, r.deps.DB, list))
+	r.post(path, write, create)
+	r.get(path+"/:id", read, rows.get(spec(false), load))
+	r.patch(path+"/:id", write, update)
 }
 
 // themeResources is what the theme-family handlers share (theme_resources.go).

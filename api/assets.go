@@ -99,7 +99,7 @@ func registerAssetRoutes(r routes) {
 	images := &resourceType{typ: "asset-images", what: "asset image", fetch: byIDs(assets.db, assets.imageResource)}
 	r.cat.add(t)
 	r.cat.add(images)
-	r.get("/assets", rowRenderer[models.Asset]{render: renderEach(assets.assetResource), cat: r.cat}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
-	r.get("/assets/:id", r.cat.get(t))
-	r.get("/asset-images/:id", r.cat.get(images))
+	r.get("/assets", models.PermRead, rowRenderer[models.Asset]{render: renderEach(assets.assetResource), cat: r.cat}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
+	r.get("/assets/:id", models.PermRead, r.cat.get(t))
+	r.get("/asset-images/:id", models.PermRead, r.cat.get(images))
 }

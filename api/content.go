@@ -349,11 +349,11 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 	for typ, h := range kinds {
 		h.loads = engine.NewLoader(d.DB, h.kind)
 		kinds[typ] = h
-		r.get("/"+typ, shared.wrap(h.list))
-		r.post("/"+typ, h.create)
-		r.get("/"+typ+"/:id", shared.wrap(h.get))
-		r.patch("/"+typ+"/:id", h.update)
-		r.delete("/"+typ+"/:id", h.remove)
+		r.get("/"+typ, models.PermRead, shared.wrap(h.list))
+		r.post("/"+typ, models.PermEdit, h.create)
+		r.get("/"+typ+"/:id", models.PermRead, shared.wrap(h.get))
+		r.patch("/"+typ+"/:id", models.PermEdit, h.update)
+		r.delete("/"+typ+"/:id", models.PermEdit, h.remove)
 		r.cat.add(h.contentType())
 	}
 }

@@ -126,8 +126,10 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 		for _, f := range h.kind.Fields {
 			values[f.Column] = state[f.Column]
 		}
-		v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values)
-		return err
+		if v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values); err != nil {
+			return err
+		}
+		return h.checkSection(ctx, tx, pr, v)
 	})
 	if err != nil {
 		return err
@@ -213,8 +215,16 @@ func (h contentHandler) write(c *fiber.Ctx, id uuid.UUID, bodyVersion *int,
 		if err := checkVersion(c, id.String(), version, bodyVersion); err != nil {
 			return err
 		}
-		v, err = fn(ctx, tx, cur, h.expectation(c, version, bodyVersion))
-		return err
+		// A section's author or editor: the record, before and after,
+		// lies in the section.
+		pr := oauth.PrincipalOf(c)
+		if err := h.checkSection(ctx, tx, pr, cur); err != nil {
+			return err
+		}
+		if v, err = fn(ctx, tx, cur, h.expectation(c, version, bodyVersion)); err != nil {
+			return err
+		}
+		return h.checkSection(ctx, tx, pr, v)
 	})
 	if err != nil {
 		return nil, err
@@ -230,4 +240,17 @@ func (h contentHandler) expectation(c *fiber.Ctx, read int, bodyVersion *int) *i
 		return nil
 	}
 	return &read
+}
+
+// checkSection refuses (403, naming the record) the write of a section's
+// author or editor to a record outside the section: a page not under the
+// prefix (stored or drafted), or content and blocks of such a page.
+func (h contentHandler) checkSection(ctx context.Context, tx bun.Tx, pr *oauth.Principal, v *drafts.View) error {
+	prefix := sectionOf(pr)
+	path, err := h.engine.ViewOutside(ctx, tx, pr.SiteID, prefix, v)
+	if err != nil || path == "" {
+		return err
+	}
+	return &models.Error{Kind: models.ErrForbidden, Meta: map[string]any{"permission": string(models.PermEdit), "item": map[string]any{"type": v.Kind.Type, "id": v.Row.ID().String()}},
+		Detail: fmt.Sprintf("You lack the permission \"edit\" for %s %s: it is at %s, outside your section %s.", v.Kind.Type, v.Row.ID(), path, *prefix)}
 }

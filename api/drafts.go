@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -194,8 +195,15 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 	}
 	// The check above read before the transaction: a write may have changed
 	// the draft since; RevertDraft checks again under the draft's row lock.
+	pr := oauth.PrincipalOf(c)
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		return h.engine.RevertDraft(ctx, tx, d.SiteID, d.ID, func(locked *drafts.Draft) error {
+			if err := mayRevert(pr, locked); err != nil {
+				return err
+			}
+			if err := h.inSection(ctx, tx, pr, locked); err != nil {
+				return err
+			}
 			return checkVersion(c, locked.ID.String(), locked.Version, nil)
 		})
 	})
@@ -203,6 +211,29 @@ func (h draftsHandler) revert(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// mayRevert refuses an author the revert of a draft someone else made
+// (revert-any: editors and admins).
+func mayRevert(pr *oauth.Principal, d *drafts.Draft) error {
+	if pr.Can(models.PermRevertAny) || (d.UserID != nil && *d.UserID == pr.UserID) {
+		return nil
+	}
+	return models.ForbiddenDraft(models.PermRevertAny, d.ID.String(), d.ItemType, d.ItemID.String(), "someone else made it")
+}
+
+// inSection refuses a section's author or editor the revert of a draft
+// outside their section.
+func (h draftsHandler) inSection(ctx context.Context, tx bun.Tx, pr *oauth.Principal, d *drafts.Draft) error {
+	prefix := sectionOf(pr)
+	outside, err := h.engine.OutsideSection(ctx, tx, pr.SiteID, prefix, []*drafts.Draft{d})
+	if err != nil {
+		return err
+	}
+	if path, ok := outside[d.ID]; ok {
+		return models.ForbiddenDraft(models.PermEdit, d.ID.String(), d.ItemType, d.ItemID.String(), "it is at "+path+", outside your section "+*prefix)
+	}
+	return nil
 }
 
 // registerDraftRoutes registers /drafts and /hyperlinks/:id (their
@@ -214,13 +245,13 @@ func registerDraftRoutes(r routes, engine *drafts.Engine) {
 		many: map[string]manyFunc{"publication-dependencies": h.render.dependencies(drafts.Publication),
 			"reversion-dependencies": h.render.dependencies(drafts.Reversion), "hyperlinks": h.render.hyperlinksTo}}
 	r.cat.add(t)
-	r.get("/drafts", rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
-	r.get("/drafts/:id", r.cat.get(t))
-	r.delete("/drafts/:id", h.revert)
+	r.get("/drafts", models.PermRead, rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
+	r.get("/drafts/:id", models.PermRead, r.cat.get(t))
+	r.delete("/drafts/:id", models.PermEdit, h.revert)
 	// Hyperlinks join what they link (drafted bodies' links join records
 	// that may be unpublished): read drafted.
 	hyperlinks := &resourceType{typ: "hyperlinks", what: "hyperlink", drafted: map[string]bool{"linkable": true, "linked-to": true},
 		fetch: byIDs(h.db, func(x *drafts.Hyperlink) *jsonapi.Resource { return hyperlinkResource(h.links, x) })}
 	r.cat.add(hyperlinks)
-	r.get("/hyperlinks/:id", r.cat.get(hyperlinks))
+	r.get("/hyperlinks/:id", models.PermRead, r.cat.get(hyperlinks))
 }

@@ -63,6 +63,7 @@ var domainErrors = []struct {
 	{models.ErrTooLarge, http.StatusUnprocessableEntity, "too_large", "The change touches more records than one request may."},
 	{models.ErrRetry, http.StatusConflict, "edited_concurrently", "Other writes to this record kept landing first; try again."},
 	{models.ErrInvalid, http.StatusUnprocessableEntity, "invalid", "A value breaks a rule."},
+	{models.ErrForbidden, http.StatusForbidden, "forbidden", "Your role on this site does not allow this."},
 }
 
 func toAPIError(err error) *jsonapi.Error {

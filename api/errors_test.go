@@ -25,6 +25,7 @@ func TestDomainErrorTable(t *testing.T) {
 		models.ErrTooLarge:     {http.StatusUnprocessableEntity, "too_large"},
 		models.ErrRetry:        {http.StatusConflict, "edited_concurrently"},
 		models.ErrInvalid:      {http.StatusUnprocessableEntity, "invalid"},
+		models.ErrForbidden:    {http.StatusForbidden, "forbidden"},
 	}
 	if len(want) != len(models.Kinds) || len(domainErrors) != len(models.Kinds) {
 		t.Fatalf("%d kinds, %d rows in the table, %d here: every kind needs one row and one case", len(models.Kinds), len(domainErrors), len(want))

@@ -206,7 +206,7 @@ func registerLayoutRoutes(r routes) {
 	layouts := layoutsHandler{r.themeResources()}
 	// GET /layouts: the layouts of the latest published theme (the one with
 	// the greatest published-at), an empty list while none is published.
-	editable(r, "/layouts", layouts.rows(), layoutSpec, models.ListLiveLayouts, layouts.load, layouts.create, layouts.update)
+	editable(r, "/layouts", models.PermRead, models.PermDesign, layouts.rows(), layoutSpec, models.ListLiveLayouts, layouts.load, layouts.create, layouts.update)
 	r.cat.add(&resourceType{typ: "layouts", what: "layout",
 		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
 			ls, err := models.ByIDs[models.Layout](ctx, layouts.db, siteID, ids)

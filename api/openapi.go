@@ -183,7 +183,7 @@ var specialRoutes = map[string]special{
 		errors:      []string{"invalid_filename", "unsupported_content_type"},
 		description: "The first step of an upload: a signed form (a storage POST policy) for one file of an accepted content type (GET /asset-types). POST the file with the form's fields to the endpoint, straight to storage, then notify the upload with POST /asset-uploads and the signature's key."},
 	"POST /asset-uploads": {summary: "Notify an upload", kind: opOne, typ: "asset-uploads", status: 202, body: "asset-uploads",
-		errors:      []string{"invalid_file_name", "invalid_key", "unknown_key", "invalid_file_size", "file_too_large", "invalid_user_agent", "file_missing", "content_type_mismatch", "already_uploaded", "already_processing", "too_many_uploads"},
+		errors:      []string{"invalid_file_name", "invalid_key", "unknown_key", "invalid_file_size", "file_too_large", "invalid_user_agent", "file_missing", "content_type_mismatch", "already_uploaded", "too_many_uploads"},
 		description: "Tells the API a file is in storage under a signature's key. The upload joins its site's processing queue (status processing, meta.queue-position while it waits); poll the Location (GET /asset-uploads/{id}?wait=10s waits for the end) until it is finished, with its asset and image, or error with an error-message."},
 	"POST /revisions": {summary: "Publish drafts", kind: opOneOrAccepted, typ: "revisions", body: "revisions", idempotent: true,
 		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict"},
@@ -243,8 +243,8 @@ func servedRoutes(routes []fiber.Route) [][2]string {
 // buildOpenAPI describes routes; specs are the query specs their handlers
 // parse with (probeQuerySpecs), keyed "METHOD /path". It fails on a route
 // it cannot describe.
-func buildOpenAPI(routes []fiber.Route, publicURL string, specs map[string]QuerySpec) ([]byte, error) {
-	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}, responses: map[string]any{}}
+func buildOpenAPI(routes []fiber.Route, publicURL string, specs map[string]QuerySpec, perms permissionTable) ([]byte, error) {
+	b := specBuilder{paths: map[string]map[string]any{}, schemas: map[string]any{}, responses: map[string]any{}, perms: perms}
 	b.commonSchemas()
 	var errs []string
 	for _, r := range servedRoutes(routes) {
@@ -293,6 +293,7 @@ type specBuilder struct {
 	paths     map[string]map[string]any
 	schemas   map[string]any
 	responses map[string]any // components.responses: error answers several operations share
+	perms     permissionTable
 }
 
 var rawJSON = reflect.TypeOf(json.RawMessage(nil))
@@ -316,6 +317,7 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 		return fmt.Errorf("%s %s has no description (specialRoutes, resourceDocs)", method, path)
 	}
 	op := map[string]any{"summary": sp.summary, "description": sp.description, "operationId": operationID(method, path), "tags": []any{tagOf(path)}}
+	withPermission(op, b.perms, method, path) // x-permission: what the caller's role needs (api/permissions.go)
 	if sp.public {
 		op["security"] = []any{}
 	}
@@ -325,7 +327,7 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 	if body := b.requestBody(method, sp); body != nil {
 		op["requestBody"] = body
 	}
-	codes := errorsOf(method, path, sp, spec)
+	codes := errorsOf(method, path, sp, spec, b.perms)
 	op["x-error-codes"] = codes
 	op["responses"] = b.successResponses(sp)
 	if d, ok := op["responses"].(map[string]any)["default"].(map[string]any); ok && !sp.oauth && sp.kind != opHTML && sp.kind != opJSON {

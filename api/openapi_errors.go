@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // The error responses of the OpenAPI description: every code the API
@@ -28,6 +30,7 @@ type errorCode struct {
 var errorCodes = map[string]errorCode{
 	// Every request (negotiate.go, the token check, errors.go).
 	"invalid_token":          {401, "no bearer token, or one expired, revoked or of a deleted user"},
+	"forbidden":              {403, "the caller's role (or section) lacks the permission the detail names"},
 	"not_acceptable":         {406, "Accept names no media type the endpoint answers"},
 	"unsupported_media_type": {415, "Content-Type is not the JSON:API media type without parameters, or the body is compressed"},
 	"method_not_allowed":     {405, "the path does not take the method"},
@@ -73,6 +76,7 @@ var errorCodes = map[string]errorCode{
 	"invalid":              {422, "a value breaks a rule"},
 	// Attributes (the resources' validate methods and handlers).
 	"invalid_title":            {422, "title missing, empty or over 200 characters"},
+	"invalid_role":             {422, "role is not one of viewer, author, editor, admin"},
 	"invalid_description":      {422, "description too long (a page's: 1000 characters; a theme's or revision's: 2000)"},
 	"invalid_keywords":         {422, "keywords over 1000 characters"},
 	"invalid_slug":             {422, "not a slug of lower-case letters, digits and dashes"},
@@ -105,7 +109,6 @@ var errorCodes = map[string]errorCode{
 	"file_missing":             {422, "no file at the key in storage yet"},
 	"content_type_mismatch":    {422, "the stored file's content type is not the signed one"},
 	"already_uploaded":         {409, "the key's upload has finished"},
-	"already_processing":       {409, "the key's upload is being processed"},
 	"too_many_uploads":         {429, "the site has the most uploads waiting it may have (Retry-After)"},
 	// Revisions (revisions.go, revisions_schedule.go, models/drafts).
 	"invalid_comments":        {422, "comments over 10000 characters"},
@@ -141,7 +144,7 @@ var (
 
 // errorsOf are the codes an operation may answer: its shape's, then its
 // doc's own, each once.
-func errorsOf(method, path string, sp special, spec *QuerySpec) []string {
+func errorsOf(method, path string, sp special, spec *QuerySpec, perms permissionTable) []string {
 	var codes []string
 	add := func(cs ...string) {
 		for _, c := range cs {
@@ -152,6 +155,9 @@ func errorsOf(method, path string, sp special, spec *QuerySpec) []string {
 	}
 	if !sp.public {
 		add(authedErrors...)
+		if p, ok := perms.of(method, path); ok && p != models.PermRead {
+			add("forbidden") // every role may read (but webhooks: PermWebhooks)
+		}
 	}
 	if spec != nil {
 		add(queryErrors...)

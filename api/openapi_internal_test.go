@@ -21,7 +21,7 @@ func TestOpenAPIRefusesUndescribedRoutes(t *testing.T) {
 		{Method: fiber.MethodPost, Path: "/pages/:id/publish"},             // not of the JSON:API shape
 		{Method: fiber.MethodGet, Path: "/themes/:id/relationships/pages"}, // a relationship it lacks
 	} {
-		_, err := buildOpenAPI([]fiber.Route{r}, "http://127.0.0.1:8080", nil)
+		_, err := buildOpenAPI([]fiber.Route{r}, "http://127.0.0.1:8080", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), r.Path) {
 			t.Errorf("%s %s: err = %v, want one naming the route", r.Method, r.Path, err)
 		}

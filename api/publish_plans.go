@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -34,6 +35,10 @@ type planStep struct {
 	Event  string   `json:"event" oas:"enum:draft-event"`
 	Group  int      `json:"group"`
 	HeldBy *string  `json:"held-by"`
+	// MayPublish: whether the caller may publish this step (their role
+	// has publish, and the step lies in their section), so an author sees
+	// what an editor will have to publish.
+	MayPublish bool `json:"may-publish"`
 }
 
 type brokenHyperlink struct {
@@ -76,17 +81,22 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	var plan *drafts.Plan
+	var may func(*drafts.PlanStep) bool
 	if err := readOnlyTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if req.reverts != nil {
 			plan, err = h.engine.PlanRevert(ctx, tx, siteOf(c), *req.reverts, req.force)
 		} else {
 			plan, err = h.engine.Plan(ctx, tx, siteOf(c), req.drafts, req.want)
 		}
+		if err != nil {
+			return err
+		}
+		may, err = h.mayPublish(ctx, tx, oauth.PrincipalOf(c), plan, req.reverts != nil)
 		return err
 	}); err != nil {
 		return err
 	}
-	res, planned := h.resource(plan, req, q)
+	res, planned := h.resource(plan, req, q, may)
 	// Included drafts carry their linkage, as everywhere a draft appears.
 	included, err := h.drafts.render(c.UserContext(), siteOf(c), planned)
 	if err != nil {
@@ -95,14 +105,40 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	return respondIncluded(c, fiber.StatusOK, jsonapi.Document{Data: q.Sparse(res), Included: sparseAll(q, included)}, q.Include["drafts"])
 }
 
+// mayPublish tells, per step of plan, whether the caller may publish it:
+// with publish, and for a section's publisher a draft in the section (a
+// rollback: not at all, as POST /revisions answers).
+func (h publishPlansHandler) mayPublish(ctx context.Context, tx bun.Tx, pr *oauth.Principal, plan *drafts.Plan, rollback bool) (func(*drafts.PlanStep) bool, error) {
+	if !pr.Can(models.PermPublish) || (rollback && pr.Sectioned()) {
+		return func(*drafts.PlanStep) bool { return false }, nil
+	}
+	var ds []*drafts.Draft
+	for _, st := range plan.Steps {
+		if st.Draft != nil {
+			ds = append(ds, st.Draft)
+		}
+	}
+	outside, err := h.engine.OutsideSection(ctx, tx, pr.SiteID, sectionOf(pr), ds)
+	if err != nil {
+		return nil, err
+	}
+	return func(st *drafts.PlanStep) bool {
+		if st.Draft == nil {
+			return true
+		}
+		_, out := outside[st.Draft.ID]
+		return !out
+	}, nil
+}
+
 // resource renders a plan, with its drafts to include when q asks.
-func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q *Query) (*jsonapi.Resource, []*drafts.Draft) {
+func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q *Query, may func(*drafts.PlanStep) bool) (*jsonapi.Resource, []*drafts.Draft) {
 	attrs := planAttributes{Steps: make([]planStep, len(plan.Steps)), BrokenHyperlinks: make([]brokenHyperlink, len(plan.BrokenLinks)),
 		Conflicts: make([]planConflict, len(plan.Conflicts))}
 	draftIDs := []string{}
 	var included []*drafts.Draft
 	for i, st := range plan.Steps {
-		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group}
+		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group, MayPublish: may(&plan.Steps[i])}
 		if d := st.Draft; d != nil {
 			id := d.ID.String()
 			attrs.Steps[i].Draft, attrs.Steps[i].HeldBy = &id, optionalID(d.RevisionID)
@@ -145,5 +181,5 @@ func conflictOf(e *models.Error) planConflict {
 // registerPublishPlanRoutes registers /publish-plans (docs/drafts.md).
 func registerPublishPlanRoutes(r routes, engine *drafts.Engine) {
 	h := publishPlansHandler{db: r.deps.DB, engine: engine, links: r.links, drafts: r.drafts}
-	r.post("/publish-plans", h.create)
+	r.post("/publish-plans", models.PermEdit, h.create)
 }

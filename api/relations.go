@@ -105,12 +105,12 @@ func (cat *catalog) routes(r routes) error {
 					missing = append(missing, typ+"."+name+" (no many)")
 					continue
 				}
-				r.get(base+"relationships/"+name, cat.manyEndpoint(t, name, true))
-				r.get(base+name, orElse(t.related[name], cat.manyEndpoint(t, name, false)))
+				r.get(base+"relationships/"+name, readPermission(typ), cat.manyEndpoint(t, name, true))
+				r.get(base+name, readPermission(typ), orElse(t.related[name], cat.manyEndpoint(t, name, false)))
 				continue
 			}
-			r.get(base+"relationships/"+name, cat.linkageOne(t, name))
-			r.get(base+name, orElse(t.related[name], cat.relatedOne(t, name)))
+			r.get(base+"relationships/"+name, readPermission(typ), cat.linkageOne(t, name))
+			r.get(base+name, readPermission(typ), orElse(t.related[name], cat.relatedOne(t, name)))
 		}
 	}
 	if len(missing) > 0 {

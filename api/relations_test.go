@@ -10,6 +10,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/config"
+	"github.com/pressroom/pressroom/models"
 )
 
 // TestEveryRelationshipIsServed: every relationship jsonapi.Relationships
@@ -62,7 +63,7 @@ func TestEveryRelationshipIsServed(t *testing.T) {
 func TestCatalogRefusesUnpageableToMany(t *testing.T) {
 	cat := newCatalog(links{})
 	cat.add(&resourceType{typ: "themes", what: "theme"})
-	err := cat.routes(routes{app: fiber.New(), authed: func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{h} }})
+	err := cat.routes(routes{app: fiber.New(), authed: func(_ models.Permission, h fiber.Handler) []fiber.Handler { return []fiber.Handler{h} }})
 	if err == nil || !strings.Contains(err.Error(), "themes.layouts") || !strings.Contains(err.Error(), "pages (no resourceType)") {
 		t.Fatalf("err = %v, want one naming themes.layouts and pages", err)
 	}

@@ -228,6 +228,11 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		rev.IdempotencyKey = &key
 	}
 	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
+		// A section's publisher: the closure, locked, lies in the section
+		// (Publish checks again over the closure it computes).
+		if err := h.engine.CheckPublishable(ctx, tx, pr.SiteID, sectionOf(pr), rev.DraftIDs); err != nil {
+			return err
+		}
 		if err := drafts.Reserve(ctx, tx, rev, req.want); err != nil {
 			return err
 		}
@@ -267,6 +272,12 @@ func (h revisionsHandler) startPublish(ctx context.Context, rev *drafts.Revision
 // 409 with one error per conflicting record.
 func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, req *publishRequest, key string) error {
 	pr := oauth.PrincipalOf(c)
+	if pr.Sectioned() {
+		// A rollback restores whatever the revision changed: only a
+		// publisher of the whole site may.
+		return &models.Error{Kind: models.ErrForbidden, Meta: map[string]any{"permission": string(models.PermPublish)},
+			Detail: "Rolling back needs the permission \"publish\" for the whole site; yours covers " + *pr.PathPrefix + " only."}
+	}
 	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: req.comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
@@ -309,6 +320,11 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 		if rev.ErrorCode != nil && *rev.ErrorCode == drafts.PathTaken {
 			// The rule a write that drafts the same place breaks, answered alike.
 			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
+				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
+		}
+		if rev.ErrorCode != nil && *rev.ErrorCode == "forbidden" {
+			// The publisher's rights, checked over the closure Publish computed.
+			return &models.Error{Kind: models.ErrForbidden, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
 				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
 		}
 		return jsonapi.Unprocessable("publish_failed", "Nothing was published: "+msg+". The revision at "+location+" records this; every draft is as it was.")
@@ -382,11 +398,11 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
 	h := revisionsHandler{db: d.DB, temporal: d.Temporal, cfg: d.Config, links: r.links, log: d.Log, engine: engine, cat: r.cat, faults: r.faults}
-	r.post("/revisions", h.create)
-	r.get("/revisions", h.list)
-	r.get("/revisions/:id", h.get)
-	r.patch("/revisions/:id", h.update)
-	r.delete("/revisions/:id", h.cancel)
+	r.post("/revisions", models.PermPublish, h.create)
+	r.get("/revisions", models.PermRead, h.list)
+	r.get("/revisions/:id", models.PermRead, h.get)
+	r.patch("/revisions/:id", models.PermPublish, h.update)
+	r.delete("/revisions/:id", models.PermPublish, h.cancel)
 	// The relationships' endpoints (GET /revisions/:id/versions among
 	// them): catalog.routes.
 	r.cat.add(&resourceType{typ: "revisions", what: "revision",
@@ -400,7 +416,7 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 		many: map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", models.OrderOldest)}})
 	versions := &resourceType{typ: "versions", what: "version", fetch: byIDs(h.db, h.versionResource)}
 	r.cat.add(versions)
-	r.get("/versions/:id", r.cat.get(versions))
+	r.get("/versions/:id", models.PermRead, r.cat.get(versions))
 }
 
 // draftsOf pages through the drafts revisions list (their rows hold them).

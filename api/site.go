@@ -217,9 +217,9 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 // relationship (docs/themes.md).
 func registerSiteRoutes(r routes) {
 	site := siteHandler{db: r.deps.DB, links: r.links, cat: r.cat}
-	r.get("/site", site.get)
-	r.patch("/site", site.update)
-	r.get("/site/theme", themesHandler{r.themeResources()}.live)
-	r.get("/site/relationships/theme", site.themeRelationship)
-	r.patch("/site/relationships/theme", site.updateThemeRelationship)
+	r.get("/site", models.PermRead, site.get)
+	r.patch("/site", models.PermSite, site.update)
+	r.get("/site/theme", models.PermRead, themesHandler{r.themeResources()}.live)
+	r.get("/site/relationships/theme", models.PermRead, site.themeRelationship)
+	r.patch("/site/relationships/theme", models.PermDesign, site.updateThemeRelationship)
 }

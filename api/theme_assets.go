@@ -156,7 +156,7 @@ func (h themeAssetsHandler) delete(c *fiber.Ctx) error {
 func registerThemeAssetRoutes(r routes) {
 	themeAssets := themeAssetsHandler{r.themeResources()}
 	r.cat.add(&resourceType{typ: "theme-assets", what: "theme asset", fetch: byIDs(themeAssets.db, themeAssets.themeAssetResource)})
-	r.post("/theme-assets", themeAssets.create)
-	r.get("/theme-assets/:id", themeAssets.rows().get(themeAssetSpec(false), themeAssets.load))
-	r.delete("/theme-assets/:id", themeAssets.delete)
+	r.post("/theme-assets", models.PermDesign, themeAssets.create)
+	r.get("/theme-assets/:id", models.PermRead, themeAssets.rows().get(themeAssetSpec(false), themeAssets.load))
+	r.delete("/theme-assets/:id", models.PermDesign, themeAssets.delete)
 }

@@ -167,7 +167,7 @@ func (h themesHandler) live(c *fiber.Ctx) error {
 func registerThemeRoutes(r routes) {
 	themes := themesHandler{r.themeResources()}
 	// GET /themes: the site's themes, newest first, paginated.
-	editable(r, "/themes", themes.rows(), themeSpec, models.ListThemes, themes.load, themes.create, themes.update)
+	editable(r, "/themes", models.PermRead, models.PermDesign, themes.rows(), themeSpec, models.ListThemes, themes.load, themes.create, themes.update)
 	t := themes.themesType()
 	t.related = map[string]fiber.Handler{"layouts": themes.related("layouts"), "theme-assets": themes.related("theme-assets")}
 	r.cat.add(t)

@@ -379,8 +379,8 @@ func registerUploadRoutes(r routes) {
 	sigs := &resourceType{typ: "upload-signatures", what: "upload signature", fetch: uploads.fetchSignatures}
 	r.cat.add(sigs)
 	r.cat.add(&resourceType{typ: "asset-uploads", what: "asset upload", fetch: byIDs(d.DB, uploads.resource)})
-	r.post("/upload-signatures", uploads.createSignature)
-	r.get("/upload-signatures/:id", r.cat.get(sigs))
-	r.post("/asset-uploads", uploads.createUpload)
-	r.get("/asset-uploads/:id", uploads.getUpload(r.cat))
+	r.post("/upload-signatures", models.PermUpload, uploads.createSignature)
+	r.get("/upload-signatures/:id", models.PermRead, r.cat.get(sigs))
+	r.post("/asset-uploads", models.PermUpload, uploads.createUpload)
+	r.get("/asset-uploads/:id", models.PermRead, uploads.getUpload(r.cat))
 }

@@ -26,13 +26,24 @@ func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
 		Links:      h.links.self("/users/" + u.ID.String())}
 }
 
-// me serves GET /users/me: the token's user.
+// me serves GET /users/me: the token's user, and in meta.memberships
+// every site the user belongs to (site-id, subdomain-slug, role,
+// path-prefix), so a client can offer to sign in to another.
 func (h usersHandler) me(c *fiber.Ctx) error {
-	u, err := models.FindUser(c.UserContext(), h.db, siteOf(c), oauth.PrincipalOf(c).UserID)
+	pr := oauth.PrincipalOf(c)
+	u, err := models.FindUserByID(c.UserContext(), h.db, pr.UserID)
 	if err != nil {
 		return err
 	}
-	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u)})
+	ms, err := models.MembershipsOfUser(c.UserContext(), h.db, pr.UserID)
+	if err != nil {
+		return err
+	}
+	list := make([]any, len(ms))
+	for i, m := range ms {
+		list[i] = map[string]any{"site-id": m.SiteID.String(), "subdomain-slug": m.Slug, "role": string(m.Role), "path-prefix": m.PathPrefix}
+	}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u), Meta: map[string]any{"memberships": list}})
 }
 
 // registerUserRoutes registers /users/me and /users/:id (within the
@@ -41,6 +52,6 @@ func registerUserRoutes(r routes) {
 	users := usersHandler{db: r.deps.DB, links: r.links}
 	t := &resourceType{typ: "users", what: "user", fetch: byIDs(users.db, users.resource)}
 	r.cat.add(t)
-	r.get("/users/me", users.me)
-	r.get("/users/:id", r.cat.get(t))
+	r.get("/users/me", models.PermRead, users.me)
+	r.get("/users/:id", models.PermRead, r.cat.get(t))
 }

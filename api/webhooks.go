@@ -356,10 +356,10 @@ func registerWebhookRoutes(r routes) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate, cat: r.cat}
-	editable(r, "/webhooks", h.rows(""), webhookSpec, models.ListWebhooks, h.load, h.create, h.update)
-	r.delete("/webhooks/:id", h.delete)
-	r.get("/webhook-deliveries/:id", h.deliveryRows().get(deliverySpec(false), h.loadDelivery))
-	r.post("/webhook-deliveries/:id/retry", h.retry)
+	editable(r, "/webhooks", models.PermWebhooks, models.PermWebhooks, h.rows(""), webhookSpec, models.ListWebhooks, h.load, h.create, h.update)
+	r.delete("/webhooks/:id", models.PermWebhooks, h.delete)
+	r.get("/webhook-deliveries/:id", models.PermWebhooks, h.deliveryRows().get(deliverySpec(false), h.loadDelivery))
+	r.post("/webhook-deliveries/:id/retry", models.PermWebhooks, h.retry)
 	// The relationships' endpoints (catalog.routes); GET
 	// /webhooks/:id/deliveries sorts and filters as a list does.
 	r.cat.add(&resourceType{typ: "webhooks", what: "webhook",

@@ -38,6 +38,7 @@ var plainCodes = map[string]string{
 	"file_missing":             "the file did not arrive in storage: try the upload again",
 	"already_uploaded":         "this upload was already sent and processed: upload the file again to make another asset",
 	"body_too_large":           "the request is larger than the API accepts",
+	"forbidden":                "your role on this site does not allow that: ask an editor or an admin of the site (docs/auth.md, \"Roles and memberships\")",
 }
 
 // plainStatuses are sentences by status, for codes without their own.

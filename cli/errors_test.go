@@ -56,6 +56,9 @@ func TestAPIErrorsInPlainWords(t *testing.T) {
 			"not found on your site (the API says: No draft with that id (reverted or already published?); POST /revisions: 404 not_found)"},
 		{StatusError{Method: "GET", Path: "/site", Status: 500, Code: "internal", RequestID: "req-1"},
 			"the API failed on its side: try again, and if it goes on, report it with the request id shown (GET /site: 500 internal; request id req-1)"},
+		{StatusError{Method: "POST", Path: "/revisions", Status: 403, Code: "forbidden", Detail: "Your role on this site lacks the permission \"publish\"."},
+			"your role on this site does not allow that: ask an editor or an admin of the site (docs/auth.md, \"Roles and memberships\") " +
+				"(the API says: Your role on this site lacks the permission \"publish\"; POST /revisions: 403 forbidden)"},
 		{StatusError{Method: "GET", Path: "/site", Status: 418},
 			"the API answered 418 I'm a teapot (GET /site: 418)"},
 	} {

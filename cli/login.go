@@ -35,6 +35,9 @@ type LoginOptions struct {
 	Open Opener
 	// Timeout bounds the wait for the browser; 5 minutes when 0.
 	Timeout time.Duration
+	// Site is the subdomain-slug of the site to sign in to: required of a
+	// user of several sites, who is asked to name one.
+	Site string
 }
 
 // Login signs in with the authorization-code flow and PKCE (S256), as a
@@ -65,7 +68,7 @@ func Login(ctx context.Context, o Options, lo LoginOptions) error {
 		if open == nil {
 			open = SystemOpener(o.Getenv)
 		}
-		tok, err = loopbackLogin(ctx, o, conf, open, lo.Timeout)
+		tok, err = loopbackLogin(ctx, o, conf, open, lo.Timeout, lo.Site)
 		if errors.Is(err, errNoBrowser) {
 			fmt.Fprintf(o.Stderr, "Could not open a browser: %s. Sign in with a code instead.\n\n", strings.TrimPrefix(err.Error(), errNoBrowser.Error()+": "))
 			tok, err = nil, nil
@@ -75,7 +78,7 @@ func Login(ctx context.Context, o Options, lo LoginOptions) error {
 		}
 	}
 	if tok == nil {
-		if tok, err = pastedCodeLogin(ctx, o, conf); err != nil {
+		if tok, err = pastedCodeLogin(ctx, o, conf, lo.Site); err != nil {
 			return err
 		}
 	}
@@ -99,7 +102,7 @@ func Login(ctx context.Context, o Options, lo LoginOptions) error {
 
 // pastedCodeLogin is the out-of-band flow: the address to open anywhere,
 // and the code its page shows, read from Stdin.
-func pastedCodeLogin(ctx context.Context, o Options, conf *oauth2.Config) (*oauth2.Token, error) {
+func pastedCodeLogin(ctx context.Context, o Options, conf *oauth2.Config, site string) (*oauth2.Token, error) {
 	c := *conf
 	c.RedirectURL = OOBRedirectURI
 	verifier := oauth2.GenerateVerifier()
@@ -112,11 +115,34 @@ func pastedCodeLogin(ctx context.Context, o Options, conf *oauth2.Config) (*oaut
 	if code == "" {
 		return nil, errors.New("no code given")
 	}
-	tok, err := c.Exchange(withHTTP(ctx, o.httpClient()), code, oauth2.VerifierOption(verifier))
+	tok, err := c.Exchange(withHTTP(ctx, o.httpClient()), code, exchangeOptions(verifier, site)...)
 	if err != nil {
-		return nil, fmt.Errorf("exchange the code at %s: %w", c.Endpoint.TokenURL, err)
+		return nil, exchangeError(c.Endpoint.TokenURL, err)
 	}
 	return tok, nil
+}
+
+// exchangeOptions are the code exchange's parameters: the PKCE verifier,
+// and the site to sign in to when one is named.
+func exchangeOptions(verifier, site string) []oauth2.AuthCodeOption {
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}
+	if site != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("site", site))
+	}
+	return opts
+}
+
+// exchangeError says why the code exchange failed, with what to do when
+// the user must name a site or named one they do not belong to.
+func exchangeError(tokenURL string, err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.ErrorCode == "invalid_request" && strings.HasPrefix(re.ErrorDescription, "site is required") {
+		return fmt.Errorf("you belong to several sites: name one with `pressroom login -site <subdomain-slug>` (%w)", err)
+	}
+	if errors.As(err, &re) && re.ErrorCode == "invalid_grant" && strings.Contains(re.ErrorDescription, "not a member") {
+		return fmt.Errorf("%s: check -site (%w)", re.ErrorDescription, err)
+	}
+	return fmt.Errorf("exchange the code at %s: %w", tokenURL, err)
 }
 
 // identity is who a token signs in as, as the login message names them.
@@ -125,7 +151,7 @@ type identity struct {
 	site                  string
 }
 
-// String is "<email>", with " (<role>)" when the API gives users a role.
+// String is "<email>", with " (<role>)" when the API names the role.
 func (i identity) String() string {
 	if i.role != "" {
 		return i.email + " (" + i.role + ")"
@@ -133,26 +159,47 @@ func (i identity) String() string {
 	return i.email
 }
 
-// whoami reads GET /users/me (the user, and a role when the API has
-// roles) and GET /site (the site's slug).
+// whoami reads GET /users/me (the user, and in meta.memberships the
+// role in each site) and GET /site (the site's slug and id, whose role
+// the login message names).
 func (c *session) whoami(ctx context.Context) (identity, error) {
 	var who identity
-	me, err := c.get(ctx, "/users/me")
+	r, err := c.do(ctx, http.MethodGet, "/users/me", nil)
+	if err != nil {
+		return who, err
+	}
+	if r.Status != http.StatusOK {
+		return who, statusErr(r, http.MethodGet, "/users/me")
+	}
+	me, err := r.Resource()
 	if err != nil {
 		return who, err
 	}
 	who.id = me.ID
 	who.email, _ = me.Attributes["email"].(string)
 	who.name, _ = me.Attributes["name"].(string)
-	who.role, _ = me.Attributes["role"].(string)
 	site, err := c.get(ctx, "/site")
 	if err != nil {
 		return who, err
 	}
+	who.role = roleIn(r.Doc.Meta, site.ID)
 	if who.site, _ = site.Attributes["subdomain-slug"].(string); who.site == "" {
 		who.site, _ = site.Attributes["title"].(string)
 	}
 	return who, nil
+}
+
+// roleIn is the role meta.memberships of GET /users/me gives in the site
+// siteID ("" when none does).
+func roleIn(meta map[string]any, siteID string) string {
+	ms, _ := meta["memberships"].([]any)
+	for _, m := range ms {
+		if m, ok := m.(map[string]any); ok && m["site-id"] == siteID {
+			role, _ := m["role"].(string)
+			return role
+		}
+	}
+	return ""
 }
 
 // get reads one resource.

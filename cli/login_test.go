@@ -74,10 +74,13 @@ func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"token_type":"bearer","access_token":"access","refresh_token":"refresh","expires_in":7200}`)
 	case "/users/me":
 		attrs := map[string]any{"email": "ed@demo.test", "name": "Ed"}
-		if p.role != "" {
-			attrs["role"] = p.role
+		doc := map[string]any{"data": map[string]any{"type": "users", "id": "u1", "attributes": attrs}}
+		if p.role != "" { // as the API names it: the membership of the signed-in site
+			doc["meta"] = map[string]any{"memberships": []any{
+				map[string]any{"site-id": "s0", "subdomain-slug": "elsewhere", "role": "viewer"},
+				map[string]any{"site-id": "s1", "subdomain-slug": "demo", "role": p.role}}}
 		}
-		json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"type": "users", "id": "u1", "attributes": attrs}})
+		json.NewEncoder(w).Encode(doc)
 	case "/site":
 		fmt.Fprint(w, `{"data":{"type":"sites","id":"s1","attributes":{"title":"Demo","subdomain-slug":"demo"}}}`)
 	default:

@@ -94,7 +94,7 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // come back with the code, which it exchanges with the PKCE verifier. An
 // error wrapping errNoBrowser means the browser could not be opened, and
 // nothing else happened: the caller may fall back to the pasted code.
-func loopbackLogin(ctx context.Context, o Options, conf *oauth2.Config, open Opener, timeout time.Duration) (*oauth2.Token, error) {
+func loopbackLogin(ctx context.Context, o Options, conf *oauth2.Config, open Opener, timeout time.Duration, site string) (*oauth2.Token, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("%w: listen on 127.0.0.1 for the browser's answer: %v", errNoBrowser, err)
@@ -148,9 +148,9 @@ func loopbackLogin(ctx context.Context, o Options, conf *oauth2.Config, open Ope
 			if res.err != nil {
 				return nil, res.err
 			}
-			tok, err := c.Exchange(withHTTP(ctx, o.httpClient()), res.code, oauth2.VerifierOption(verifier))
+			tok, err := c.Exchange(withHTTP(ctx, o.httpClient()), res.code, exchangeOptions(verifier, site)...)
 			if err != nil {
-				err = fmt.Errorf("exchange the code at %s: %w", c.Endpoint.TokenURL, err)
+				err = exchangeError(c.Endpoint.TokenURL, err)
 			}
 			res.reply <- err
 			return tok, err

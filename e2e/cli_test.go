@@ -316,7 +316,7 @@ func TestCLISignInWithTheCodeFlow(t *testing.T) {
 	// Without a browser to open (no DISPLAY, no PRESSROOM_BROWSER here), it
 	// fell back to the pasted code, and names who signed in.
 	if !strings.Contains(shown.String(), "Could not open a browser: no graphical session here") ||
-		!strings.HasSuffix(string(rest), "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+		!strings.HasSuffix(string(rest), "signed in as editor@demo.test (admin) to demo at "+s.URL+"\n") {
 		t.Errorf("login said %q then %q", shown.String(), rest)
 	}
 
@@ -429,7 +429,7 @@ func TestCLILoginInTheBrowser(t *testing.T) {
 	localhost := strings.Replace(s.URL, "127.0.0.1", "localhost", 1) + "/"
 
 	_, stderr, code := c.run(t, "", "login", "--api", localhost)
-	if code != 0 || !strings.HasSuffix(stderr, "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+	if code != 0 || !strings.HasSuffix(stderr, "signed in as editor@demo.test (admin) to demo at "+s.URL+"\n") {
 		t.Fatalf("login = %d\n%s", code, stderr)
 	}
 	opened, _ := os.ReadFile(mark)
@@ -481,7 +481,7 @@ func TestCLILoginInTheBrowser(t *testing.T) {
 		}
 	}
 	rest, _ := io.ReadAll(lines)
-	if err := cmd.Wait(); err != nil || !strings.HasSuffix(string(rest), "signed in as editor@demo.test to demo at "+s.URL+"\n") {
+	if err := cmd.Wait(); err != nil || !strings.HasSuffix(string(rest), "signed in as editor@demo.test (admin) to demo at "+s.URL+"\n") {
 		t.Errorf("login --no-browser = %v: %s", err, rest)
 	}
 	if _, err := os.Stat(mark); err == nil {

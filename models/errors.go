@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Domain errors. Stores and the drafts engine return these (or an *Error of
@@ -27,10 +28,13 @@ var (
 	ErrRetry = errors.New("the record was drafted concurrently; run the transaction again")
 	// ErrInvalid: a value the domain's rules refuse.
 	ErrInvalid = errors.New("invalid")
+	// ErrForbidden: the caller's role (or section) lacks the permission
+	// the request needs. Another site's record is ErrNotFound, never this.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // Kinds lists every domain error kind (api/errors_test.go walks it).
-var Kinds = []error{ErrNotFound, ErrConflict, ErrInFlight, ErrDeleted, ErrStaleVersion, ErrTooLarge, ErrRetry, ErrInvalid}
+var Kinds = []error{ErrNotFound, ErrConflict, ErrInFlight, ErrDeleted, ErrStaleVersion, ErrTooLarge, ErrRetry, ErrInvalid, ErrForbidden}
 
 // Error is a domain error of one Kind with what the client needs to act on
 // it: where in its request the culprit is (At, by attribute or
@@ -152,4 +156,20 @@ func (es Errors) Unwrap() []error {
 		out[i] = e
 	}
 	return out
+}
+
+// Forbidden is ErrForbidden for a caller without permission p; Meta names
+// it (meta.permission), and the detail says so.
+func Forbidden(p Permission) *Error {
+	return &Error{Kind: ErrForbidden, Detail: "Your role on this site lacks the permission " + strconv.Quote(string(p)) + ".",
+		Meta: map[string]any{"permission": string(p)}}
+}
+
+// ForbiddenDraft is ErrForbidden for a draft the caller may not publish
+// (or revert): outside their section, or another's. Meta names the
+// permission and the draft.
+func ForbiddenDraft(p Permission, draftID, itemType, itemID, why string) *Error {
+	return &Error{Kind: ErrForbidden,
+		Detail: "You lack the permission " + strconv.Quote(string(p)) + " for draft " + draftID + " (" + itemType + " " + itemID + "): " + why + ".",
+		Meta:   map[string]any{"permission": string(p), "draft": map[string]any{"type": "drafts", "id": draftID}}}
 }

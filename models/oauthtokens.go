@@ -65,18 +65,6 @@ func LockRefreshToken(ctx context.Context, tx bun.IDB, tokenHash string) (*OAuth
 	return row, nil
 }
 
-// AccessTokenLive tells whether the access token id of the user of the
-// site is stored and not revoked. Every authenticated request runs it, so
-// it is a prepared statement (ScanPrepared): parsing and planning the text
-// cost more than the lookup.
-func AccessTokenLive(ctx context.Context, db bun.IDB, id, userID, siteID uuid.UUID) (bool, error) {
-	var n int
-	err := ScanPrepared(ctx, db, `SELECT count(*) FROM oauth_access_tokens
-WHERE id = $1 AND user_id = $2 AND site_id = $3 AND revoked_at IS NULL`,
-		[]any{UUIDParam(id), UUIDParam(userID), UUIDParam(siteID)}, &n)
-	return n == 1, err
-}
-
 // OAuthAccessToken is an issued access token (the JWT's jti and whom it is
 // for); the JWT itself is not stored.
 type OAuthAccessToken struct {

@@ -23,7 +23,8 @@ type Site struct {
 	UpdatedAt     time.Time `bun:"updated_at,notnull,default:current_timestamp"`
 }
 
-// User is an editor of one site.
+// User is a person who signs in: created in one site (site_id), a member
+// of one or more (memberships, models/roles.go).
 type User struct {
 	bun.BaseModel `bun:"table:users"`
 
@@ -49,10 +50,29 @@ func SiteBySlug(ctx context.Context, db bun.IDB, slug string) (*Site, error) {
 	return s, nil
 }
 
-// CreateUser inserts a user of site with an already hashed password.
+// CreateUser inserts a user of site with an already hashed password, an
+// admin of the site (tests and tools that need a user who may do
+// everything); CreateMember gives another role.
 func CreateUser(ctx context.Context, db bun.IDB, siteID uuid.UUID, email, name, passwordHash string) (*User, error) {
+	return CreateMember(ctx, db, siteID, email, name, passwordHash, RoleAdmin, nil)
+}
+
+// CreateMember inserts a user of site with an already hashed password and
+// their membership of the site, with role narrowed to prefix (nil: the
+// whole site), in one transaction.
+func CreateMember(ctx context.Context, db bun.IDB, siteID uuid.UUID, email, name, passwordHash string, role Role, prefix *string) (*User, error) {
 	u := &User{SiteRecord: NewSiteRecord(siteID), Email: strings.TrimSpace(email), Name: strings.TrimSpace(name), PasswordHash: passwordHash}
-	return inserted(ctx, db, u, "create user "+strconv.Quote(email))
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := inserted(ctx, tx, u, "create user "+strconv.Quote(email)); err != nil {
+			return err
+		}
+		_, err := AddMembership(ctx, tx, siteID, u.ID, role, prefix)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // inserted inserts m and returns it; a taken unique value is ErrConflict,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
@@ -263,7 +264,11 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 	if err != nil {
 		return nil, err
 	}
-	g := &grant{userID: u.ID, siteID: u.SiteID, clientID: cl.ID, scopes: scopes(form), authTime: time.Now().UTC(),
+	site, err := siteFor(ctx, p.store.db, u.ID, form.Get("site"))
+	if err != nil {
+		return nil, err
+	}
+	g := &grant{userID: u.ID, siteID: site, clientID: cl.ID, scopes: scopes(form), authTime: time.Now().UTC(),
 		audience: p.store.audience(cl.ID), amr: []string{"pwd"}}
 	sk, err := p.store.SigningKey(ctx)
 	if err != nil {
@@ -370,6 +375,11 @@ func (p *Provider) codeGrant(ctx context.Context, cr credentials, form url.Value
 		if err != nil {
 			return err
 		}
+		// In the transaction: a second connection from the pool while
+		// holding this one could starve it.
+		if g.siteID, err = siteFor(ctx, tx, g.userID, form.Get("site")); err != nil {
+			return err
+		}
 		resp, err = p.issue(ctx, tx, sk, cl, g, nil)
 		return err
 	})
@@ -422,6 +432,13 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 			reused = true
 			return models.RevokeTokenChain(ctx, tx, row.ChainID)
 		}
+		// A member removed from the site signs in no more: no new token
+		// for it (the access tokens already out stop at their next request).
+		if _, err := models.MembershipOf(ctx, tx, row.SiteID, row.UserID); models.IsNoRows(err) {
+			return invalidGrant("you are no longer a member of this site")
+		} else if err != nil {
+			return err
+		}
 		g := &grant{userID: row.UserID, siteID: row.SiteID, clientID: row.ClientID, scopes: row.Scopes,
 			authTime: row.AuthTime, audience: p.store.audience(row.ClientID), amr: []string{"pwd"}}
 		resp, err = p.issue(ctx, tx, sk, cl, g, &spent{row: row, token: presented})
@@ -432,6 +449,26 @@ func (p *Provider) refreshGrant(ctx context.Context, cr credentials, form url.Va
 		return nil, errReused
 	}
 	return resp, err
+}
+
+// siteFor is the site a sign-in's token names: the user's membership of
+// the site whose subdomain-slug is slug, or with no slug the user's only
+// site. A user of several sites must name one (invalid_request naming the
+// parameter); a site the user is no member of is invalid_grant, the same
+// answer as a site that does not exist.
+func siteFor(ctx context.Context, db bun.IDB, userID uuid.UUID, slug string) (uuid.UUID, error) {
+	site, ok, several, err := models.MemberSite(ctx, db, userID, strings.TrimSpace(slug))
+	switch {
+	case err != nil:
+		return uuid.Nil, err
+	case several:
+		return uuid.Nil, invalidRequest("site is required: you belong to several sites; name one by its subdomain-slug")
+	case !ok && slug != "":
+		return uuid.Nil, invalidGrant("you are not a member of the site " + strconv.Quote(slug))
+	case !ok:
+		return uuid.Nil, invalidGrant("you are not a member of any site")
+	}
+	return site, nil
 }
 
 func scopes(form url.Values) []string {

@@ -28,7 +28,19 @@ type Principal struct {
 	SiteID   uuid.UUID
 	ClientID string
 	TokenID  uuid.UUID
+	// Role and PathPrefix are the user's membership of the site as it is
+	// now: read with the token's row on every request, so a role change
+	// holds on the next request on every replica.
+	Role       models.Role
+	PathPrefix *string
 }
+
+// Can tells whether the principal's role holds permission p.
+func (p *Principal) Can(perm models.Permission) bool { return p.Role.Can(perm) }
+
+// Sectioned tells whether the principal's rights over pages are narrowed
+// to a section (an author or editor with a path prefix).
+func (p *Principal) Sectioned() bool { return p.PathPrefix != nil && p.Role != models.RoleAdmin }
 
 type principalKey struct{}
 
@@ -101,7 +113,7 @@ type verifier struct {
 	// checked on every request.
 	verified claimCache
 	// lookups shares revocation lookups among concurrent requests.
-	lookups coalesce.Group[bool]
+	lookups coalesce.Group[member]
 }
 
 // claimCache is a bounded map of token hash to verified claims.
@@ -193,19 +205,32 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
 	// after they arrived (package coalesce), so "at once" still holds.
-	// A prepared statement (models.AccessTokenLive): every authenticated
+	// A prepared statement (models.AccessTokenMember): every authenticated
 	// request runs it.
 	// Keyed by the token's hash: one token names one (token, user, site).
-	live, err, _ := v.lookups.Do(string(key[:]), func() (bool, error) {
-		return models.AccessTokenLive(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
+	// The same statement reads the user's membership of the site
+	// (models.AccessTokenMember): a role change holds on the next request,
+	// and a removed member's token stops working.
+	m, err, _ := v.lookups.Do(string(key[:]), func() (member, error) {
+		role, prefix, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
+		return member{role: role, prefix: prefix, live: live}, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)
 	}
-	if !live {
+	if !m.live {
 		return nil, invalidToken{"The access token has been revoked."}
 	}
+	pr.Role, pr.PathPrefix = m.role, m.prefix
 	return pr, nil
+}
+
+// member is what one token lookup reads: whether the token is live, and
+// the membership it acts under.
+type member struct {
+	role   models.Role
+	prefix *string
+	live   bool
 }
 
 // tokenKey is raw's SHA-256, without copying a token of the usual size

@@ -95,16 +95,28 @@ func siteCreate(ctx context.Context, env *environment, args []string) error {
 }
 
 func userCreate(ctx context.Context, env *environment, args []string) error {
-	var site, email, name string
+	var site, email, name, role, prefix string
 	if err := parseFlags("user create", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&site, "site", "", "slug of the user's site")
 		fs.StringVar(&email, "email", "", "e-mail address (the login name)")
 		fs.StringVar(&name, "name", "", "display name")
+		fs.StringVar(&role, "role", string(models.RoleEditor), "the user's role in the site: viewer, author, editor or admin")
+		fs.StringVar(&prefix, "path-prefix", "", "narrow an author's or editor's rights to the pages under this path (for example /blog/)")
 	}); err != nil {
 		return err
 	}
 	if site == "" || email == "" || !strings.Contains(email, "@") {
 		return usageError{"user create: -site and a valid -email are required"}
+	}
+	if !models.ValidRole(role) {
+		return usageError{"user create: -role must be viewer, author, editor or admin"}
+	}
+	var section *string
+	if prefix != "" {
+		if !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
+			return usageError{"user create: -path-prefix must start and end with / (for example /blog/)"}
+		}
+		section = &prefix
 	}
 	// The password never travels on the command line, where ps and shell
 	// history would keep it.
@@ -128,11 +140,11 @@ func userCreate(ctx context.Context, env *environment, args []string) error {
 		if err != nil {
 			return err
 		}
-		u, err := models.CreateUser(ctx, db, s.ID, email, name, hash)
+		u, err := models.CreateMember(ctx, db, s.ID, email, name, hash, models.Role(role), section)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "user %s created in site %s: id %s\n", u.Email, s.SubdomainSlug, u.ID)
+		fmt.Fprintf(env.stdout, "user %s created in site %s as %s: id %s\n", u.Email, s.SubdomainSlug, role, u.ID)
 		return nil
 	})
 }

@@ -29,7 +29,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&api, "api", "", "the API's base URL")
 	var (
-		clientID       string
+		clientID, site string
 		noBrowser      bool
 		timeout        time.Duration
 		all, mine, yes bool
@@ -40,6 +40,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 	switch name {
 	case "login":
 		fs.StringVar(&clientID, "client-id", clicmd.ClientID, "OAuth client id")
+		fs.StringVar(&site, "site", "", "the site to sign in to (its subdomain-slug), for a user of several sites")
 		fs.BoolVar(&noBrowser, "no-browser", false, "print the address and read the pasted code")
 		fs.DurationVar(&timeout, "timeout", 5*time.Minute, "wait for the sign-in in the browser")
 	case "upload":
@@ -64,7 +65,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
 	switch name {
 	case "login":
-		return clicmd.Login(ctx, o, clicmd.LoginOptions{ClientID: clientID, NoBrowser: noBrowser, Timeout: timeout})
+		return clicmd.Login(ctx, o, clicmd.LoginOptions{ClientID: clientID, NoBrowser: noBrowser, Timeout: timeout, Site: site})
 	case "logout":
 		return clicmd.Logout(o)
 	case "upload":

@@ -56,7 +56,7 @@ Flags:
 Example:
   pressroom site create -slug demo -title "Demo site"
 `},
-	{name: "user create", synopsis: "user create -site S -email E [-name N]", summary: "create an editor (password from PRESSROOM_PASSWORD or stdin)", help: `
+	{name: "user create", synopsis: "user create -site S -email E [-name N] [-role R] [-path-prefix P]", summary: "create a user of a site with a role (password from PRESSROOM_PASSWORD or stdin)", help: `
 The password (at least 8 characters) comes from PRESSROOM_PASSWORD or the first
 line of stdin, never from the command line, where ps and shell history keep it.
 
@@ -64,9 +64,14 @@ Flags:
   -site S    slug of the user's site
   -email E   e-mail address (the login name)
   -name N    display name
+  -role R    viewer, author, editor (the default) or admin (docs/auth.md, "Roles")
+  -path-prefix P
+             narrow an author's or editor's rights to the pages under P
+             (for example /blog/); reads stay site-wide
 
 Examples:
   pressroom user create -site demo -email editor@example.com -name "Ed Itor" < password.txt
+  pressroom user create -site demo -email author@example.com -role author -path-prefix /blog/ < password.txt
   PRESSROOM_PASSWORD=… pressroom user create -site demo -email editor@example.com
 `},
 	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public]", summary: "create an OAuth client", help: `
@@ -91,14 +96,15 @@ PRESSROOM_S3_ASSETS_BUCKET) when missing and sets their rules. Safe to repeat.
 Example:
   pressroom storage init
 `},
-	{name: "login", synopsis: "login [--api URL] [--no-browser] [--client-id ID]", summary: "sign in to an API in the browser (or with a pasted code)", client: true, help: `
+	{name: "login", synopsis: "login [--api URL] [--no-browser] [--client-id ID] [--site SLUG]", summary: "sign in to an API in the browser (or with a pasted code)", client: true, help: `
 Signs in with the OAuth authorization-code flow and PKCE, as a desktop app
 does: it opens the system browser on the API's sign-in page and takes the
 answer on http://127.0.0.1:<a free port>/callback; the page then says you can
 close it. When no browser can be opened (no graphical session, as over SSH),
 or with --no-browser, it prints an address to open in any browser instead;
 sign in there and paste the code the page shows. It ends with
-"signed in as <email> to <site> at <API>".
+"signed in as <email> (<role>) to <site> at <API>". A user of several sites names the
+one to sign in to with --site <subdomain-slug> (without it, the API asks).
 
 The browser is the command in PRESSROOM_BROWSER, else in BROWSER (a list of
 commands separated by ":", "%s" standing for the address), else the

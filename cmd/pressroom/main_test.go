@@ -171,6 +171,37 @@ func TestAdminCommands(t *testing.T) {
 		if _, _, err := c.run("another-password\n", "user", "create", "-site", "s1", "-email", "A@B.test"); !errors.Is(err, models.ErrConflict) {
 			t.Errorf("a second user a@b.test (case differs) gave %v; want models.ErrConflict", err)
 		}
+		// The role: editor unless -role says otherwise, narrowed by -path-prefix.
+		site, err := models.SiteBySlug(ctx, db, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			email, role, prefix string
+			args                []string
+		}{
+			{"default-role@b.test", "editor", "", nil},
+			{"author@b.test", "author", "/blog/", []string{"-role", "author", "-path-prefix", "/blog/"}},
+		} {
+			args := append([]string{"user", "create", "-site", "s1", "-email", tt.email}, tt.args...)
+			if out, _, err := c.run("a-good-password\n", args...); err != nil || !strings.Contains(out, " as "+tt.role) {
+				t.Fatalf("%v: %q %v", args, out, err)
+			}
+			u, err := models.UserByEmail(ctx, db, tt.email)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := models.MembershipOf(ctx, db, site.ID, u.ID)
+			if err != nil || string(m.Role) != tt.role || (tt.prefix == "") != (m.PathPrefix == nil) || (m.PathPrefix != nil && *m.PathPrefix != tt.prefix) {
+				t.Errorf("%s: membership %+v %v, want %s %q", tt.email, m, err, tt.role, tt.prefix)
+			}
+		}
+		for _, args := range [][]string{{"-role", "owner"}, {"-role", "author", "-path-prefix", "blog"}} {
+			args = append([]string{"user", "create", "-site", "s1", "-email", "bad-role@b.test"}, args...)
+			if _, _, err := c.run("a-good-password\n", args...); err == nil {
+				t.Errorf("%v succeeded", args)
+			}
+		}
 	})
 
 	t.Run("client create", func(t *testing.T) {

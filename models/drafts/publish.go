@@ -158,6 +158,12 @@ func (e *Engine) lockPublication(ctx context.Context, tx bun.Tx, rev *Revision) 
 	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
 		return nil, &PublishError{Message: fmt.Sprintf("draft %s, a dependency, is being published by revision %s", held[0].ID, held[0].RevisionID)}
 	}
+	// The publisher's rights, now, over the closure computed here: a draft
+	// pulled in since the request (or since a revision was scheduled)
+	// cannot slip through (section.go).
+	if err := e.checkPublisher(ctx, tx, rev, ordered); err != nil {
+		return nil, err
+	}
 	return ordered, nil
 }
 
