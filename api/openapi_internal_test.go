@@ -1,16 +1,12 @@
 package api
 
 import (
-	"io"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/pressroom/pressroom/config"
 )
 
 // A route the description cannot derive fails the build, naming the fix.
@@ -31,14 +27,7 @@ func TestOpenAPIRefusesUndescribedRoutes(t *testing.T) {
 // Every specialRoutes entry is a route New registers: none is left behind
 // when a route goes.
 func TestOpenAPISpecialRoutesAreServed(t *testing.T) {
-	c, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := bareApp(t)
 	served := map[string]bool{}
 	for _, r := range servedRoutes(app.GetRoutes(true)) {
 		served[r[0]+" "+r[1]] = true
@@ -75,14 +64,7 @@ func TestOpenAPIDescribesEmbeddedAttributes(t *testing.T) {
 // themeSpec(true)'s, and a handler that reads its record before its query
 // (GET /webhooks/:id/deliveries) is described with its page parameters.
 func TestOpenAPIQueryParametersAreTheHandlersSpecs(t *testing.T) {
-	c, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := bareApp(t)
 	specs := probeQuerySpecs(app)
 	want := themeSpec(true)
 	got, ok := specs["GET /themes"]

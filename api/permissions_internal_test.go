@@ -3,13 +3,11 @@ package api
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -18,14 +16,7 @@ import (
 // and the OpenAPI description names it (x-permission). Fails for a route
 // registered without routes.get/post/patch/delete.
 func TestEveryRouteDeclaresAPermission(t *testing.T) {
-	c, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := bareApp(t)
 	resp, err := app.Test(httptest.NewRequest("GET", "/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

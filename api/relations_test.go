@@ -1,15 +1,12 @@
 package api
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
-	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 )
 
@@ -19,14 +16,7 @@ import (
 // declaration) answer; the site's are under /site, and a publish plan is
 // not kept.
 func TestEveryRelationshipIsServed(t *testing.T) {
-	c, err := config.FromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := New(Deps{Config: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := bareApp(t)
 	served := map[string]bool{}
 	for _, r := range servedRoutes(app.GetRoutes(true)) {
 		if r[0] == fiber.MethodGet {
