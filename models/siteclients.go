@@ -32,9 +32,11 @@ type SiteClient struct {
 	Name string `bun:"name,scanonly"`
 }
 
-// siteClientColumns read a site client with its client's name.
+// siteClientQuery reads site clients with their client's name (not the
+// rate limit's count).
 func siteClientQuery(db bun.IDB, rows any) *bun.SelectQuery {
-	return db.NewSelect().Model(rows).ColumnExpr("?TableAlias.*").
+	return db.NewSelect().Model(rows).
+		ColumnExpr("?TableAlias.id, ?TableAlias.site_id, ?TableAlias.created_at, ?TableAlias.updated_at, ?TableAlias.client_id, ?TableAlias.role, ?TableAlias.rate_limit").
 		ColumnExpr("(SELECT c.name FROM oauth_clients c WHERE c.id = ?TableAlias.client_id) AS name")
 }
 
