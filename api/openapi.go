@@ -48,6 +48,7 @@ var attributeTypes = map[string]any{
 	"publish-plans":      planAttributes{},
 	"webhooks":           webhookAttributes{},
 	"webhook-deliveries": deliveryAttributes{},
+	"oauth-clients":      oauthClientAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -65,6 +66,7 @@ var requestAttributeTypes = map[string]any{
 	"publish-plans":     revisionRequest{}, // the body of POST /revisions (readPublishRequest)
 	"webhooks":          webhookRequest{},
 	"sites":             siteUpdate{},
+	"oauth-clients":     oauthClientRequest{},
 }
 
 // patchAttributeTypes are the structs a PATCH of a type decodes into when

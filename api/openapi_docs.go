@@ -49,6 +49,7 @@ var resourceDocs = map[string]resourceDoc{
 	"asset-images":       {"an asset image", "An image asset's file: its URL, size, properties and resized variants."},
 	"webhooks":           {"a webhook", "A receiver URL the site's events are delivered to, signed (Standard Webhooks)."},
 	"webhook-deliveries": {"a webhook delivery", "One event's delivery to a webhook, with its attempts."},
+	"oauth-clients":      {"an OAuth client", "An integration client of the site: it gets access tokens with the client_credentials grant and acts as itself, with its role and its own rate limit. The secret is only in the answer to POST."},
 }
 
 // tagDocs describe the tags that are not resource types.
@@ -90,6 +91,7 @@ var routeErrors = map[string][]string{
 	"POST /content-blocks":       contentWriteErrors,
 	"PATCH /content-blocks/:id":  contentWriteErrors,
 	"DELETE /content-blocks/:id": {"drafted_for_deletion", "draft_in_flight"},
+	"POST /oauth-clients":        {"invalid_name", "invalid_role", "invalid_rate_limit"},
 }
 
 // shapeDoc fills the summary, description and extra codes of a route of

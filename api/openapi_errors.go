@@ -120,6 +120,10 @@ var errorCodes = map[string]errorCode{
 	"revert_conflict":         {409, "a later revision changed what the rollback would restore (send force)"},
 	"revision_not_published":  {409, "only a published revision can be reverted"},
 	"revision_not_scheduled":  {409, "only a scheduled revision can be moved or cancelled"},
+	// Integration clients (oauth_clients.go, api/oauth/ratelimit.go).
+	"invalid_name":       {422, "an OAuth client's name missing or over 200 characters"},
+	"invalid_rate_limit": {422, "rate-limit not a whole number from 1 to 1000000"},
+	"rate_limited":       {429, "an integration client's token past its requests per minute (Retry-After, RateLimit-Policy, RateLimit)"},
 }
 
 // oauthErrorCodes are the `error` values of the OAuth endpoints' RFC 6749
@@ -132,6 +136,7 @@ var oauthErrorCodes = map[string]errorCode{
 	"slow_down":               {429, "too many failed sign-ins from the address or for the user (Retry-After)"},
 	"server_error":            {500, "the server could not issue a token"},
 	"temporarily_unavailable": {503, "the database did not answer (Retry-After)"},
+	"unauthorized_client":     {400, "client_credentials from a client that is not an integration client"},
 }
 
 // Codes every operation of a shape may answer (errorsOf).
@@ -155,6 +160,7 @@ func errorsOf(method, path string, sp special, spec *QuerySpec, perms permission
 	}
 	if !sp.public {
 		add(authedErrors...)
+		add("rate_limited") // an integration client's token past its rate limit
 		if p, ok := perms.of(method, path); ok && p != models.PermRead {
 			add("forbidden") // every role may read (but webhooks: PermWebhooks)
 		}

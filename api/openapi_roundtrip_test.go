@@ -189,7 +189,8 @@ func TestOpenAPIErrorCodesAreTheSources(t *testing.T) {
 			}
 		}
 	}
-	got["invalid_token"] = true // oauth/verify.go, the one JSON:API error of package oauth
+	got["invalid_token"] = true // oauth/verify.go, a JSON:API error of package oauth
+	got["rate_limited"] = true  // oauth/ratelimit.go, the other
 	check := func(what string, got map[string]bool, table map[string]errorCode) {
 		for code := range got {
 			if _, ok := table[code]; !ok {
@@ -205,6 +206,7 @@ func TestOpenAPIErrorCodesAreTheSources(t *testing.T) {
 	check("errorCodes", got, errorCodes)
 	oauthGot := sourceCodes(t, "oauth")
 	delete(oauthGot, "invalid_token")
+	delete(oauthGot, "rate_limited")
 	check("oauthErrorCodes", oauthGot, oauthErrorCodes)
 }
 
@@ -230,6 +232,7 @@ func TestOpenAPIRequiredOnCreateIsTheValidators(t *testing.T) {
 	for typ, validate := range map[string]validator{
 		"themes": validates[themeRequest, themeFields], "layouts": validates[layoutRequest, layoutFields],
 		"theme-assets": validates[themeAssetRequest, string], "webhooks": validates[webhookRequest, webhookFields],
+		"oauth-clients": validates[oauthClientRequest, oauthClientFields],
 	} {
 		schema := b.schemas[schemaName(typ)+"CreateRequestAttributes"].(map[string]any)
 		example := b.requestExample(typ, schemaName(typ)+"CreateRequest", true).(map[string]any)

@@ -177,6 +177,16 @@ var attributeEnums = map[string][]string{
 	"upload-status":   {models.UploadProcessing, models.UploadFinished, models.UploadError},
 	"delivery-status": {models.DeliveryPending, models.DeliverySucceeded, models.DeliveryFailed},
 	"webhook-event":   webhooks.Events,
+	"role":            roleNames(),
+}
+
+// roleNames are the built-in roles' names.
+func roleNames() []string {
+	out := make([]string, len(models.Roles))
+	for i, r := range models.Roles {
+		out[i] = string(r)
+	}
+	return out
 }
 
 // attributePatterns are the patterns a member tagged `oas:"pattern:NAME"`

@@ -219,7 +219,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return h.revert(c, q, req, key)
 	}
 	publishAt := req.publishAt
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: req.comments, Status: drafts.Publishing,
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments, Status: drafts.Publishing,
 		DraftIDs: req.drafts}
 	if !publishAt.IsZero() {
 		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
@@ -278,7 +278,7 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, req *publishRequest, ke
 		return &models.Error{Kind: models.ErrForbidden, Meta: map[string]any{"permission": string(models.PermPublish)},
 			Detail: "Rolling back needs the permission \"publish\" for the whole site; yours covers " + *pr.PathPrefix + " only."}
 	}
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Comments: req.comments}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}

@@ -94,7 +94,7 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	t := &models.Theme{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: &pr.UserID, Title: req.fields.title, Description: req.fields.description,
+	t := &models.Theme{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Title: req.fields.title, Description: req.fields.description,
 		Version: 1}
 	var sourceID *uuid.UUID
 	if source.sent && !source.null {

@@ -255,7 +255,7 @@ func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, a
 		now := time.Now().UTC()
 		switch {
 		case models.IsNoRows(err):
-			up = &models.AssetUpload{SiteRecord: models.SiteRecordOf(uuid.New(), pr.SiteID, now), UserID: &pr.UserID, SignatureID: sig.ID, Attempt: 1}
+			up = &models.AssetUpload{SiteRecord: models.SiteRecordOf(uuid.New(), pr.SiteID, now), UserID: models.Person(pr.UserID), SignatureID: sig.ID, Attempt: 1}
 		case err != nil:
 			return err
 		case existing.Status != models.UploadError:

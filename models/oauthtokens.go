@@ -73,7 +73,7 @@ type OAuthAccessToken struct {
 	ID        uuid.UUID  `bun:"id,pk,type:uuid"`
 	ChainID   *uuid.UUID `bun:"chain_id,type:uuid"`
 	SiteID    uuid.UUID  `bun:"site_id,type:uuid,notnull"`
-	UserID    uuid.UUID  `bun:"user_id,type:uuid,notnull"`
+	UserID    uuid.UUID  `bun:"user_id,type:uuid,nullzero"` // uuid.Nil (NULL): an integration client's
 	ClientID  string     `bun:"client_id,notnull"`
 	CreatedAt time.Time  `bun:"created_at,notnull"`
 	ExpiresAt time.Time  `bun:"expires_at,notnull"`

@@ -201,7 +201,7 @@ func (p *Provider) discovery(c *fiber.Ctx) error {
 	d.UserinfoEndpoint, d.EndSessionEndpoint, d.DeviceAuthorizationEndpoint, d.CheckSessionIframe = "", "", "", ""
 	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
 	d.ResponseModesSupported = []string{string(oidc.ResponseModeQuery)}
-	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, grantPassword}
+	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, grantPassword, oidc.GrantTypeClientCredentials}
 	d.RequestParameterSupported = false
 	c.Set(fiber.HeaderAccessControlAllowOrigin, "*") // public, as op serves it
 	return c.JSON(d)

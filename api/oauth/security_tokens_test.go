@@ -89,7 +89,8 @@ func TestTokenEndpointErrors(t *testing.T) {
 
 	for _, c := range []secTokenCase{
 		{name: "missing grant_type", body: "username=editor%40demo.test&password=x", status: 400, code: "invalid_request"},
-		{name: "client_credentials grant", body: "grant_type=client_credentials", basic: secBasic(s.ConfID, s.ConfSecret), status: 400, code: "unsupported_grant_type"},
+		// A sign-in client is no integration client (docs/auth.md, "Integration tokens"): RFC 6749 §5.2.
+		{name: "client_credentials grant of a sign-in client", body: "grant_type=client_credentials", basic: secBasic(s.ConfID, s.ConfSecret), status: 400, code: "unauthorized_client"},
 		{name: "unknown grant", body: "grant_type=urn%3Aexample%3Anothing", status: 400, code: "unsupported_grant_type"},
 		{name: "refresh grant on token.json", path: "/oauth/token.json", body: "grant_type=refresh_token&refresh_token=abc", status: 400, code: "unsupported_grant_type"},
 		{name: "code grant on token.json", path: "/oauth/token.json", body: "grant_type=authorization_code&code=abc&redirect_uri=x", status: 400, code: "unsupported_grant_type"},

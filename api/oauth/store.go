@@ -59,9 +59,17 @@ type grant struct {
 	authTime       time.Time
 	audience       []string
 	amr            []string
+	// client: an integration client's grant (client_credentials), for no
+	// person; the token's subject is the client.
+	client bool
 }
 
-func (g *grant) GetSubject() string               { return g.userID.String() }
+func (g *grant) GetSubject() string {
+	if g.client {
+		return g.clientID
+	}
+	return g.userID.String()
+}
 func (g *grant) GetAudience() []string            { return g.audience }
 func (g *grant) GetScopes() []string              { return g.scopes }
 func (g *grant) GetAMR() []string                 { return g.amr }

@@ -27,7 +27,7 @@ import (
 type TokenResponse struct {
 	TokenType    string `json:"token_type"`
 	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token"`
+	RefreshToken string `json:"refresh_token,omitempty"` // none for client_credentials (RFC 6749 §4.4.3)
 	ExpiresIn    int64  `json:"expires_in"`
 	Scope        string `json:"scope,omitempty"`
 }
@@ -152,8 +152,10 @@ func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error
 		return p.codeGrant(ctx, creds, form)
 	case gt == "refresh_token":
 		return p.refreshGrant(ctx, creds, form)
+	case gt == "client_credentials":
+		return p.clientCredentialsGrant(ctx, creds)
 	default:
-		return nil, &tokenError{status: 400, Code: "unsupported_grant_type", Description: "grant_type must be password, authorization_code or refresh_token"}
+		return nil, &tokenError{status: 400, Code: "unsupported_grant_type", Description: "grant_type must be password, authorization_code, refresh_token or client_credentials"}
 	}
 }
 

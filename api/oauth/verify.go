@@ -24,6 +24,8 @@ import (
 // Principal is who a verified access token speaks for. Every handler scopes
 // its queries by SiteID.
 type Principal struct {
+	// UserID is the person the token acts for: uuid.Nil for an
+	// integration client's token (Client), which acts as the client.
 	UserID   uuid.UUID
 	SiteID   uuid.UUID
 	ClientID string
@@ -33,6 +35,11 @@ type Principal struct {
 	// holds on the next request on every replica.
 	Role       models.Role
 	PathPrefix *string
+	// Client is true for an integration client's token (the
+	// client_credentials grant): it acts as ClientID with the client's
+	// role, for no person. Usage is its rate limit, this request counted.
+	Client bool
+	Usage  *models.ClientTokenUse
 }
 
 // Can tells whether the principal's role holds permission p.
@@ -73,7 +80,14 @@ func (p *Provider) RequireToken(c *fiber.Ctx) error {
 		if errors.As(err, &ie) {
 			return unauthorized(ie.reason)
 		}
+		var rl rateLimited
+		if errors.As(err, &rl) {
+			return rl.answer(c)
+		}
 		return err
+	}
+	if pr.Usage != nil {
+		setRateLimit(c, pr.Usage)
 	}
 	c.Locals(principalKey{}, pr)
 	return c.Next()
@@ -136,9 +150,12 @@ type verifiedToken struct {
 func newVerifiedToken(claims *accessClaims) *verifiedToken {
 	t := &verifiedToken{claims: claims, ids: Principal{ClientID: claims.ClientID}}
 	var err error
+	// An integration client's token names the client as its subject
+	// (client_credentials, RFC 9068 §2.2); a person's names the user.
+	t.ids.Client = claims.Subject != "" && claims.Subject == claims.ClientID
 	if t.ids.TokenID, err = uuid.Parse(claims.ID); err != nil {
 		t.malformed = "The access token is malformed."
-	} else if t.ids.UserID, err = uuid.Parse(claims.Subject); err != nil {
+	} else if t.ids.UserID, err = parseSubject(claims.Subject, t.ids.Client); err != nil {
 		t.malformed = "The access token is malformed."
 	} else if t.ids.SiteID, err = uuid.Parse(claims.SiteID); err != nil {
 		t.malformed = "The access token names no site."
@@ -201,6 +218,9 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	}
 	pr := new(Principal)
 	*pr = tok.ids
+	if pr.Client {
+		return v.verifyClient(ctx, pr)
+	}
 	// One indexed lookup: revoked tokens and tokens of deleted users (whose
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
@@ -284,4 +304,32 @@ func (v *verifier) key(ctx context.Context, kid string) (*rsa.PublicKey, error) 
 		}
 	}
 	return nil, nil
+}
+
+// verifyClient checks an integration client's token and counts the
+// request against the client's rate limit, in one statement
+// (models.UseClientToken): never shared among concurrent requests, as a
+// person's lookup is, since each request must count. A deleted client's
+// tokens are gone with it: its next request is 401.
+func (v *verifier) verifyClient(ctx context.Context, pr *Principal) (*Principal, error) {
+	u, err := models.UseClientToken(ctx, v.db, pr.TokenID, pr.ClientID, pr.SiteID)
+	if err != nil {
+		return nil, fmt.Errorf("look up client access token: %w", err)
+	}
+	if !u.Live {
+		return nil, invalidToken{"The access token has been revoked."}
+	}
+	if u.Used > u.Limit {
+		return nil, rateLimited{u}
+	}
+	pr.Role, pr.Usage = u.Role, &u
+	return pr, nil
+}
+
+// parseSubject is the user a person's token names; a client's names none.
+func parseSubject(sub string, client bool) (uuid.UUID, error) {
+	if client {
+		return uuid.Nil, nil
+	}
+	return uuid.Parse(sub)
 }

@@ -156,15 +156,22 @@ func (r *redirectURIs) String() string     { return strings.Join(*r, ",") }
 func (r *redirectURIs) Set(v string) error { *r = append(*r, v); return nil }
 
 func clientCreate(ctx context.Context, env *environment, args []string) error {
-	var name string
+	var name, site, role string
 	var public bool
+	var rateLimit int
 	uris := redirectURIs{}
 	if err := parseFlags("client create", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&name, "name", "", "client name")
 		fs.BoolVar(&public, "public", false, "a public client (no secret; PKCE required)")
 		fs.Var(&uris, "redirect-uri", "allowed redirect URI (repeatable); urn:ietf:wg:oauth:2.0:oob is always allowed")
+		fs.StringVar(&site, "site", "", "slug of the site of an integration client (client_credentials)")
+		fs.StringVar(&role, "role", "", "an integration client's role: viewer, author, editor or admin")
+		fs.IntVar(&rateLimit, "rate-limit", models.DefaultRateLimit, "an integration client's requests per minute")
 	}); err != nil {
 		return err
+	}
+	if site != "" || role != "" {
+		return integrationClientCreate(ctx, env, site, role, name, rateLimit, public || len(uris) > 0)
 	}
 	if name == "" {
 		return usageError{"client create: -name is required"}
@@ -178,6 +185,41 @@ func clientCreate(ctx context.Context, env *environment, args []string) error {
 		if secret != "" {
 			fmt.Fprintf(env.stdout, "client_secret: %s\n(the secret is shown once; only its hash is stored)\n", secret)
 		}
+		return nil
+	})
+}
+
+// integrationClientCreate is client create -site S -role R: what POST
+// /oauth-clients does, for the site's first integration or a script.
+func integrationClientCreate(ctx context.Context, env *environment, site, role, name string, rateLimit int, codeFlow bool) error {
+	switch {
+	case site == "" || role == "":
+		return usageError{"client create: an integration client needs both -site and -role"}
+	case codeFlow:
+		return usageError{"client create: -public and -redirect-uri are for sign-in clients, not integration clients (-site, -role)"}
+	case !models.ValidRole(role):
+		return usageError{"client create: -role must be viewer, author, editor or admin"}
+	case rateLimit < 1 || rateLimit > models.MaxRateLimit:
+		return usageError{fmt.Sprintf("client create: -rate-limit must be from 1 to %d", models.MaxRateLimit)}
+	}
+	if name == "" {
+		name = "integration (" + role + ")"
+	}
+	return withDB(ctx, env, func(db *bun.DB) error {
+		s, err := models.SiteBySlug(ctx, db, site)
+		if err != nil {
+			return err
+		}
+		var sc *models.SiteClient
+		var secret string
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			sc, secret, err = models.CreateSiteClient(ctx, tx, []byte(env.cfg.OAuth.ClientSecretKey), s.ID, name, models.Role(role), rateLimit)
+			return err
+		}); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "integration client %s of site %s as %s, %d requests a minute: id %s\n", name, s.SubdomainSlug, role, sc.RateLimit, sc.ID)
+		fmt.Fprintf(env.stdout, "client_id:     %s\nclient_secret: %s\n(the secret is shown once; only its hash is stored)\n", sc.ClientID, secret)
 		return nil
 	})
 }

@@ -74,8 +74,12 @@ Examples:
   pressroom user create -site demo -email author@example.com -role author -path-prefix /blog/ < password.txt
   PRESSROOM_PASSWORD=… pressroom user create -site demo -email editor@example.com
 `},
-	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public]", summary: "create an OAuth client", help: `
+	{name: "client create", synopsis: "client create -name N [-redirect-uri U ...] [-public] | -site S -role R [-name N] [-rate-limit M]", summary: "create an OAuth client", help: `
 Prints the client id and, for a confidential client, its secret (once).
+With -site and -role it creates an integration client of the site instead
+(POST /oauth-clients does the same): it gets tokens with the
+client_credentials grant and acts as itself with role R, at most M requests
+a minute (default 600). See docs/auth.md, "Integration tokens".
 urn:ietf:wg:oauth:2.0:oob is always an allowed redirect URI. Sign-in requests
 must name a registered redirect URI exactly; only a public client registered
 with http://127.0.0.1/... or http://[::1]/... may use any port there (RFC 8252).
@@ -84,10 +88,14 @@ Flags:
   -name N           client name
   -redirect-uri U   an allowed redirect URI (repeatable)
   -public           a public client: no secret, PKCE required
+  -site S           an integration client of the site whose slug is S
+  -role R           its role: viewer, author, editor or admin
+  -rate-limit M     its requests per minute (default 600)
 
 Examples:
   pressroom client create -name "Editor app" -redirect-uri https://editor.example.com/callback
   pressroom client create -name "Desktop app" -public
+  pressroom client create -site demo -role author -name "Importer"
 `},
 	{name: "storage init", synopsis: "storage init", summary: "create the storage buckets with their expiry and CORS rules", help: `
 Creates the uploads and assets buckets (PRESSROOM_S3_UPLOADS_BUCKET,

@@ -248,6 +248,29 @@ func TestAdminCommands(t *testing.T) {
 		}
 	})
 
+	// client create -site -role: an integration client of s1 (docs/auth.md,
+	// "Integration tokens"), as POST /oauth-clients makes one.
+	t.Run("client create -site -role", func(t *testing.T) {
+		out := c.ok(t, "", "client", "create", "-site", "s1", "-role", "author", "-rate-limit", "60", "-name", "Importer")
+		id := regexp.MustCompile(`(?m)^client_id: +(\S+)$`).FindStringSubmatch(out)
+		secret := regexp.MustCompile(`(?m)^client_secret: +(\S+)$`).FindStringSubmatch(out)
+		if id == nil || secret == nil {
+			t.Fatalf("client create -site should print client_id and client_secret:\n%s", out)
+		}
+		sc, err := models.SiteClientByClientID(ctx, db, id[1])
+		if err != nil || sc.Role != models.RoleAuthor || sc.RateLimit != 60 {
+			t.Fatalf("stored integration client %+v (%v); want an author with 60 requests a minute", sc, err)
+		}
+		for _, args := range [][]string{
+			{"-site", "s1"}, {"-role", "author"}, {"-site", "s1", "-role", "owner"},
+			{"-site", "s1", "-role", "viewer", "-rate-limit", "0"}, {"-site", "s1", "-role", "viewer", "-public"},
+		} {
+			if _, _, err := c.run("", append([]string{"client", "create"}, args...)...); err == nil {
+				t.Errorf("client create %v succeeded; want it refused", args)
+			}
+		}
+	})
+
 	t.Run("migrate down", func(t *testing.T) {
 		out := c.ok(t, "", "migrate", "down")
 		if !strings.Contains(out, "rolled back "+migration) {

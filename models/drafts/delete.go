@@ -78,7 +78,7 @@ func (e *Engine) Delete(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 		Bumped int // not checked: the UPDATE CTEs run unreferenced too; it only shows their work
 	}
 	now := time.Now().UTC()
-	args = append(args, models.UUIDParam(userID), now)
+	args = append(args, models.NullUUIDParam(models.Person(userID)), now)
 	if err := models.ScanPrepared(ctx, tx, deleteSubtreeQuery, args, &wrote.N, &wrote.Hash, &wrote.Draft, &wrote.Bumped); err != nil {
 		if models.IsUniqueViolation(err, onePendingDraftPerItem) {
 			return nil, ErrRetry // a draft appeared for an item without one: see LockForWrite

@@ -383,7 +383,7 @@ func changes(k *Kind, live, drafted Row) map[string]any {
 func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID uuid.UUID, values Change) (*View, error) {
 	now := time.Now().UTC()
 	args := make([]any, 0, 5+len(k.Fields))
-	args = append(args, uuid.New(), siteID, now, userID, uuid.New())
+	args = append(args, uuid.New(), siteID, now, models.Person(userID), uuid.New())
 	for _, f := range k.Fields {
 		args = append(args, values[f.Column])
 	}
@@ -666,7 +666,7 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
 	}
-	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, &userID
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, models.Person(userID)
 	d.Version++
 	if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
 		return nil, err
@@ -721,7 +721,7 @@ func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, u
 	if insert {
 		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: EventUpdate, CreatedAt: now, Version: 0}
 	}
-	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, &userID
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, models.Person(userID)
 	d.Version++
 	// One statement: the row's version and the draft.
 	if err := saveDraft(ctx, tx, k, d); err != nil {

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pressroom/pressroom/models"
+)
+
+// Integration tokens (issue 28, section 4; docs/auth.md, "Integration
+// tokens"): an admin makes an OAuth client for the site, which gets tokens
+// with the client_credentials grant and acts as itself with its role, for
+// no person, within its own rate limit.
+
+// createClient makes an integration client through POST /oauth-clients
+// and returns its resource id, client id and secret.
+func (e *editor) createClient(name string, role models.Role, rateLimit int) (string, string, string) {
+	e.t.Helper()
+	attrs := map[string]any{"name": name, "role": string(role)}
+	if rateLimit > 0 {
+		attrs["rate-limit"] = rateLimit
+	}
+	d := e.do(http.MethodPost, "/oauth-clients", map[string]any{"data": map[string]any{"type": "oauth-clients", "attributes": attrs}})
+	if d.Status != 201 {
+		e.t.Fatalf("POST /oauth-clients = %d %s", d.Status, d.Raw)
+	}
+	r := d.resource(e.t)
+	id, _ := r.Attributes["client-id"].(string)
+	secret, _ := r.Attributes["client-secret"].(string)
+	if id == "" || secret == "" || r.Attributes["role"] != string(role) {
+		e.t.Fatalf("POST /oauth-clients answered %s: want client-id, client-secret and role %s", d.Raw, role)
+	}
+	return r.ID, id, secret
+}
+
+// clientToken gets an access token with the client_credentials grant.
+func (s *system) clientToken(t *testing.T, id, secret string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var tok map[string]any
+	_ = json.Unmarshal(body, &tok)
+	if resp.StatusCode != 200 || tok["access_token"] == nil {
+		t.Fatalf("client_credentials = %d %s", resp.StatusCode, body)
+	}
+	if _, ok := tok["refresh_token"]; ok {
+		t.Errorf("client_credentials answered a refresh token: %s", body)
+	}
+	return tok["access_token"].(string)
+}
+
+// TestIntegrationClient: an admin's client with the author role creates a
+// page whose draft names no user; a viewer client's write is 403; DELETE
+// revokes the client's tokens at once; a member who is not an admin cannot
+// make clients; the secret is shown only once.
+func TestIntegrationClient(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	id, clientID, secret := admin.createClient("Importer", models.RoleAuthor, 0)
+	bot := &editor{t: t, s: s, token: s.clientToken(t, clientID, secret)}
+
+	d := admin.do(http.MethodGet, "/oauth-clients/"+id, nil)
+	if r := d.resource(t); d.Status != 200 || r.Attributes["client-secret"] != nil || r.Attributes["rate-limit"] != float64(models.DefaultRateLimit) {
+		t.Errorf("GET /oauth-clients/%s = %d %s: want the secret null and rate-limit %d", id, d.Status, d.Raw, models.DefaultRateLimit)
+	}
+
+	_, draft := bot.page("From the importer", "imported", "")
+	d = bot.do(http.MethodGet, "/drafts/"+draft, nil)
+	if d.Status != 200 || string(d.resource(t).Relationships["user"].Data) != "null" {
+		t.Errorf("GET /drafts/%s by the client = %d %s: want user null", draft, d.Status, d.Raw)
+	}
+	if d.Header.Get("RateLimit-Policy") == "" || d.Header.Get("RateLimit") == "" {
+		t.Errorf("a client token's answer has RateLimit-Policy %q, RateLimit %q", d.Header.Get("RateLimit-Policy"), d.Header.Get("RateLimit"))
+	}
+
+	_, viewerID, viewerSecret := admin.createClient("Reader", models.RoleViewer, 0)
+	viewer := &editor{t: t, s: s, token: s.clientToken(t, viewerID, viewerSecret)}
+	if status, code, _, _ := viewer.raw(http.MethodPost, "/pages", []byte(`{"data":{"type":"pages","attributes":{"title":"No","slug":"no"}}}`)); status != 403 || code != "forbidden" {
+		t.Errorf("a viewer client's POST /pages = %d %s, want 403 forbidden", status, code)
+	}
+	if status, _, _, _ := viewer.raw(http.MethodGet, "/pages", nil); status != 200 {
+		t.Errorf("a viewer client's GET /pages = %d, want 200", status)
+	}
+
+	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
+	if status, code, _, _ := author.raw(http.MethodPost, "/oauth-clients", []byte(`{"data":{"type":"oauth-clients","attributes":{"name":"Mine","role":"admin"}}}`)); status != 403 || code != "forbidden" {
+		t.Errorf("an author's POST /oauth-clients = %d %s, want 403 forbidden", status, code)
+	}
+
+	if d := admin.do(http.MethodDelete, "/oauth-clients/"+id, nil); d.Status != 204 {
+		t.Fatalf("DELETE /oauth-clients/%s = %d %s", id, d.Status, d.Raw)
+	}
+	if status, code, _, _ := bot.raw(http.MethodGet, "/pages", nil); status != 401 || code != "invalid_token" {
+		t.Errorf("the deleted client's next request = %d %s, want 401 invalid_token", status, code)
+	}
+}
+
+// TestIntegrationClientRateLimit: past its requests per minute a client
+// gets 429 with Retry-After and the draft's RateLimit-Policy and
+// RateLimit; a person's token is not counted.
+func TestIntegrationClientRateLimit(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	_, clientID, secret := admin.createClient("Bursty", models.RoleViewer, 3)
+	token := s.clientToken(t, clientID, secret)
+	var last *http.Response
+	for i := 0; i < 4; i++ {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/pages", nil)
+		req.Header.Set("Accept", "application/vnd.api+json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := s.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if i < 3 && resp.StatusCode != 200 {
+			t.Fatalf("request %d = %d, want 200 within the limit of 3", i+1, resp.StatusCode)
+		}
+		if i == 0 && (resp.Header.Get("RateLimit-Policy") != `"client";q=3;w=60` || !strings.HasPrefix(resp.Header.Get("RateLimit"), `"client";r=2;t=`)) {
+			t.Errorf("first answer: RateLimit-Policy %q, RateLimit %q", resp.Header.Get("RateLimit-Policy"), resp.Header.Get("RateLimit"))
+		}
+		last = resp
+	}
+	if last.StatusCode != 429 || last.Header.Get("Retry-After") == "" ||
+		last.Header.Get("RateLimit-Policy") != `"client";q=3;w=60` || !strings.HasPrefix(last.Header.Get("RateLimit"), `"client";r=0;t=`) {
+		t.Errorf("the 4th request = %d, Retry-After %q, RateLimit-Policy %q, RateLimit %q; want 429 with all three",
+			last.StatusCode, last.Header.Get("Retry-After"), last.Header.Get("RateLimit-Policy"), last.Header.Get("RateLimit"))
+	}
+	for i := 0; i < 5; i++ {
+		if d := admin.do(http.MethodGet, "/pages", nil); d.Status != 200 || d.Header.Get("RateLimit") != "" {
+			t.Fatalf("a person's GET /pages = %d (RateLimit %q): a person's token is not limited", d.Status, d.Header.Get("RateLimit"))
+		}
+	}
+}
