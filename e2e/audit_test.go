@@ -249,3 +249,45 @@ func TestAuditPruneSchedule(t *testing.T) {
 		t.Errorf("left after the prune: %v (%v), want the sign-in", left, err)
 	}
 }
+
+// TestAuditRefresh: a refresh grant records auth.refresh for the person
+// whose token it renews; a refresh that fails records nothing.
+func TestAuditRefresh(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	grant := func(form url.Values) (int, map[string]any) {
+		t.Helper()
+		resp, err := s.http.PostForm(s.URL+"/oauth/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	st, tok := grant(url.Values{"grant_type": {"password"}, "username": {"editor@demo.test"}, "password": {password}})
+	if st != 200 {
+		t.Fatalf("password grant: %d %v", st, tok)
+	}
+	if st, out := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"not-a-token"}}); st != 400 {
+		t.Fatalf("a bad refresh token: %d %v, want 400", st, out)
+	}
+	st, renewed := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}})
+	if st != 200 {
+		t.Fatalf("refresh grant: %d %v", st, renewed)
+	}
+	token := renewed["access_token"].(string)
+	me := s.call(t, token, http.MethodGet, "/users/me", nil).resource(t).ID
+	events, _ := s.auditEvents(t, token, "")
+	var actions []string
+	for _, e := range events {
+		actions = append(actions, e.Action)
+		if e.User != me || e.ItemType != "users" || e.ItemID != me {
+			t.Errorf("%s: user %s item %s:%s, want %s", e.Action, e.User, e.ItemType, e.ItemID, me)
+		}
+	}
+	if !slices.Equal(actions, []string{"auth.refresh", "auth.sign-in"}) {
+		t.Errorf("actions %v, want [auth.refresh auth.sign-in]", actions)
+	}
+}
