@@ -61,6 +61,8 @@ func audited(method, path string, h fiber.Handler, log func(c *fiber.Ctx, action
 		a.AddChanged(changed...)
 		if id := c.Params("id"); id != "" {
 			a.SetItem(id)
+		} else if itemType == "sites" { // /site: the caller's
+			a.SetItem(siteOf(c).String())
 		}
 		c.SetUserContext(models.WithAudit(c.UserContext(), a))
 		err := h(c)
