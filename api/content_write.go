@@ -129,6 +129,7 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 		if v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values); err != nil {
 			return err
 		}
+		auditItem(ctx, v.Row.ID())
 		return h.checkSection(ctx, tx, pr, v)
 	})
 	if err != nil {

@@ -2,6 +2,8 @@ package api
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,6 +27,7 @@ func decodeResource[A any](c *fiber.Ctx, typ string) (*jsonapi.RequestResource[A
 	if err := checkType(doc.Data.Type, typ); err != nil {
 		return nil, err
 	}
+	auditSent(c, doc.Data.Sent, slices.Sorted(maps.Keys(doc.Data.Relationships)))
 	return doc.Data, nil
 }
 

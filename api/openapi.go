@@ -49,6 +49,7 @@ var attributeTypes = map[string]any{
 	"webhooks":           webhookAttributes{},
 	"webhook-deliveries": deliveryAttributes{},
 	"oauth-clients":      oauthClientAttributes{},
+	"audit-events":       auditEventAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -199,6 +200,9 @@ var specialRoutes = map[string]special{
 	"POST /webhook-deliveries/:id/retry": {summary: "Redeliver a failed delivery", kind: opOne, typ: "webhook-deliveries", status: 202,
 		errors:      []string{"not_failed"},
 		description: "Queues a failed delivery again, at once, with its attempts reset; 422 not_failed for one pending or delivered."},
+	"GET /audit-events": {summary: "The site's audit trail", kind: opMany, typ: "audit-events",
+		errors:      []string{"invalid_page", "invalid_filter"},
+		description: "Every write, publish, schedule change, rollback, sign-in, failed sign-in and token refresh of the site, newest first (docs/audit.md). Paged by cursor, since the trail grows without bound: follow links.next (page[after]); there is no total and no last page. Admins only."},
 	"GET /revisions/:id/versions": {summary: "The versions a revision published", kind: opMany, typ: "versions",
 		description: "One page of the versions a published revision wrote, one per record it changed: the event and the object's changes."},
 	"GET /versions/:id": {summary: "One published version", kind: opOne, typ: "versions",

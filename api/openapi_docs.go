@@ -50,6 +50,7 @@ var resourceDocs = map[string]resourceDoc{
 	"webhooks":           {"a webhook", "A receiver URL the site's events are delivered to, signed (Standard Webhooks)."},
 	"webhook-deliveries": {"a webhook delivery", "One event's delivery to a webhook, with its attempts."},
 	"oauth-clients":      {"an OAuth client", "An integration client of the site: it gets access tokens with the client_credentials grant and acts as itself, with its role and its own rate limit. The secret is only in the answer to POST."},
+	"audit-events":       {"an audit event", "One change, publish, sign-in, failed sign-in or token refresh of the site: who (user, null for an integration client), what (action, the record), from where (request-id, client-address), when, and for writes the names of the attributes sent (never values). Read-only; admins only."},
 }
 
 // tagDocs describe the tags that are not resource types.

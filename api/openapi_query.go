@@ -90,6 +90,13 @@ func probeQuery(app *fiber.App, h fiber.Handler) (spec QuerySpec, ok bool) {
 
 // extraParams describe QuerySpec.Extra parameters, by name.
 var extraParams = map[string]map[string]any{
+	"filter[user]":            {"description": "Only events by this user (a user id).", "schema": map[string]any{"type": "string", "format": "uuid"}},
+	"filter[item]":            {"description": "Only events about this record: type:id, such as pages:0b7c….", "schema": map[string]any{"type": "string", "example": "pages:0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b"}},
+	"filter[action]":          {"description": "Only events of this action, such as pages.update or auth.sign-in-failed.", "schema": map[string]any{"type": "string", "example": "pages.update"}},
+	"filter[created-at][gte]": {"description": "Only events at or after this time (RFC 3339).", "schema": map[string]any{"type": "string", "format": "date-time"}},
+	"filter[created-at][lt]":  {"description": "Only events before this time (RFC 3339).", "schema": map[string]any{"type": "string", "format": "date-time"}},
+	"page[after]":             {"description": "The cursor of the page to answer: links.next of the page before (opaque). Without it, the newest events.", "schema": map[string]any{"type": "string"}},
+	"page[size]":              {"description": fmt.Sprintf("Events per page, at most %d.", maxPageSize), "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "default": defaultPageSize}},
 	"wait": {"description": "Long poll: wait up to this long (a duration such as 5s or 1500ms, or seconds; at most " +
 		maxUploadWait.String() + ") for a processing upload to finish before answering.", "schema": map[string]any{"type": "string", "example": "10s"}},
 }

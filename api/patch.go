@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -70,7 +71,10 @@ type rowPatch[M any] struct {
 // and updated_at, version + 1), only while the stored row is still at the
 // version read; when another write lands in between it reads and tries
 // again, up to patchAttempts times.
-func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
+//
+// The write runs through runTx, which records the request's audit event
+// with it; a PATCH that changes nothing records none.
+func patchRow[M any](c *fiber.Ctx, db *bun.DB, p rowPatch[M]) error {
 	ctx, siteID := c.UserContext(), siteOf(c)
 	for attempt := 1; ; attempt++ {
 		m, err := p.find(ctx, db, siteID, p.id)
@@ -87,10 +91,13 @@ func patchRow[M any](c *fiber.Ctx, db bun.IDB, p rowPatch[M]) error {
 			}
 		}
 		if len(p.cols) == 0 {
+			models.AuditOf(ctx).Unchanged()
 			return p.respond(m)
 		}
 		p.apply(m)
-		err = models.UpdateVersioned(ctx, db, m, siteID, p.id, read, p.cols...)
+		err = runTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+			return models.UpdateVersioned(ctx, tx, m, siteID, p.id, read, p.cols...)
+		})
 		switch {
 		case err == nil:
 			return p.respond(m)

@@ -56,6 +56,8 @@ func readPermission(typ string) models.Permission {
 	switch typ {
 	case "webhooks", "webhook-deliveries":
 		return models.PermWebhooks
+	case "audit-events":
+		return models.PermMemberships
 	}
 	return models.PermRead
 }

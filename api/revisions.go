@@ -207,7 +207,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if prev != nil {
+		if prev != nil { // a replay: recorded when it was made
+			models.AuditOf(ctx).Unchanged()
 			return h.respondAfterWait(c, q, prev.ID)
 		}
 	}
@@ -236,6 +237,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		if err := drafts.Reserve(ctx, tx, rev, req.want); err != nil {
 			return err
 		}
+		auditItem(ctx, rev.ID)
 		return h.faults.beforeCommit("revisions", rev.ID)
 	})
 	if err != nil {

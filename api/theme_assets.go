@@ -122,6 +122,7 @@ func (h themeAssetsHandler) create(c *fiber.Ctx) error {
 	}
 	ta := &models.ThemeAsset{SiteRecord: models.NewSiteRecord(siteOf(c)), ThemeID: themeID, AssetID: assetID, Path: assetPath, Version: 1}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		auditItem(ctx, ta.ID)
 		return models.CreateThemeAsset(ctx, tx, ta)
 	})
 	if err != nil {

@@ -101,6 +101,7 @@ func (h themesHandler) create(c *fiber.Ctx) error {
 		sourceID = &source.id
 	}
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		auditItem(ctx, t.ID)
 		return models.CreateTheme(ctx, tx, t, sourceID)
 	})
 	if err != nil {

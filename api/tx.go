@@ -16,10 +16,23 @@ import (
 // engine finds the item drafted under it (drafts.ErrRetry): two writers
 // racing for the same records, one of which can simply go again. Every
 // write of the API runs its transaction through runTx.
+//
+// It also records the request's audit (api/audit.go), last in the same
+// transaction: the change and its audit event commit together or not at
+// all.
 func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
 	var err error
+	withAudit := func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return models.RecordAudit(ctx, tx)
+	}
 	for attempt := 0; attempt < 3; attempt++ {
-		err = db.RunInTx(ctx, nil, fn)
+		err = db.RunInTx(ctx, nil, withAudit)
+		if err != nil {
+			models.AuditOf(ctx).RolledBack()
+		}
 		if !errors.Is(err, drafts.ErrRetry) && !models.IsRetryableConflict(err) {
 			return err
 		}

@@ -104,7 +104,11 @@ func (h uploadsHandler) createSignature(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := models.RecordSignature(c.UserContext(), h.db, sig); err != nil {
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		auditItem(ctx, sig.ID)
+		return models.RecordSignature(ctx, tx, sig)
+	})
+	if err != nil {
 		return err
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: res})
@@ -275,6 +279,7 @@ func (h uploadsHandler) recordNotice(ctx context.Context, pr *oauth.Principal, a
 		if err := models.SaveUpload(ctx, tx, up); err != nil {
 			return err
 		}
+		auditItem(ctx, up.ID)
 		return h.faults.beforeCommit("asset-uploads", up.ID)
 	})
 	return up, position, err

@@ -238,6 +238,7 @@ func (h webhooksHandler) create(c *fiber.Ctx) error {
 	}
 	w.SecretSealed, w.SecretLast4 = f.secret.Sealed, f.secret.Last4
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		auditItem(ctx, w.ID)
 		return models.CreateWebhook(ctx, tx, w)
 	})
 	if err != nil {

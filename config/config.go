@@ -103,6 +103,9 @@ type Config struct {
 	OAuth OAuth
 	// Webhooks holds the settings of webhook delivery (docs/webhooks.md).
 	Webhooks Webhooks
+	// AuditRetention is how long audit events are kept (docs/audit.md);
+	// an hourly schedule deletes older ones.
+	AuditRetention time.Duration
 }
 
 // Webhooks holds the webhook settings.
@@ -181,6 +184,12 @@ const (
 	MaxWebhookRetention = 10 * 365 * 24 * time.Hour
 )
 
+// The bounds of PRESSROOM_AUDIT_RETENTION, for the same reasons.
+const (
+	MinAuditRetention = 24 * time.Hour
+	MaxAuditRetention = 10 * 365 * 24 * time.Hour
+)
+
 // Getenv is the signature of os.Getenv; tests pass a map lookup instead.
 type Getenv func(string) string
 
@@ -243,6 +252,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
+	{"PRESSROOM_AUDIT_RETENTION", "8760h", "how long audit events (GET /audit-events: writes, publishes, sign-ins) are kept (365 days); an hourly Temporal schedule deletes older ones. From 24h to 87600h"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
 	{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000", "most deliveries a webhook may have pending behind one whose last attempt failed; the next event deactivates it instead (active false, with deactivated-reason) and its pending deliveries fail. Set it the same for API and worker. From 1 to 1000000"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs) and whose connections the per-address connection limit skips"},
@@ -320,6 +330,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 			PendingLimit: int(r.int("PRESSROOM_WEBHOOK_PENDING_LIMIT", 1, 1000000)),
 		},
 	}
+	c.AuditRetention = r.durationBetween("PRESSROOM_AUDIT_RETENTION", MinAuditRetention, MaxAuditRetention, "8760h")
 	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")
 	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
 	c.Storage.PublicEndpoint = c.Storage.Endpoint

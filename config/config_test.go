@@ -72,6 +72,7 @@ var defaults = Config{
 		RetryBase: 5 * time.Second, GiveUpAfter: 72 * time.Hour, SweepEvery: time.Minute,
 		Retention: 30 * 24 * time.Hour, PendingLimit: 1000,
 	},
+	AuditRetention: 365 * 24 * time.Hour,
 }
 
 func TestDefaultsParseWithNoEnvironment(t *testing.T) {
@@ -182,6 +183,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
 	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
 	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
+	"PRESSROOM_AUDIT_RETENTION":                      "720h",
 	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",

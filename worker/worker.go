@@ -141,6 +141,7 @@ func Register(r sdkworker.Registry, c client.Client, d Deps) {
 	r.RegisterActivity(&activities.Sweeper{DB: d.DB, Storage: d.Storage, Buckets: d.Config.Storage, Temporal: c,
 		SiteLimit: d.Config.SiteUploadLimit})
 	r.RegisterActivity(&activities.OAuthPrune{DB: d.DB, LoginWindow: d.Config.OAuth.LoginWindow, Log: d.Log})
+	r.RegisterActivity(&activities.AuditPrune{DB: d.DB, Retention: d.Config.AuditRetention, Log: d.Log})
 }
 
 // RegisterWorkflows adds every workflow to r. The replay test registers
@@ -154,6 +155,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
 	r.RegisterWorkflow(workflows.PruneWebhookHistory)
 	r.RegisterWorkflow(workflows.PruneExpiredOAuth)
+	r.RegisterWorkflow(workflows.PruneAuditEvents)
 }
 
 // RegisterWebhooks adds the webhook workflows and activities to r.
@@ -238,6 +240,16 @@ func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) er
 			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.OAuthPruneEvery}}},
 			Action: &client.ScheduleWorkflowAction{
 				ID: "prune-expired-oauth-" + cfg.TaskQueue, Workflow: workflows.PruneExpiredOAuth,
+				TaskQueue: cfg.TaskQueue, WorkflowRunTimeout: time.Hour,
+			},
+		}},
+		// The audit trail's retention, read by the activity at every run
+		// like the webhook prune's.
+		{"audit prune", client.ScheduleOptions{
+			ID:   workflows.AuditPruneScheduleID + "-" + cfg.TaskQueue,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.AuditPruneEvery}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "prune-audit-events-" + cfg.TaskQueue, Workflow: workflows.PruneAuditEvents,
 				TaskQueue: cfg.TaskQueue, WorkflowRunTimeout: time.Hour,
 			},
 		}},

@@ -43,4 +43,5 @@ var Relationships = map[string]map[string]Linkage{
 	"webhooks":           {"deliveries": toMany("webhook-deliveries")},
 	"webhook-deliveries": {"webhook": toOne("webhooks")},
 	"oauth-clients":      {},
+	"audit-events":       {"user": toOne("users")},
 }

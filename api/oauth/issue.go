@@ -74,6 +74,13 @@ func (p *Provider) issue(ctx context.Context, db bun.IDB, sk op.SigningKey, cl *
 			return nil, err
 		}
 	}
+	if a := models.AuditOf(ctx); a != nil { // the sign-in's or refresh's
+		a.SetActor(&g.siteID, &g.userID)
+		a.SetItem(g.userID.String())
+		if err := models.RecordAudit(ctx, db); err != nil {
+			return nil, err
+		}
+	}
 	return resp, nil
 }
 

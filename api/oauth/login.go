@@ -137,7 +137,7 @@ func (p *Provider) login(c *fiber.Ctx) error {
 			Error: "The sign-in form was not sent from this sign-in page; start again from the application."})
 	}
 	username := c.FormValue("username")
-	u, err := p.checkLogin(c.UserContext(), username, c.FormValue("password"), c.IP())
+	u, err := p.checkLogin(withSignInAudit(c.UserContext(), c, "password", c.FormValue("site")), username, c.FormValue("password"), c.IP())
 	if err != nil {
 		var te *tokenError
 		if !errors.As(err, &te) {

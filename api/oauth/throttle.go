@@ -238,7 +238,7 @@ func (t *throttle) Fail(ctx context.Context, r *reservation) error {
 				return err
 			}
 		}
-		return nil
+		return models.RecordAudit(ctx, tx) // the failed sign-in's, if any
 	})
 }
 

@@ -141,6 +141,7 @@ func (p *Provider) token(c *fiber.Ctx, passwordOnly bool) (*TokenResponse, error
 		return nil, err
 	}
 	ctx, _ := withClientAuth(c.UserContext(), c.IP())
+	ctx = withSignInAudit(ctx, c, form.Get("grant_type"), form.Get("site"))
 	switch gt := form.Get("grant_type"); {
 	case gt == "password":
 		return p.passwordGrant(ctx, c.IP(), creds, form)
@@ -276,7 +277,14 @@ func (p *Provider) passwordGrant(ctx context.Context, ip string, cr credentials,
 	if err != nil {
 		return nil, err
 	}
-	return p.issue(ctx, p.store.db, sk, cl, g, nil)
+	// In a transaction: the tokens and the sign-in's audit event commit
+	// together.
+	var resp *TokenResponse
+	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		resp, err = p.issue(ctx, tx, sk, cl, g, nil)
+		return err
+	})
+	return resp, err
 }
 
 // checkLogin verifies a username and password under the failure throttle.
@@ -322,6 +330,7 @@ func (p *Provider) checkLogin(ctx context.Context, username, password, ip string
 		}
 		return nil, p.store.busy().tokenError()
 	case err != nil || u == nil:
+		failedSignIn(ctx, p.store.db, u, ip)
 		if ferr := p.throttle.Fail(bg, res); ferr != nil {
 			return nil, ferr
 		}

@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/worker"
+	"github.com/pressroom/pressroom/workflows"
+)
+
+// The audit trail (issue 28 section 5, docs/audit.md).
+
+// auditEvent is one audit-events resource, as a test reads it.
+type auditEvent struct {
+	ID, Action, ItemType, ItemID, RequestID, ClientAddress, User string
+	Changed                                                      []string
+}
+
+// auditEvents reads one page of GET /audit-events?query as admin token,
+// and its links.next.
+func (s *system) auditEvents(t *testing.T, token, query string) ([]auditEvent, string) {
+	t.Helper()
+	d := s.call(t, token, http.MethodGet, "/audit-events"+query, nil)
+	if d.Status != 200 {
+		t.Fatalf("GET /audit-events%s = %d %s", query, d.Status, d.Raw)
+	}
+	var links struct {
+		Links struct{ Next string }
+	}
+	_ = json.Unmarshal(d.Raw, &links)
+	var out []auditEvent
+	for _, r := range resources(t, d) {
+		e := auditEvent{ID: r.ID, Action: str(r.Attributes["action"]), ItemType: str(r.Attributes["item-type"]),
+			ItemID: str(r.Attributes["item-id"]), RequestID: str(r.Attributes["request-id"]), ClientAddress: str(r.Attributes["client-address"])}
+		for _, c := range r.Attributes["changed"].([]any) {
+			e.Changed = append(e.Changed, c.(string))
+		}
+		var user struct{ ID string }
+		_ = json.Unmarshal(r.Relationships["user"].Data, &user)
+		e.User = user.ID
+		out = append(out, e)
+	}
+	return out, strings.TrimPrefix(links.Links.Next, s.URL)
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// TestAuditTrail: a sign-in, a failed sign-in, a page's create, update and
+// delete and a publish each appear, newest first, with the actor, the
+// action, the record and the names of the attributes sent; a write refused
+// with 422 records nothing; the filters and the cursor pages answer; a
+// non-admin gets 403.
+func TestAuditTrail(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test") // auth.sign-in
+	me := admin.do(http.MethodGet, "/users/me", nil).resource(t).ID
+	resp, err := s.http.PostForm(s.URL+"/oauth/token", url.Values{"grant_type": {"password"}, "username": {"editor@demo.test"}, "password": {"wrong"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("wrong password: %d, want 400", resp.StatusCode)
+	}
+
+	page, draft := admin.page("Audited", "audited", "")
+	if d := s.callWith(t, admin.token, http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page,
+		"attributes": map[string]any{"title": "Audited again"}}}, "X-Request-Id", "audit-test-patch"); d.Status != 200 {
+		t.Fatalf("PATCH /pages = %d %s", d.Status, d.Raw)
+	}
+	before, _ := s.auditEvents(t, admin.token, "")
+	if d := admin.do(http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+		"attributes": map[string]any{"slug": "no-title"}}}); d.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("POST /pages without a title = %d %s, want 422", d.Status, d.Raw)
+	}
+	if after, _ := s.auditEvents(t, admin.token, ""); len(after) != len(before) {
+		t.Errorf("a 422 write recorded an event: %d events before, %d after", len(before), len(after))
+	}
+	// Published first (the draft is the page's create), then deleted: a
+	// delete draft of a live page.
+	rev := admin.mustPublish(draft).ID
+	_, draft = admin.page("Second", "second", "")
+	if d := admin.do(http.MethodDelete, "/drafts/"+draft, nil); d.Status != http.StatusNoContent {
+		t.Fatalf("DELETE /drafts = %d %s", d.Status, d.Raw)
+	}
+	if d := admin.do(http.MethodDelete, "/pages/"+page, nil); d.Status != 200 {
+		t.Fatalf("DELETE /pages = %d %s", d.Status, d.Raw)
+	}
+
+	all, next := s.auditEvents(t, admin.token, "?page[size]=100")
+	if next != "" {
+		t.Errorf("one page of %d events has links.next %s", len(all), next)
+	}
+	var actions []string
+	for _, e := range all {
+		actions = append(actions, e.Action)
+	}
+	want := []string{"pages.delete", "drafts.delete", "pages.create", "revisions.create", "pages.update", "pages.create", "auth.sign-in-failed", "auth.sign-in"}
+	if !slices.Equal(actions, want) {
+		t.Fatalf("actions, newest first: %v, want %v", actions, want)
+	}
+	check := func(e auditEvent, itemType, itemID string, changed ...string) {
+		t.Helper()
+		if e.ItemType != itemType || e.ItemID != itemID || e.User != me || e.ClientAddress != "127.0.0.1" || e.RequestID == "" {
+			t.Errorf("%s: item %s:%s user %s address %q request %q, want %s:%s by %s from 127.0.0.1", e.Action, e.ItemType, e.ItemID,
+				e.User, e.ClientAddress, e.RequestID, itemType, itemID, me)
+		}
+		slices.Sort(e.Changed)
+		if !slices.Equal(e.Changed, changed) && !(len(changed) == 0 && len(e.Changed) == 0) {
+			t.Errorf("%s: changed %v, want %v", e.Action, e.Changed, changed)
+		}
+	}
+	check(all[0], "pages", page)
+	check(all[1], "drafts", draft)
+	check(all[3], "revisions", rev, "comments", "drafts")
+	check(all[4], "pages", page, "title")
+	check(all[5], "pages", page, "slug", "title")
+	check(all[6], "users", me)
+	check(all[7], "users", me)
+	if all[4].RequestID != "audit-test-patch" {
+		t.Errorf("the PATCH's request-id %q, want the X-Request-Id sent", all[4].RequestID)
+	}
+
+	// Filters.
+	for query, want := range map[string]int{
+		"?filter[action]=pages.update":                  1,
+		"?filter[item]=pages:" + page:                   3,
+		"?filter[item]=revisions:" + rev:                1,
+		"?filter[user]=" + me:                           len(all),
+		"?filter[user]=" + uuid.NewString():             0,
+		"?filter[created-at][gte]=2100-01-01T00:00:00Z": 0,
+		"?filter[created-at][lt]=2100-01-01T00:00:00Z":  len(all),
+	} {
+		if got, _ := s.auditEvents(t, admin.token, query); len(got) != want {
+			t.Errorf("GET /audit-events%s: %d events, want %d", query, len(got), want)
+		}
+	}
+	if d := admin.do(http.MethodGet, "/audit-events?page[after]=nonsense", nil); d.Status != 400 {
+		t.Errorf("a malformed cursor: %d %s, want 400", d.Status, d.Raw)
+	}
+	// Cursor pages of 3: the same events, in the same order, each once.
+	var paged []auditEvent
+	for q, n := "/audit-events?page[size]=3", 0; q != ""; n++ {
+		if n > len(all) {
+			t.Fatal("the cursor pages do not end")
+		}
+		var got []auditEvent
+		got, q = s.auditEvents(t, admin.token, strings.TrimPrefix(q, "/audit-events"))
+		if len(got) > 3 {
+			t.Fatalf("a page of %d, want at most 3", len(got))
+		}
+		paged = append(paged, got...)
+	}
+	if len(paged) != len(all) {
+		t.Fatalf("paged %d events, want %d", len(paged), len(all))
+	}
+	for i := range all {
+		if paged[i].ID != all[i].ID {
+			t.Errorf("paged event %d is %s, want %s", i, paged[i].ID, all[i].ID)
+		}
+	}
+	if d := admin.do(http.MethodGet, "/audit-events/"+all[0].ID, nil); d.Status != 200 {
+		t.Errorf("GET /audit-events/:id = %d %s", d.Status, d.Raw)
+	}
+
+	// Admins only.
+	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
+	if d := ed.do(http.MethodGet, "/audit-events", nil); d.Status != http.StatusForbidden {
+		t.Errorf("an editor's GET /audit-events = %d %s, want 403", d.Status, d.Raw)
+	}
+	// Another site's admin sees none of these.
+	other := s.editor(t, "editor@other.test")
+	for _, e := range func() []auditEvent { got, _ := s.auditEvents(t, other.token, ""); return got }() {
+		if e.User == me {
+			t.Errorf("the other site's trail shows %s by %s", e.Action, me)
+		}
+	}
+}
+
+// TestAuditPruneSchedule: the schedule every worker creates runs
+// PruneAuditEvents, which deletes the events older than the retention
+// and keeps the younger ones.
+func TestAuditPruneSchedule(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ctx := context.Background()
+	s.editor(t, "editor@demo.test") // a sign-in: a young event, which stays
+	old := time.Now().Add(-s.Config.AuditRetention - time.Hour)
+	for range 3 {
+		if _, err := s.DB.NewRaw(`INSERT INTO audit_events (id, site_id, action, item_type, created_at) VALUES (?, ?, 'pages.update', 'pages', ?)`,
+			uuid.New(), s.Site.ID, old).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := worker.EnsureSchedules(ctx, s.Temporal, s.Config); err != nil {
+		t.Fatal(err)
+	}
+	hooks := s.Config.Webhooks.TaskQueue
+	id := workflows.AuditPruneScheduleID + "-" + s.Config.TaskQueue
+	t.Cleanup(func() {
+		for _, id := range []string{id, workflows.OAuthPruneScheduleID + "-" + s.Config.TaskQueue,
+			workflows.WebhookSweepScheduleID + "-" + hooks, workflows.WebhookPruneScheduleID + "-" + hooks} {
+			_ = s.Temporal.ScheduleClient().GetHandle(ctx, id).Delete(ctx)
+		}
+	})
+	sched := s.Temporal.ScheduleClient().GetHandle(ctx, id)
+	d, err := sched.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if every := d.Schedule.Spec.Intervals; len(every) != 1 || every[0].Every != time.Hour {
+		t.Errorf("audit prune schedule intervals %+v, want hourly", every)
+	}
+	if err := sched.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var run string
+	for deadline := time.Now().Add(time.Minute); run == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if d, err = sched.Describe(ctx); err == nil && len(d.Info.RecentActions) > 0 {
+			run = d.Info.RecentActions[0].StartWorkflowResult.WorkflowID
+		}
+	}
+	if run == "" {
+		t.Fatal("the triggered prune did not start")
+	}
+	var got workflows.PrunedAuditEvents
+	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := s.Temporal.GetWorkflow(wait, run, "").Get(wait, &got); err != nil {
+		t.Fatalf("prune run %s: %v", run, err)
+	}
+	s.recordHistory(t, run, "prune-audit-events.history.json")
+	if got.Events != 3 {
+		t.Errorf("prune run %s deleted %+v, want 3 events", run, got)
+	}
+	var left []string
+	if err := s.DB.NewRaw("SELECT action FROM audit_events").Scan(ctx, &left); err != nil || !slices.Equal(left, []string{"auth.sign-in"}) {
+		t.Errorf("left after the prune: %v (%v), want the sign-in", left, err)
+	}
+}
+
+// TestAuditRefresh: a refresh grant records auth.refresh for the person
+// whose token it renews; a refresh that fails records nothing.
+func TestAuditRefresh(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	grant := func(form url.Values) (int, map[string]any) {
+		t.Helper()
+		resp, err := s.http.PostForm(s.URL+"/oauth/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	st, tok := grant(url.Values{"grant_type": {"password"}, "username": {"editor@demo.test"}, "password": {password}})
+	if st != 200 {
+		t.Fatalf("password grant: %d %v", st, tok)
+	}
+	if st, out := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"not-a-token"}}); st != 400 {
+		t.Fatalf("a bad refresh token: %d %v, want 400", st, out)
+	}
+	st, renewed := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}})
+	if st != 200 {
+		t.Fatalf("refresh grant: %d %v", st, renewed)
+	}
+	token := renewed["access_token"].(string)
+	me := s.call(t, token, http.MethodGet, "/users/me", nil).resource(t).ID
+	events, _ := s.auditEvents(t, token, "")
+	var actions []string
+	for _, e := range events {
+		actions = append(actions, e.Action)
+		if e.User != me || e.ItemType != "users" || e.ItemID != me {
+			t.Errorf("%s: user %s item %s:%s, want %s", e.Action, e.User, e.ItemType, e.ItemID, me)
+		}
+	}
+	if !slices.Equal(actions, []string{"auth.refresh", "auth.sign-in"}) {
+		t.Errorf("actions %v, want [auth.refresh auth.sign-in]", actions)
+	}
+}
