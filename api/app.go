@@ -192,6 +192,7 @@ func registerResources(r routes) error {
 	if err := registerWebhookRoutes(r); err != nil {
 		return err
 	}
+	registerMembershipRoutes(r)
 	return r.cat.routes(r)
 }
 

@@ -177,6 +177,7 @@ var attributeEnums = map[string][]string{
 	"upload-status":   {models.UploadProcessing, models.UploadFinished, models.UploadError},
 	"delivery-status": {models.DeliveryPending, models.DeliverySucceeded, models.DeliveryFailed},
 	"webhook-event":   webhooks.Events,
+	"role":            roleNames(),
 }
 
 // attributePatterns are the patterns a member tagged `oas:"pattern:NAME"`

@@ -42,4 +42,5 @@ var Relationships = map[string]map[string]Linkage{
 	"asset-images":       {"asset": toOne("assets")},
 	"webhooks":           {"deliveries": toMany("webhook-deliveries")},
 	"webhook-deliveries": {"webhook": toOne("webhooks")},
+	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
 }
