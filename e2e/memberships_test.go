@@ -135,7 +135,7 @@ func TestMembershipCreateExistingAndNewUser(t *testing.T) {
 	if d.Status != http.StatusCreated || !strings.HasPrefix(link, s.URL+"/password-setup?token=") {
 		t.Fatalf("add new user = %d %s", d.Status, d.Raw)
 	}
-	if st, _, _ := s.signIn(t, "newbie@demo.test", "", "demo"); st == 200 {
+	if st, _, _ := s.signIn(t, "newbie@demo.test", password, "demo"); st == 200 {
 		t.Fatal("a new user signs in before setting a password")
 	}
 	if got := admin.do("GET", "/memberships/"+d.resource(t).ID, nil); strings.Contains(string(got.Raw), "password-setup") {
@@ -211,6 +211,14 @@ func TestMembershipRoleChangeTakesEffectOnNextRequest(t *testing.T) {
 	}
 	if st, code, _, _ := member.raw("GET", "/memberships", nil); st != http.StatusForbidden || code != "forbidden" {
 		t.Fatalf("demoted member's next request = %d %s, want 403", st, code)
+	}
+	section := map[string]any{"data": map[string]any{"type": "memberships", "id": id, "attributes": map[string]any{"path-prefix": "/blog/"}}}
+	if d := admin.do("PATCH", "/memberships/"+id, section); d.Status != 200 || d.resource(t).Attributes["path-prefix"] != "/blog/" || d.resource(t).Attributes["role"] != "viewer" {
+		t.Errorf("PATCH path-prefix = %d %s", d.Status, d.Raw)
+	}
+	section["data"].(map[string]any)["attributes"] = map[string]any{"path-prefix": "blog"}
+	if d := admin.do("PATCH", "/memberships/"+id, section); d.Status != http.StatusUnprocessableEntity || d.Errors[0].Code != "invalid_path_prefix" {
+		t.Errorf("PATCH path-prefix blog = %d %s", d.Status, d.Raw)
 	}
 	bad := map[string]any{"data": map[string]any{"type": "memberships", "id": id, "attributes": map[string]any{"email": "x@demo.test"}}}
 	if d := admin.do("PATCH", "/memberships/"+id, bad); d.Status != http.StatusUnprocessableEntity || d.Errors[0].Code != "read_only" {
