@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,6 +10,8 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/uptrace/bun"
@@ -91,6 +94,10 @@ func setupCSRF(nonce, token string) string {
 type passwordSetupHandler struct {
 	db     *bun.DB
 	secure bool // the public URL is https: the cookie is Secure
+	// hashes bounds the argon2id hashing the page does at once: one
+	// password at a time (setups are rare), each waiting at most the
+	// sign-in's hash wait, then 503.
+	hashes *auth.HashLimiter
 }
 
 // form serves GET /password-setup?token=…
@@ -141,7 +148,12 @@ func (h passwordSetupHandler) set(c *fiber.Ctx) error {
 		return renderSetup(c, http.StatusUnprocessableEntity, setupPage{Title: "Set your password", Email: email, Token: token,
 			CSRF: setupCSRF(nonce, token), Error: "The password must be 8 to 1024 bytes long."})
 	}
-	hash, err := auth.HashPassword(password)
+	hash, err := h.hashes.HashPassword(c.UserContext(), password)
+	if errors.Is(err, auth.ErrBusy) {
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return renderSetup(c, http.StatusServiceUnavailable, setupPage{Title: "Try again shortly",
+			Error: "The server is busy; send the form again in a few seconds."})
+	}
 	if err != nil {
 		return err
 	}
@@ -160,7 +172,8 @@ func (h passwordSetupHandler) set(c *fiber.Ctx) error {
 // registerPasswordSetup registers the public setup page (no token: the
 // link is the credential).
 func registerPasswordSetup(r routes) {
-	h := passwordSetupHandler{db: r.deps.DB, secure: len(r.links.base) > 8 && r.links.base[:8] == "https://"}
+	h := passwordSetupHandler{db: r.deps.DB, secure: strings.HasPrefix(r.links.base, "https://"),
+		hashes: auth.NewHashLimiter(0, cmp.Or(r.deps.Config.OAuth.HashWait, 5*time.Second))}
 	r.app.Get(passwordSetupPath, h.form)
 	r.app.Post(passwordSetupPath, intake.ReadBody(maxSetupForm), h.set)
 }
