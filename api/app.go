@@ -194,6 +194,7 @@ func registerResources(r routes) error {
 		return err
 	}
 	registerOAuthClientRoutes(r)
+	registerMembershipRoutes(r)
 	return r.cat.routes(r)
 }
 

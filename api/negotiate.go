@@ -12,7 +12,7 @@ import (
 
 // plainPaths answer in plain JSON (or HTML, or OAuth's own format), so
 // JSON:API content negotiation does not apply to them.
-var plainPrefixes = []string{"/oauth/", "/.well-known/", "/asset-types", "/healthz", "/readyz", "/openapi.json", "/docs/"}
+var plainPrefixes = []string{"/oauth/", "/.well-known/", "/asset-types", "/healthz", "/readyz", "/openapi.json", "/docs/", "/password-setup"}
 
 func isPlainPath(path string) bool {
 	for _, p := range plainPrefixes {

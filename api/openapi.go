@@ -50,6 +50,7 @@ var attributeTypes = map[string]any{
 	"webhook-deliveries": deliveryAttributes{},
 	"oauth-clients":      oauthClientAttributes{},
 	"audit-events":       auditEventAttributes{},
+	"memberships":        membershipAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -68,13 +69,15 @@ var requestAttributeTypes = map[string]any{
 	"webhooks":          webhookRequest{},
 	"sites":             siteUpdate{},
 	"oauth-clients":     oauthClientRequest{},
+	"memberships":       membershipRequest{},
 }
 
 // patchAttributeTypes are the structs a PATCH of a type decodes into when
 // they are not its requestAttributeTypes; `oas:"required"` members of one
 // are required in every PATCH.
 var patchAttributeTypes = map[string]any{
-	"revisions": revisionPatch{}, // PATCH /revisions/:id moves publish-at
+	"revisions":   revisionPatch{},   // PATCH /revisions/:id moves publish-at
+	"memberships": membershipPatch{}, // PATCH /memberships/:id: role and path-prefix
 }
 
 // opKind is how an operation answers.
@@ -168,6 +171,10 @@ var specialRoutes = map[string]special{
 		description: "The HTML form a user signs in with during the authorization code flow."},
 	"POST /oauth/login": {summary: "Sign in", kind: opHTML, public: true, body: "form", oauth: true, form: map[string]any{"id": "auth-request-id", "username": "editor@demo.test", "password": "correct horse battery staple"},
 		description: "Checks the email and password of the sign-in form (throttled like the password grant) and hands out the code: by redirect to the client's redirect_uri, or on a page to copy from for the out-of-band redirect."},
+	"GET /password-setup": {summary: "The password setup form", kind: opHTML, public: true,
+		description: "The page of the meta.password-setup-url a new member's POST /memberships answers with (?token=…): a form to choose the password, with a CSRF token bound to the browser by a cookie. The link works once, for 72 hours; a used, expired or unknown one answers 410 with a page saying so."},
+	"POST /password-setup": {summary: "Set a new member's password", kind: opHTML, public: true, body: "form", form: map[string]any{"token": "setup-token", "csrf": "form-token", "password": "correct horse battery staple"},
+		description: "Sets the password (8 to 1024 bytes) of the user the setup link was made for and spends the link. The form must come from the page the link opened (403 otherwise); a used or expired link answers 410."},
 	"GET /site": {summary: "The caller's site", kind: opOne, typ: "sites",
 		description: "The site the access token belongs to; every other record the API serves is scoped to it. include=theme adds the live theme."},
 	"PATCH /site": {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites",

@@ -51,18 +51,20 @@ var resourceDocs = map[string]resourceDoc{
 	"webhook-deliveries": {"a webhook delivery", "One event's delivery to a webhook, with its attempts."},
 	"oauth-clients":      {"an OAuth client", "An integration client of the site: it gets access tokens with the client_credentials grant and acts as itself, with its role and its own rate limit. The secret is only in the answer to POST."},
 	"audit-events":       {"an audit event", "One change, publish, sign-in, failed sign-in or token refresh of the site: who (user, null for an integration client), what (action, the record), from where (request-id, client-address), when, and for writes the names of the attributes sent (never values). Read-only; admins only."},
+	"memberships":        {"a membership", "A user's role in the site (viewer, author, editor, admin), narrowed to a section by path-prefix; admins only. POST adds an existing user by email or creates one: then, once, meta.password-setup-url is the link where the new member sets a password (72 hours, one use). The site's last admin cannot be removed or demoted (409 last_admin); a role change or removal holds from the member's next request, and a removal revokes the member's tokens of the site."},
 }
 
 // tagDocs describe the tags that are not resource types.
 var tagDocs = map[string]string{
-	"oauth":         "Signing in: the OAuth 2.0 provider (password grant for first-party apps, authorization code with PKCE for others), discovery and keys.",
-	"healthz":       "Liveness, for process supervisors.",
-	"readyz":        "Readiness, for load balancers.",
-	"openapi.json":  "This description.",
-	"docs":          "The rendered reference.",
-	"asset-types":   "The content types uploads may have.",
-	"site":          "The caller's site.",
-	"publish-plans": "Dry runs of POST /revisions.",
+	"oauth":          "Signing in: the OAuth 2.0 provider (password grant for first-party apps, authorization code with PKCE for others), discovery and keys.",
+	"healthz":        "Liveness, for process supervisors.",
+	"readyz":         "Readiness, for load balancers.",
+	"openapi.json":   "This description.",
+	"docs":           "The rendered reference.",
+	"asset-types":    "The content types uploads may have.",
+	"site":           "The caller's site.",
+	"publish-plans":  "Dry runs of POST /revisions.",
+	"password-setup": "The page where a new member sets a password (POST /memberships).",
 }
 
 // contentWriteErrors are the codes a write of a drafted content kind may
@@ -93,6 +95,9 @@ var routeErrors = map[string][]string{
 	"PATCH /content-blocks/:id":  contentWriteErrors,
 	"DELETE /content-blocks/:id": {"drafted_for_deletion", "draft_in_flight"},
 	"POST /oauth-clients":        {"invalid_name", "invalid_role", "invalid_rate_limit"},
+	"POST /memberships":          {"invalid_email", "invalid_name", "invalid_role", "invalid_path_prefix", "already_member"},
+	"PATCH /memberships/:id":     {"invalid_role", "invalid_path_prefix", "last_admin"},
+	"DELETE /memberships/:id":    {"last_admin"},
 }
 
 // shapeDoc fills the summary, description and extra codes of a route of

@@ -78,6 +78,11 @@ var errorCodes = map[string]errorCode{
 	// Attributes (the resources' validate methods and handlers).
 	"invalid_title":            {422, "title missing, empty or over 200 characters"},
 	"invalid_role":             {422, "role is not one of viewer, author, editor, admin"},
+	"invalid_email":            {422, "email missing, or not an e-mail address of 3 to 320 characters"},
+	"invalid_name":             {422, "name missing (an OAuth client's) or over 200 characters"},
+	"invalid_path_prefix":      {422, "path-prefix neither null nor a path that starts and ends with /"},
+	"already_member":           {409, "a member of the site already has that email"},
+	"last_admin":               {409, "the change would leave the site without an admin"},
 	"invalid_description":      {422, "description too long (a page's: 1000 characters; a theme's or revision's: 2000)"},
 	"invalid_keywords":         {422, "keywords over 1000 characters"},
 	"invalid_slug":             {422, "not a slug of lower-case letters, digits and dashes"},
@@ -122,7 +127,6 @@ var errorCodes = map[string]errorCode{
 	"revision_not_published":  {409, "only a published revision can be reverted"},
 	"revision_not_scheduled":  {409, "only a scheduled revision can be moved or cancelled"},
 	// Integration clients (oauth_clients.go, api/oauth/ratelimit.go).
-	"invalid_name":       {422, "an OAuth client's name missing or over 200 characters"},
 	"invalid_rate_limit": {422, "rate-limit not a whole number from 1 to 1000000"},
 	"rate_limited":       {429, "an integration client's token past its requests per minute (Retry-After, RateLimit-Policy, RateLimit)"},
 }

@@ -180,15 +180,6 @@ var attributeEnums = map[string][]string{
 	"role":            roleNames(),
 }
 
-// roleNames are the built-in roles' names.
-func roleNames() []string {
-	out := make([]string, len(models.Roles))
-	for i, r := range models.Roles {
-		out[i] = string(r)
-	}
-	return out
-}
-
 // attributePatterns are the patterns a member tagged `oas:"pattern:NAME"`
 // matches: the validator's own regular expression, and an example.
 var attributePatterns = map[string]struct {

@@ -51,12 +51,12 @@ func require(p models.Permission) fiber.Handler {
 }
 
 // readPermission is what reading a type's records needs: read, but for
-// webhooks and their deliveries, which only admins see.
+// webhooks and their deliveries, and memberships, which only admins see.
 func readPermission(typ string) models.Permission {
 	switch typ {
 	case "webhooks", "webhook-deliveries":
 		return models.PermWebhooks
-	case "audit-events":
+	case "audit-events", "memberships":
 		return models.PermMemberships
 	}
 	return models.PermRead

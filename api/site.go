@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -217,6 +218,17 @@ func (h siteHandler) updateThemeRelationship(c *fiber.Ctx) error {
 // relationship (docs/themes.md).
 func registerSiteRoutes(r routes) {
 	site := siteHandler{db: r.deps.DB, links: r.links, cat: r.cat}
+	// The site as a related record (a membership's site): the caller's own.
+	r.cat.add(&resourceType{typ: "sites", what: "site", fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+		if !slices.Contains(ids, siteID) {
+			return nil, nil
+		}
+		s, err := models.FindSite(ctx, site.db, siteID, false)
+		if err != nil {
+			return nil, err
+		}
+		return []*jsonapi.Resource{site.resource(s)}, nil
+	}})
 	r.get("/site", models.PermRead, site.get)
 	r.patch("/site", models.PermSite, site.update)
 	r.get("/site/theme", models.PermRead, themesHandler{r.themeResources()}.live)

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -50,7 +53,19 @@ func (h usersHandler) me(c *fiber.Ctx) error {
 // caller's site only: another site's user looks the same as none).
 func registerUserRoutes(r routes) {
 	users := usersHandler{db: r.deps.DB, links: r.links}
-	t := &resourceType{typ: "users", what: "user", fetch: byIDs(users.db, users.resource)}
+	// A site's users: those created in it and its members, wherever they
+	// were created.
+	t := &resourceType{typ: "users", what: "user", fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+		us, err := models.UsersOfSite(ctx, users.db, siteID, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*jsonapi.Resource, len(us))
+		for i := range us {
+			out[i] = users.resource(&us[i])
+		}
+		return out, nil
+	}}
 	r.cat.add(t)
 	r.get("/users/me", models.PermRead, users.me)
 	r.get("/users/:id", models.PermRead, r.cat.get(t))

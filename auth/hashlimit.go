@@ -78,6 +78,17 @@ func (l *HashLimiter) CheckPassword(ctx context.Context, hash, password string) 
 	return err
 }
 
+// HashPassword is HashPassword under the limiter (ErrBusy when it cannot
+// get its share in time).
+func (l *HashLimiter) HashPassword(ctx context.Context, password string) (string, error) {
+	var hash string
+	var err error
+	if lerr := l.Do(ctx, argonMemory*1024, func() { hash, err = HashPassword(password) }); lerr != nil {
+		return "", lerr
+	}
+	return hash, err
+}
+
 // hashMemory is the memory in bytes an argon2id check of hash allocates
 // (its m parameter, in KiB); unknown formats weigh as much as ours.
 func hashMemory(hash string) int64 {

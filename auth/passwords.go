@@ -46,6 +46,18 @@ func HashPassword(password string) (string, error) {
 		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
+// UnusablePasswordHash is a hash in HashPassword's format that no
+// password matches (a random key under a random salt): the password of a
+// user who has not set one yet. Checking it costs what checking any hash
+// costs, so a sign-in cannot tell such a user from another.
+func UnusablePasswordHash() string {
+	b := make([]byte, saltLen+argonKeyLen)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail (Go 1.24)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(b[:saltLen]), b64.EncodeToString(b[saltLen:]))
+}
+
 // CheckPassword compares password with a hash made by HashPassword in
 // constant time. It returns ErrMismatch when they differ.
 func CheckPassword(hash, password string) error {

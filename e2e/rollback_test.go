@@ -54,7 +54,10 @@ func (e *editor) live(typ, id string) string {
 
 func (e *editor) update(typ, id string, attrs map[string]any, rels map[string]any) string {
 	e.t.Helper()
-	data := map[string]any{"type": typ, "id": id, "attributes": attrs}
+	data := map[string]any{"type": typ, "id": id}
+	if attrs != nil { // attributes, when sent, is an object (JSON:API), never null
+		data["attributes"] = attrs
+	}
 	if rels != nil {
 		data["relationships"] = rels
 	}

@@ -47,6 +47,14 @@ func IsExclusionViolation(err error, constraint string) bool {
 	return code == sqlExclusionViolation && pe.ConstraintName == constraint
 }
 
+// IsCheckViolation tells whether err is a violation of the named check
+// (or a trigger raising check_violation under that name:
+// memberships_last_admin).
+func IsCheckViolation(err error, constraint string) bool {
+	code, pe := pgCode(err)
+	return code == sqlCheckViolation && pe.ConstraintName == constraint
+}
+
 // BrokenRule returns Postgres's message when err is a broken integrity
 // constraint (a duplicate, a missing referenced row, a failed check, two
 // live pages at one path: pages_live_path_excl): the

@@ -175,6 +175,7 @@ const (
 	OrderDraftsOldest           // d.created_at, d.id: GET /drafts
 	OrderRevisionsNewest        // r.created_at DESC, r.id: GET /revisions
 	OrderRevisionsSoonest       // r.publish_at, r.id: scheduled revisions
+	OrderMembersOldest          // m.created_at, m.id: GET /memberships
 )
 
 var orderSQL = map[Order]string{
@@ -185,6 +186,7 @@ var orderSQL = map[Order]string{
 	OrderDraftsOldest:     "d.created_at, d.id",
 	OrderRevisionsNewest:  "r.created_at DESC, r.id",
 	OrderRevisionsSoonest: "r.publish_at, r.id",
+	OrderMembersOldest:    "m.created_at, m.id",
 }
 
 // SQL is the order's ORDER BY expression ("" for OrderNone).

@@ -44,4 +44,5 @@ var Relationships = map[string]map[string]Linkage{
 	"webhook-deliveries": {"webhook": toOne("webhooks")},
 	"oauth-clients":      {},
 	"audit-events":       {"user": toOne("users")},
+	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
 }

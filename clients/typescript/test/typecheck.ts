@@ -26,9 +26,17 @@ export async function typecheck(): Promise<void> {
   // @ts-expect-error: GET /pages/{id} needs its id
   await pr.api.GET("/pages/{id}", {});
 
-  // Page attributes are typed once the description lists them (issue 27 §1);
-  // until then they are Record<string, unknown>, and this compiles either way.
+  // Page attributes are typed from the kinds' declarations (models/drafts).
   const page: Schemas["PagesRequestAttributes"] = { title: "About", slug: "about" };
+  // @ts-expect-error: page-type is one of the declared values
+  const badType: Schemas["PagesRequestAttributes"] = { "page-type": "blog" };
+  // @ts-expect-error: a page has no attribute "titel"
+  const typo: Schemas["PagesCreateRequestAttributes"] = { title: "About", titel: "About" };
+  // @ts-expect-error: a page create must send its title
+  const untitled: Schemas["PagesCreateRequestAttributes"] = { slug: "about" };
+  void badType;
+  void typo;
+  void untitled;
   void count;
   void page;
 }
