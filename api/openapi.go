@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -122,6 +123,9 @@ type special struct {
 	schema  any
 	example any
 	form    map[string]any
+	// pages: an HTML route's pages answered with an error status (status:
+	// what the page says).
+	pages map[int]string
 }
 
 // specialRoutes describe every route that is not /{type}[/{id}[/…]] of a
@@ -171,9 +175,9 @@ var specialRoutes = map[string]special{
 		description: "The HTML form a user signs in with during the authorization code flow."},
 	"POST /oauth/login": {summary: "Sign in", kind: opHTML, public: true, body: "form", oauth: true, form: map[string]any{"id": "auth-request-id", "username": "editor@demo.test", "password": "correct horse battery staple"},
 		description: "Checks the email and password of the sign-in form (throttled like the password grant) and hands out the code: by redirect to the client's redirect_uri, or on a page to copy from for the out-of-band redirect."},
-	"GET /password-setup": {summary: "The password setup form", kind: opHTML, public: true,
+	"GET /password-setup": {summary: "The password setup form", kind: opHTML, public: true, pages: setupErrorPages,
 		description: "The page of the meta.password-setup-url a new member's POST /memberships answers with (?token=…): a form to choose the password, with a CSRF token bound to the browser by a cookie. The link works once, for 72 hours; a used, expired or unknown one answers 410 with a page saying so."},
-	"POST /password-setup": {summary: "Set a new member's password", kind: opHTML, public: true, body: "form", form: map[string]any{"token": "setup-token", "csrf": "form-token", "password": "correct horse battery staple"},
+	"POST /password-setup": {summary: "Set a new member's password", kind: opHTML, public: true, body: "form", pages: setupErrorPages, form: map[string]any{"token": "setup-token", "csrf": "form-token", "password": "correct horse battery staple"},
 		description: "Sets the password (8 to 1024 bytes) of the user the setup link was made for and spends the link. The form must come from the page the link opened (403 otherwise); a used or expired link answers 410."},
 	"GET /site": {summary: "The caller's site", kind: opOne, typ: "sites",
 		description: "The site the access token belongs to; every other record the API serves is scoped to it. include=theme adds the live theme."},
@@ -540,10 +544,22 @@ func plainResponses(sp special, out map[string]any, code string) {
 			out["302"] = map[string]any{"description": "A redirect", "headers": map[string]any{"Location": headerSchemas["Location"]}}
 			out["200"] = map[string]any{"description": "An HTML page", "content": html()}
 		}
+		for status, what := range sp.pages {
+			out[strconv.Itoa(status)] = map[string]any{"description": what, "content": html()}
+		}
 		out["default"] = map[string]any{"description": "An HTML page saying what is wrong, or an error document",
 			"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}, "example": "<!doctype html><html>…</html>"},
 				"application/json": map[string]any{"schema": map[string]any{"type": "object"}}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
 	}
+}
+
+// setupErrorPages are the pages /password-setup answers with an error
+// status (api/password_setup.go).
+var setupErrorPages = map[int]string{
+	403: "The form was not sent from the page the link opened (its CSRF token or cookie is missing): open the link again.",
+	410: "The link is used, expired (72 hours) or unknown.",
+	422: "The password is shorter than 8 or longer than 1024 bytes: the form again.",
+	503: "The server is busy hashing passwords: try again shortly.",
 }
 
 // shapeOf describes a route of the JSON:API shape from its type.
