@@ -1,0 +1,3 @@
+ALTER TABLE revisions DROP COLUMN IF EXISTS release_id;
+ALTER TABLE drafts DROP COLUMN IF EXISTS release_id;
+DROP TABLE IF EXISTS releases;
