@@ -34,6 +34,8 @@ type Draft struct {
 	CreatedAt     time.Time      `bun:"created_at,notnull" json:"created_at"`
 	UpdatedAt     time.Time      `bun:"updated_at,notnull" json:"updated_at"`
 	Version       int            `bun:"version,notnull" json:"version"`
+	// ReleaseID is the release the draft is staged in (nil: none).
+	ReleaseID *uuid.UUID `bun:"release_id,type:uuid" json:"release_id"`
 }
 
 // Draft events: what publishing a draft does to its item. Named Event* so

@@ -38,6 +38,9 @@ type Revision struct {
 	// the revision committed (nil: not yet, the worker's commit sweep
 	// starts it; nil too for a revert, which has no workflow).
 	StartedAt *time.Time `bun:"started_at"`
+	// ReleaseID is the release the revision publishes (nil: a revision of
+	// listed drafts).
+	ReleaseID *uuid.UUID `bun:"release_id,type:uuid"`
 }
 
 // Revision statuses.
