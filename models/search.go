@@ -190,3 +190,47 @@ func markHighlight(s string) string {
 	s = html.EscapeString(s)
 	return strings.NewReplacer(markStart, "<mark>", markStop, "</mark>").Replace(s)
 }
+
+// ConfigureSearch makes the text search configuration pressroom stem in
+// language (a PostgreSQL snowball language, config.SearchLanguages): when
+// it stems in another, its word mappings change and every document of
+// search_documents is computed again, in one transaction, under a lock
+// (two processes starting at once do it once). Nothing happens when the
+// language is already the configuration's.
+func ConfigureSearch(ctx context.Context, db *bun.DB, language string) error {
+	for _, r := range language {
+		if r < 'a' || r > 'z' {
+			return fmt.Errorf("search language %q: not a language name", language)
+		}
+	}
+	dict := language + "_stem"
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.search_language', 0))"); err != nil {
+			return fmt.Errorf("lock the search configuration: %w", err)
+		}
+		var current string
+		err := tx.NewRaw(`SELECT d.dictname FROM pg_ts_config_map m JOIN pg_ts_dict d ON d.oid = m.mapdict
+  WHERE m.mapcfg = 'pressroom'::regconfig AND m.maptokentype = (SELECT tokid FROM ts_token_type('default') WHERE alias = 'asciiword')
+  ORDER BY m.mapseqno DESC LIMIT 1`).Scan(ctx, &current)
+		if err != nil {
+			return fmt.Errorf("read the search configuration: %w", err)
+		}
+		if current == dict {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "ALTER TEXT SEARCH CONFIGURATION pressroom ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH unaccent, ?", bun.Ident(dict)); err != nil {
+			return fmt.Errorf("search language %q: %w", language, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE search_documents sd SET search = v.search FROM (
+    SELECT 'pages' AS t, id, false AS drafted, pressroom_page_search(title, path, keywords, description) AS search FROM pages
+    UNION ALL SELECT 'contents', id, false, pressroom_title_search(title) FROM contents
+    UNION ALL SELECT 'content-blocks', id, false, pressroom_block_search(body) FROM content_blocks
+    UNION ALL SELECT 'assets', a.id, false, pressroom_asset_search(a.title, i.file_name) FROM assets a LEFT JOIN asset_images i ON i.asset_id = a.id
+    UNION ALL SELECT item_type, item_id, true, pressroom_draft_search(item_type, drafted) FROM drafts WHERE event <> 'delete') v
+  WHERE sd.item_type = v.t AND sd.item_id = v.id AND sd.drafted = v.drafted`)
+		if err != nil {
+			return fmt.Errorf("reindex search in %s: %w", language, err)
+		}
+		return nil
+	})
+}
