@@ -190,6 +190,7 @@ func registerResources(r routes) error {
 	registerRevisionRoutes(r, engine)
 	registerPublishPlanRoutes(r, engine)
 	registerAuditRoutes(r)
+	registerSearchRoutes(r)
 	if err := registerWebhookRoutes(r); err != nil {
 		return err
 	}

@@ -90,7 +90,8 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 var assetSpec = QuerySpec{Collection: true, Fields: fieldsOf("assets"), Includes: includesOf("assets"),
 	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: models.OrderNewest,
-	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"}}
+	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"},
+	Search:      "assets"}
 
 // registerAssetRoutes registers /assets and /asset-images.
 func registerAssetRoutes(r routes) {
@@ -99,7 +100,7 @@ func registerAssetRoutes(r routes) {
 	images := &resourceType{typ: "asset-images", what: "asset image", fetch: byIDs(assets.db, assets.imageResource)}
 	r.cat.add(t)
 	r.cat.add(images)
-	r.get("/assets", models.PermRead, rowRenderer[models.Asset]{render: renderEach(assets.assetResource), cat: r.cat}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
+	r.get("/assets", models.PermRead, rowRenderer[models.Asset]{render: renderEach(assets.assetResource), cat: r.cat, searchDB: assets.db}.list(assetSpec, assets.links, "/assets", assets.db, models.ListAssets))
 	r.get("/assets/:id", models.PermRead, r.cat.get(t))
 	r.get("/asset-images/:id", models.PermRead, r.cat.get(images))
 }

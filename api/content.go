@@ -217,6 +217,7 @@ func (h contentHandler) querySpecs() [2]QuerySpec {
 	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
 	list := one
 	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, models.OrderOldest
+	list.Search = h.kind.Type
 	return [2]QuerySpec{one, list}
 }
 
@@ -235,6 +236,9 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	}
 	data, err := h.render(ctx, siteID, views, withDraft)
 	if err != nil {
+		return err
+	}
+	if err := annotateSearch(ctx, h.db, q, data); err != nil {
 		return err
 	}
 	cd, err := h.compound(ctx, q, siteID, views, data, withDraft)

@@ -102,6 +102,8 @@ type rowRenderer[M any] struct {
 	render  func(ctx context.Context, siteID uuid.UUID, rows []M) ([]*jsonapi.Resource, error)
 	cat     *catalog
 	version func(*M) int
+	// searchDB answers filter[q]'s highlights (lists that take it).
+	searchDB bun.IDB
 }
 
 // compound renders rows and collects what include asks for.
@@ -157,6 +159,9 @@ func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, spec QuerySpec, l links, path
 	}
 	rs, cd, err := rr.compound(c, q, siteID, rows)
 	if err != nil {
+		return err
+	}
+	if err := annotateSearch(c.UserContext(), rr.searchDB, q, rs); err != nil {
 		return err
 	}
 	return cd.respondPage(c, l, path, rs, total)

@@ -65,6 +65,7 @@ var tagDocs = map[string]string{
 	"site":           "The caller's site.",
 	"publish-plans":  "Dry runs of POST /revisions.",
 	"password-setup": "The page where a new member sets a password (POST /memberships).",
+	"search":         "Full-text search across pages, contents, content blocks and assets (docs/search.md).",
 }
 
 // contentWriteErrors are the codes a write of a drafted content kind may
@@ -98,6 +99,10 @@ var routeErrors = map[string][]string{
 	"POST /memberships":          {"invalid_email", "invalid_name", "invalid_role", "invalid_path_prefix", "already_member"},
 	"PATCH /memberships/:id":     {"invalid_role", "invalid_path_prefix", "last_admin"},
 	"DELETE /memberships/:id":    {"last_admin"},
+	"GET /pages":                 {"invalid_filter"},
+	"GET /contents":              {"invalid_filter"},
+	"GET /content-blocks":        {"invalid_filter"},
+	"GET /assets":                {"invalid_filter"},
 }
 
 // shapeDoc fills the summary, description and extra codes of a route of

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
 )
 
 // The query parameters an operation is described with are the QuerySpec
@@ -129,6 +130,11 @@ func (b *specBuilder) queryParameters(spec QuerySpec) []any {
 			keys = append(keys, k, "-"+k)
 		}
 		list("sort", "Sort keys, comma-separated, most significant first; a leading - sorts descending.", keys)
+	}
+	if spec.Search != "" {
+		out = append(out, map[string]any{"name": "filter[q]", "in": "query",
+			"description": fmt.Sprintf("Full-text search (docs/search.md): only records whose text matches every word (by stem, by prefix from %d letters, case- and accent-insensitively), most relevant first unless sort is given; each carries meta.search (rank, and highlight: the matching fragments, matches in <mark>, the rest HTML-escaped). With include=draft the drafted values are searched. 1 to %d words, at most %d characters.", 3, models.MaxSearchTerms, models.MaxSearchLength),
+			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxSearchLength, "example": "photography tips"}})
 	}
 	for _, name := range slices.Sorted(mapKeys(spec.Filters)) {
 		out = append(out, map[string]any{"name": "filter[" + name + "]", "in": "query",

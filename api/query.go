@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/uptrace/bun"
@@ -40,6 +41,9 @@ type QuerySpec struct {
 	DefaultSort models.Order
 	// Filters maps filter[name] to a SQL column compared for equality.
 	Filters map[string]string
+	// Search names the type whose records filter[q] searches (models.Search;
+	// "" takes no filter[q]).
+	Search string
 	// Extra are endpoint-specific parameters (e.g. nothing, or "include" handled elsewhere).
 	Extra []string
 }
@@ -53,7 +57,9 @@ type Query struct {
 	Page    page
 	sort    []sortKey
 	filters map[string]string
-	spec    QuerySpec
+	// search is filter[q], set up for the caller's site and view.
+	search *models.Search
+	spec   QuerySpec
 }
 
 type sortKey struct {
@@ -103,6 +109,15 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 				}
 			}
 			q.Fields[m[2]] = set
+		case name == "filter[q]" && spec.Collection && spec.Search != "":
+			terms, err := searchTerms(v)
+			if err != nil {
+				return nil, err
+			}
+			q.search = &models.Search{SiteID: siteOf(c), Type: spec.Search, Terms: terms}
+			if spec.Search == searchEveryType {
+				q.search.Type = ""
+			}
 		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
 			q.filters[m[2]] = v
 		case m != nil && m[1] == "page" && spec.Collection && (m[2] == "number" || m[2] == "size"):
@@ -124,7 +139,22 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 		}
 	}
+	if q.search != nil {
+		q.search.Drafted = q.Include["draft"]
+	}
 	return q, nil
+}
+
+// searchTerms reads filter[q]: words, bounded (models.SearchTerms).
+func searchTerms(v string) (string, error) {
+	if utf8.RuneCountInString(v) > models.MaxSearchLength {
+		return "", jsonapi.BadRequest("invalid_filter", fmt.Sprintf("filter[q] must be at most %d characters.", models.MaxSearchLength)).AtParameter("filter[q]")
+	}
+	terms, ok := models.SearchTerms(v)
+	if !ok {
+		return "", jsonapi.BadRequest("invalid_filter", fmt.Sprintf("filter[q] must hold from 1 to %d words.", models.MaxSearchTerms)).AtParameter("filter[q]")
+	}
+	return terms, nil
 }
 
 func (q *Query) parseInclude(v string) error {
@@ -159,7 +189,7 @@ func (q *Query) parseSort(v string) error {
 // Apply adds the filters, the order and the page to a collection query.
 // It is a models.Page: models.ListQuery writes the SQL.
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
-	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Offset: q.Page.offset()}
+	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Offset: q.Page.offset(), Search: q.search}
 	for name, v := range q.filters {
 		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v})
 	}

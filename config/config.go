@@ -106,7 +106,14 @@ type Config struct {
 	// AuditRetention is how long audit events are kept (docs/audit.md);
 	// an hourly schedule deletes older ones.
 	AuditRetention time.Duration
+	// SearchLanguage is the stemmer of full-text search (docs/search.md):
+	// one of SearchLanguages.
+	SearchLanguage string
 }
+
+// SearchLanguages are the languages PostgreSQL stems (its snowball
+// dictionaries, <language>_stem).
+var SearchLanguages = []string{"arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french", "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali", "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish"}
 
 // Webhooks holds the webhook settings.
 type Webhooks struct {
@@ -252,6 +259,7 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's first retry; each retry doubles it, at most 1h apart"},
 	{"PRESSROOM_WEBHOOK_GIVE_UP", "72h", "how long a webhook delivery is retried before it ends failed"},
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
+	{"PRESSROOM_SEARCH_LANGUAGE", "english", "the language full-text search stems words in (docs/search.md): a PostgreSQL snowball language such as english, french, german or spanish. `migrate up` and `serve` switch to it, rewriting the search index once when it changes"},
 	{"PRESSROOM_AUDIT_RETENTION", "8760h", "how long audit events (GET /audit-events: writes, publishes, sign-ins) are kept (365 days); an hourly Temporal schedule deletes older ones. From 24h to 87600h"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
 	{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000", "most deliveries a webhook may have pending behind one whose last attempt failed; the next event deactivates it instead (active false, with deactivated-reason) and its pending deliveries fail. Set it the same for API and worker. From 1 to 1000000"},
@@ -331,6 +339,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		},
 	}
 	c.AuditRetention = r.durationBetween("PRESSROOM_AUDIT_RETENTION", MinAuditRetention, MaxAuditRetention, "8760h")
+	c.SearchLanguage = r.oneOf("PRESSROOM_SEARCH_LANGUAGE", SearchLanguages...)
 	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")
 	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
 	c.Storage.PublicEndpoint = c.Storage.Endpoint

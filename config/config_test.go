@@ -73,6 +73,7 @@ var defaults = Config{
 		Retention: 30 * 24 * time.Hour, PendingLimit: 1000,
 	},
 	AuditRetention: 365 * 24 * time.Hour,
+	SearchLanguage: "english",
 }
 
 func TestDefaultsParseWithNoEnvironment(t *testing.T) {
@@ -183,6 +184,7 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_GIVE_UP":                      "24h",
 	"PRESSROOM_WEBHOOK_SWEEP_EVERY":                  "5m",
 	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
+	"PRESSROOM_SEARCH_LANGUAGE":                      "french",
 	"PRESSROOM_AUDIT_RETENTION":                      "720h",
 	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",

@@ -157,6 +157,9 @@ type ListQuery struct {
 	// order when Sort is empty).
 	DefaultSort   Order
 	Limit, Offset int
+	// Search keeps only the rows it finds (filter[q]), most relevant first
+	// unless Sort is given (relevance then breaks its ties).
+	Search *Search
 }
 
 // Order names the fixed order of a collection or of a to-many
@@ -207,12 +210,18 @@ func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 	for _, f := range l.Filters {
 		sel = sel.Where("?::text = ?", bun.Ident(f.Column), f.Value)
 	}
+	if l.Search != nil {
+		sel = l.Search.apply(sel, len(l.Sort) == 0)
+	}
 	for _, s := range l.Sort {
 		dir := "ASC"
 		if s.Desc {
 			dir = "DESC"
 		}
 		sel = sel.OrderExpr("? "+dir, bun.Ident(s.Column))
+	}
+	if l.Search != nil && len(l.Sort) > 0 {
+		sel = sel.OrderExpr("search_hits.rank DESC")
 	}
 	if order := l.DefaultSort.SQL(); order != "" {
 		sel = sel.OrderExpr(order)

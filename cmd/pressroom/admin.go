@@ -43,6 +43,9 @@ func migrateCmd(ctx context.Context, env *environment, action string) error {
 			for _, n := range names {
 				fmt.Fprintln(env.stdout, "applied", n)
 			}
+			if err := models.ConfigureSearch(ctx, db, env.cfg.SearchLanguage); err != nil {
+				return err
+			}
 		case "down":
 			names, err := m.Down(ctx)
 			if err != nil {

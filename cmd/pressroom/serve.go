@@ -40,6 +40,9 @@ func serve(ctx context.Context, env *environment) error {
 		if len(applied) > 0 {
 			env.log.Info("applied migrations", "migrations", applied)
 		}
+		if err := models.ConfigureSearch(ctx, db, cfg.SearchLanguage); err != nil {
+			return err
+		}
 	}
 	// Lazy: the API starts (and /readyz reports the outage) while Temporal is down.
 	tc, err := client.NewLazyClient(temporalOptions(env))

@@ -1,0 +1,327 @@
+// Command search benchmarks full-text search (issue 32, docs/search.md)
+// against the real stack: Postgres, Temporal and the API in this process.
+//
+//	go run ./bench/search [-pages 100000] [-concurrency 16] [-duration 10s] [-patches 300]
+//
+// It seeds one site with -pages published pages, a content per page and
+// three blocks per content (realistic English text from a word list with
+// a few hundred words, Zipf-like; titles of 3 to 8 words, bodies of 40 to
+// 120 words in HTML paragraphs), straight into the tables (the search
+// triggers index them as any write would), then measures:
+//
+//   - GET /pages?filter[q]=<one word>, of three words, and GET
+//     /search?filter[q]=<one word>, at -concurrency connections for
+//     -duration each: p50, p99 (target p99 < 30 ms at 16 connections);
+//   - the index's added cost on a PATCH: -patches PATCH /pages/:id that
+//     change the title, back to back, with the search triggers enabled and
+//     then disabled (ALTER TABLE … DISABLE TRIGGER), mean and p50 of each
+//     and the difference (target < 10 %).
+//
+// Run it at full size only on a quiet machine; a smoke run: -pages 2000
+// -duration 2s -patches 50.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/bench/internal/benchenv"
+)
+
+type options struct {
+	pages, concurrency, patches int
+	duration                    time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.pages, "pages", 100000, "pages to seed (each with a content and three blocks)")
+	flag.IntVar(&o.concurrency, "concurrency", 16, "connections of each search load")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each search load")
+	flag.IntVar(&o.patches, "patches", 300, "PATCHes of each write measurement")
+	flag.Parse()
+	if err := run(context.Background(), o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	env, err := benchenv.New("pressroom-bench-search-", false)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if err := env.Up(ctx); err != nil {
+		return err
+	}
+	c, err := env.User(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println("pressroom search benchmark")
+	fmt.Printf("machine:  %s, GOMAXPROCS %d; services: %s\n", benchenv.Machine(), runtime.GOMAXPROCS(0), env.Where)
+	fmt.Printf("load average at start: %s\n", benchenv.LoadAvg())
+	var siteID uuid.UUID
+	if err := env.DB.NewRaw("SELECT id FROM sites WHERE subdomain_slug = 'bench'").Scan(ctx, &siteID); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	ids, err := seed(ctx, env, siteID, o.pages)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("seeded %d pages, %d contents, %d blocks in %s\n", o.pages, o.pages, 3*o.pages, time.Since(t0).Round(time.Millisecond))
+	if _, err := env.DB.ExecContext(ctx, "VACUUM ANALYZE search_documents, pages, contents, content_blocks"); err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency}, Timeout: time.Minute}
+	for _, s := range []struct{ name, path string }{
+		{"pages, one word", "/pages?filter[q]=" + url.QueryEscape("photography")},
+		{"pages, three words", "/pages?filter[q]=" + url.QueryEscape("garden light morning")},
+		{"pages, prefix", "/pages?filter[q]=" + url.QueryEscape("photog")},
+		{"search, one word", "/search?filter[q]=" + url.QueryEscape("photography")},
+		{"search, three words", "/search?filter[q]=" + url.QueryEscape("garden light morning")},
+	} {
+		r := load(ctx, hc, c, s.path, o.concurrency, o.duration)
+		fmt.Printf("GET %-40s %6d req  p50 %7s  p99 %7s  errors %d %s  %s\n", s.name, len(r.lats),
+			benchenv.Percentile(r.lats, 50).Round(10*time.Microsecond), benchenv.Percentile(r.lats, 99).Round(10*time.Microsecond),
+			r.errors, r.firstErr, verdict(benchenv.Percentile(r.lats, 99) < 30*time.Millisecond))
+	}
+	return patchCost(ctx, env, c, ids, o.patches)
+}
+
+// words are the seeded text's vocabulary, most frequent first.
+var words = strings.Fields(`the and of to in a is for with on our we this that you it by from at as
+page site light garden morning photography photographer coffee café kitchen travel city river mountain
+story guide tips season winter summer spring autumn recipe bread market street house design studio
+colour color paper print camera lens portrait landscape evening night music festival school library
+museum history walk bicycle train station harbour island forest field flower tree bird window door
+table chair book letter friend family team project plan report news event workshop course lesson
+price offer shop order delivery contact about service support question answer help policy privacy
+team career job office meeting launch update release version feature product customer review
+élan naïve résumé façade crème brûlée jalapeño piñata über`)
+
+func text(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		// Zipf-like: low indexes far more often.
+		k := int(float64(len(words)) * r.Float64() * r.Float64())
+		b.WriteString(words[k])
+	}
+	return b.String()
+}
+
+// seed inserts the pages, contents and blocks, published, in batches.
+func seed(ctx context.Context, env *benchenv.Env, siteID uuid.UUID, n int) ([]uuid.UUID, error) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var all []uuid.UUID
+	const batch = 1000
+	for start := 0; start < n; start += batch {
+		m := min(batch, n-start)
+		var pages, contents, blocks []uuid.UUID
+		var slugs, titles, descs, ctitles, bodies []string
+		var blockContents []uuid.UUID
+		for i := range m {
+			p, ct := uuid.New(), uuid.New()
+			pages, contents = append(pages, p), append(contents, ct)
+			slugs = append(slugs, fmt.Sprintf("p-%d", start+i))
+			titles = append(titles, text(r, 3+r.IntN(6)))
+			descs = append(descs, text(r, 10+r.IntN(20)))
+			ctitles = append(ctitles, text(r, 2+r.IntN(4)))
+			for range 3 {
+				blocks, blockContents = append(blocks, uuid.New()), append(blockContents, ct)
+				bodies = append(bodies, "<p>"+text(r, 20+r.IntN(40))+"</p><p>"+text(r, 20+r.IntN(40))+" &amp; more</p>")
+			}
+		}
+		all = append(all, pages...)
+		enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+		_, err := env.DB.ExecContext(ctx, `
+INSERT INTO pages (id, site_id, page_type, slug, path, title, description, published_at)
+SELECT p.id, ?, 'page', p.slug, '/' || p.slug, p.title, p.descr, now()
+FROM jsonb_to_recordset(?::jsonb) AS p(id uuid, slug text, title text, descr text)`, siteID, enc(zipPages(pages, slugs, titles, descs)))
+		if err != nil {
+			return nil, fmt.Errorf("seed pages: %w", err)
+		}
+		_, err = env.DB.ExecContext(ctx, `
+INSERT INTO contents (id, site_id, page_id, title, published_at)
+SELECT c.id, ?, c.page_id, c.title, now() FROM jsonb_to_recordset(?::jsonb) AS c(id uuid, page_id uuid, title text)`,
+			siteID, enc(zipContents(contents, pages, ctitles)))
+		if err != nil {
+			return nil, fmt.Errorf("seed contents: %w", err)
+		}
+		_, err = env.DB.ExecContext(ctx, `
+INSERT INTO content_blocks (id, site_id, content_id, var_name, data_type, body, published_at)
+SELECT b.id, ?, b.content_id, 'body', 'html', b.body, now() FROM jsonb_to_recordset(?::jsonb) AS b(id uuid, content_id uuid, body text)`,
+			siteID, enc(zipBlocks(blocks, blockContents, bodies)))
+		if err != nil {
+			return nil, fmt.Errorf("seed blocks: %w", err)
+		}
+	}
+	return all, nil
+}
+
+func zipPages(ids []uuid.UUID, slugs, titles, descs []string) []map[string]any {
+	out := make([]map[string]any, len(ids))
+	for i := range ids {
+		out[i] = map[string]any{"id": ids[i], "slug": slugs[i], "title": titles[i], "descr": descs[i]}
+	}
+	return out
+}
+
+func zipContents(ids, pages []uuid.UUID, titles []string) []map[string]any {
+	out := make([]map[string]any, len(ids))
+	for i := range ids {
+		out[i] = map[string]any{"id": ids[i], "page_id": pages[i], "title": titles[i]}
+	}
+	return out
+}
+
+func zipBlocks(ids, contents []uuid.UUID, bodies []string) []map[string]any {
+	out := make([]map[string]any, len(ids))
+	for i := range ids {
+		out[i] = map[string]any{"id": ids[i], "content_id": contents[i], "body": bodies[i]}
+	}
+	return out
+}
+
+type loadResult struct {
+	lats     []time.Duration
+	errors   int
+	firstErr string
+}
+
+// load sends GET path on concurrency connections for d.
+func load(ctx context.Context, hc *http.Client, c *benchenv.Client, path string, concurrency int, d time.Duration) loadResult {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var mu sync.Mutex
+	var res loadResult
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			var lats []time.Duration
+			for ctx.Err() == nil {
+				req, _ := c.As(hc, true).NewRequest(context.Background(), http.MethodGet, path, nil)
+				t0 := time.Now()
+				resp, err := hc.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				mu.Lock()
+				if err != nil {
+					res.errors++
+					if res.firstErr == "" {
+						res.firstErr = err.Error()
+					}
+				}
+				mu.Unlock()
+				if err == nil {
+					lats = append(lats, time.Since(t0))
+				}
+			}
+			mu.Lock()
+			res.lats = append(res.lats, lats...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(res.lats) == 0 {
+		res.lats = []time.Duration{0}
+	}
+	slices.Sort(res.lats) // Percentile reads a sorted list
+	return res
+}
+
+// patchCost times n title PATCHes with the search triggers on, then off.
+func patchCost(ctx context.Context, env *benchenv.Env, c *benchenv.Client, ids []uuid.UUID, n int) error {
+	triggers := func(on bool) error {
+		verb := "DISABLE"
+		if on {
+			verb = "ENABLE"
+		}
+		for _, t := range []string{"drafts_search", "pages_search_update"} {
+			table := "pages"
+			if t == "drafts_search" {
+				table = "drafts"
+			}
+			if _, err := env.DB.ExecContext(ctx, "ALTER TABLE "+table+" "+verb+" TRIGGER "+t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	run := func() ([]time.Duration, error) {
+		lats := make([]time.Duration, 0, n)
+		for i := range n {
+			id := ids[r.IntN(len(ids))].String()
+			body := map[string]any{"data": map[string]any{"type": "pages", "id": id,
+				"attributes": map[string]any{"title": text(r, 4) + fmt.Sprintf(" %d", i)}}}
+			t0 := time.Now()
+			if _, err := c.Call(ctx, http.MethodPatch, "/pages/"+id, body, 200); err != nil {
+				return nil, err
+			}
+			lats = append(lats, time.Since(t0))
+		}
+		return lats, nil
+	}
+	on, err := run()
+	if err != nil {
+		return err
+	}
+	if err := triggers(false); err != nil {
+		return err
+	}
+	off, err := run()
+	if err2 := triggers(true); err == nil {
+		err = err2
+	}
+	if err != nil {
+		return err
+	}
+	mean := func(d []time.Duration) time.Duration {
+		var s time.Duration
+		for _, x := range d {
+			s += x
+		}
+		return s / time.Duration(len(d))
+	}
+	slices.Sort(on)
+	slices.Sort(off)
+	added := float64(mean(on)-mean(off)) / float64(mean(off)) * 100
+	fmt.Printf("PATCH /pages/:id (title), %d each: with the index mean %s p50 %s; without mean %s p50 %s; added %.1f %%  %s\n", n,
+		mean(on).Round(time.Microsecond), benchenv.Percentile(on, 50).Round(time.Microsecond),
+		mean(off).Round(time.Microsecond), benchenv.Percentile(off, 50).Round(time.Microsecond), added, verdict(added < 10))
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+func init() { log.SetOutput(os.Stderr) }

@@ -1,0 +1,236 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strings"
+	"unicode"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Full-text search (issue 32, docs/search.md). The searchable text of every
+// page, content, content block and asset, and the drafted values of every
+// pending draft, is a tsvector in search_documents, kept by triggers in the
+// writes' own transactions (migration 20261129040000_search). A search is
+// a tsquery over it in the text search configuration pressroom.
+
+// Bounds of filter[q].
+const (
+	MaxSearchLength = 256 // characters of filter[q]
+	MaxSearchTerms  = 8   // words of filter[q]; more is refused
+	maxTermLength   = 64  // a longer word is cut
+	minPrefixLength = 3   // shorter words match whole only: "a:*" would read most of the index
+)
+
+// The types search_documents holds, as their JSON:API types.
+var SearchTypes = []string{"pages", "contents", "content-blocks", "assets"}
+
+// Search is a search of one site: Terms is the tsquery text (SearchTerms),
+// Drafted searches the drafted view (include=draft: a record's pending
+// draft's values where it has one, unpublished creates included); without
+// it only live records' values. Type "" searches every type.
+type Search struct {
+	SiteID  uuid.UUID
+	Type    string
+	Terms   string
+	Drafted bool
+}
+
+// SearchTerms turns the words of filter[q] into to_tsquery text: each word
+// (letters and digits; anything else separates words) is a term, all terms
+// must match, and each of at least minPrefixLength characters matches as a
+// prefix too ("photog" finds "photography"). The words are stemmed and
+// unaccented by the configuration when the query is parsed. ok is false
+// when the text holds no word, or more than MaxSearchTerms.
+func SearchTerms(q string) (terms string, ok bool) {
+	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
+	if len(words) == 0 || len(words) > MaxSearchTerms {
+		return "", false
+	}
+	parts := make([]string, len(words))
+	for i, w := range words {
+		if r := []rune(w); len(r) > maxTermLength {
+			w = string(r[:maxTermLength])
+		}
+		// Quoted: to_tsquery reads a quoted term as text to parse, never as
+		// an operator; the words hold no quote or backslash.
+		parts[i] = "'" + w + "'"
+		if len([]rune(w)) >= minPrefixLength {
+			parts[i] += ":*"
+		}
+	}
+	return strings.Join(parts, " & "), true
+}
+
+// hits is the SQL of the search's matching records: item_type, hit_id and
+// rank (ts_rank: a title match, weight A, above a body match, weight D).
+// In the drafted view a record with a pending create or update draft is
+// matched by the draft's document, any other by its own.
+func (s Search) hits() (string, []any) {
+	q := `SELECT sd.item_type, sd.item_id AS hit_id, ts_rank(sd.search, query) AS rank
+  FROM search_documents sd, to_tsquery('pressroom', ?) query
+  WHERE sd.site_id = ? AND sd.search @@ query`
+	args := []any{s.Terms, s.SiteID}
+	if s.Type != "" {
+		q += ` AND sd.item_type = ?`
+		args = append(args, s.Type)
+	}
+	if s.Drafted {
+		q += ` AND (sd.drafted OR NOT EXISTS (SELECT 1 FROM search_documents x
+    WHERE x.item_type = sd.item_type AND x.item_id = sd.item_id AND x.drafted))`
+	} else {
+		q += ` AND NOT sd.drafted AND sd.live`
+	}
+	return q, args
+}
+
+// apply keeps a list's rows (of the table whose column id is unqualified)
+// that match, most relevant first.
+func (s Search) apply(sel *bun.SelectQuery, ranked bool) *bun.SelectQuery {
+	q, args := s.hits()
+	sel = sel.Join("JOIN ("+q+") AS search_hits ON search_hits.hit_id = id", args...)
+	if ranked {
+		sel = sel.OrderExpr("search_hits.rank DESC")
+	}
+	return sel
+}
+
+// SearchHit is one record a search found, with its rank and highlight.
+type SearchHit struct {
+	Type      string    `bun:"item_type"`
+	ID        uuid.UUID `bun:"hit_id,type:uuid"`
+	Rank      float64   `bun:"rank"`
+	Highlight string    `bun:"-"`
+}
+
+// SearchAll is one page of every type's hits, most relevant first, and how
+// many there are in all.
+func SearchAll(ctx context.Context, db bun.IDB, s Search, limit, offset int) ([]SearchHit, int64, error) {
+	q, args := s.hits()
+	var hits []SearchHit
+	total, err := db.NewSelect().TableExpr("("+q+") AS h", args...).ColumnExpr("h.item_type, h.hit_id, h.rank").
+		OrderExpr("h.rank DESC, h.item_type, h.hit_id").Limit(int64(limit)).Offset(int64(offset)).ScanAndCount(ctx, &hits)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: %w", err)
+	}
+	return hits, total, nil
+}
+
+// The text each type's highlight is cut from, over its row t (and in the
+// drafted view its draft d): col names a column, read from the draft's
+// drafted values when the record has one.
+var searchDocs = map[string]struct {
+	table string
+	doc   func(col func(string) string) string
+}{
+	"pages": {"pages", func(col func(string) string) string {
+		return "concat_ws(' — ', " + col("title") + ", " + col("path") + ", " + col("keywords") + ", " + col("description") + ")"
+	}},
+	"contents":       {"contents", func(col func(string) string) string { return col("title") }},
+	"content-blocks": {"content_blocks", func(col func(string) string) string { return "pressroom_html_text(" + col("body") + ")" }},
+	"assets": {"assets", func(col func(string) string) string {
+		return "concat_ws(' — ', t.title, (SELECT i.file_name FROM asset_images i WHERE i.asset_id = t.id))"
+	}},
+}
+
+// Marks ts_headline puts around matches: private-use characters, taken out
+// of the text first, so the text can be escaped whole and the marks then
+// turned into <mark> elements.
+const (
+	markStart = "\ue000"
+	markStop  = "\ue001"
+)
+
+// Highlights ranks the site's records ids of the search's type and cuts
+// their highlights: the fragments of their text that match, every match
+// in <mark>…</mark> and everything else HTML-escaped.
+func Highlights(ctx context.Context, db bun.IDB, s Search, ids []uuid.UUID) (map[uuid.UUID]SearchHit, error) {
+	out := make(map[uuid.UUID]SearchHit, len(ids))
+	d, ok := searchDocs[s.Type]
+	if !ok || len(ids) == 0 {
+		return out, nil
+	}
+	col := func(c string) string { return "t." + c }
+	join, drafted := "", "false"
+	if s.Drafted && s.Type != "assets" {
+		col = func(c string) string {
+			return "CASE WHEN d.id IS NULL THEN t." + c + " ELSE d.drafted ->> '" + c + "' END"
+		}
+		join = "LEFT JOIN drafts d ON d.item_type = ?3 AND d.item_id = t.id AND d.event <> 'delete'"
+		drafted = "d.id IS NOT NULL"
+	}
+	q := `SELECT ?3 AS item_type, t.id AS hit_id, ts_rank(sd.search, query) AS rank,
+  ts_headline('pressroom', translate(` + d.doc(col) + `, E'\uE000\uE001', ''), query,
+    'StartSel=' || chr(57344) || ', StopSel=' || chr(57345) || ', MaxFragments=3, MaxWords=20, MinWords=6') AS headline
+FROM ` + d.table + ` t ` + join + `
+  JOIN search_documents sd ON sd.item_type = ?3 AND sd.item_id = t.id AND sd.drafted = (` + drafted + `),
+  to_tsquery('pressroom', ?0) query
+WHERE t.site_id = ?1 AND t.id IN (?2)`
+	var rows []struct {
+		SearchHit
+		Headline string `bun:"headline"`
+	}
+	if err := db.NewRaw(q, s.Terms, s.SiteID, bun.In(ids), s.Type).Scan(ctx, &rows); err != nil && !IsNoRows(err) {
+		return nil, fmt.Errorf("search highlights: %w", err)
+	}
+	for _, r := range rows {
+		h := r.SearchHit
+		h.Highlight = markHighlight(r.Headline)
+		out[h.ID] = h
+	}
+	return out, nil
+}
+
+// markHighlight escapes a ts_headline fragment and turns its marks into
+// <mark> elements.
+func markHighlight(s string) string {
+	s = html.EscapeString(s)
+	return strings.NewReplacer(markStart, "<mark>", markStop, "</mark>").Replace(s)
+}
+
+// ConfigureSearch makes the text search configuration pressroom stem in
+// language (a PostgreSQL snowball language, config.SearchLanguages): when
+// it stems in another, its word mappings change and every document of
+// search_documents is computed again, in one transaction, under a lock
+// (two processes starting at once do it once). Nothing happens when the
+// language is already the configuration's.
+func ConfigureSearch(ctx context.Context, db *bun.DB, language string) error {
+	for _, r := range language {
+		if r < 'a' || r > 'z' {
+			return fmt.Errorf("search language %q: not a language name", language)
+		}
+	}
+	dict := language + "_stem"
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.search_language', 0))"); err != nil {
+			return fmt.Errorf("lock the search configuration: %w", err)
+		}
+		var current string
+		err := tx.NewRaw(`SELECT d.dictname FROM pg_ts_config_map m JOIN pg_ts_dict d ON d.oid = m.mapdict
+  WHERE m.mapcfg = 'pressroom'::regconfig AND m.maptokentype = (SELECT tokid FROM ts_token_type('default') WHERE alias = 'asciiword')
+  ORDER BY m.mapseqno DESC LIMIT 1`).Scan(ctx, &current)
+		if err != nil {
+			return fmt.Errorf("read the search configuration: %w", err)
+		}
+		if current == dict {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "ALTER TEXT SEARCH CONFIGURATION pressroom ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH unaccent, ?", bun.Ident(dict)); err != nil {
+			return fmt.Errorf("search language %q: %w", language, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE search_documents sd SET search = v.search FROM (
+    SELECT 'pages' AS t, id, false AS drafted, pressroom_page_search(title, path, keywords, description) AS search FROM pages
+    UNION ALL SELECT 'contents', id, false, pressroom_title_search(title) FROM contents
+    UNION ALL SELECT 'content-blocks', id, false, pressroom_block_search(body) FROM content_blocks
+    UNION ALL SELECT 'assets', a.id, false, pressroom_asset_search(a.title, i.file_name) FROM assets a LEFT JOIN asset_images i ON i.asset_id = a.id
+    UNION ALL SELECT item_type, item_id, true, pressroom_draft_search(item_type, drafted) FROM drafts WHERE event <> 'delete') v
+  WHERE sd.item_type = v.t AND sd.item_id = v.id AND sd.drafted = v.drafted`)
+		if err != nil {
+			return fmt.Errorf("reindex search in %s: %w", language, err)
+		}
+		return nil
+	})
+}
