@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -26,6 +28,9 @@ type previews struct {
 	engine *drafts.Engine
 	mu     sync.Mutex
 	kept   map[uuid.UUID]keptPreview
+	// runs shares one computation among the concurrent reads of a
+	// release that find no preview kept (the first reads of a release).
+	runs coalesce.Group[*drafts.Preview]
 }
 
 type keptPreview struct {
@@ -69,22 +74,37 @@ func (pv *previews) get(c *fiber.Ctx, id uuid.UUID) (*drafts.Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	if p := pv.keptFor(siteID, id, stamp); p != nil {
+		return p, nil
+	}
+	p, err, _ := pv.runs.Do(fmt.Sprintf("%s %s %+v", siteID, id, stamp), func() (*drafts.Preview, error) {
+		if p := pv.keptFor(siteID, id, stamp); p != nil {
+			return p, nil // computed by the run before this one
+		}
+		now := time.Now()
+		p, err := pv.engine.PreviewRelease(ctx, pv.db, siteID, id)
+		if err != nil {
+			return nil, err
+		}
+		pv.mu.Lock()
+		if len(pv.kept) >= maxKeptPreviews {
+			clear(pv.kept)
+		}
+		pv.kept[id] = keptPreview{p: p, stamp: stamp, at: now}
+		pv.mu.Unlock()
+		return p, nil
+	})
+	return p, err
+}
+
+// keptFor is the kept preview of the site's release id when it still
+// holds (stamp unchanged, within previewTTL); nil otherwise.
+func (pv *previews) keptFor(siteID, id uuid.UUID, stamp drafts.PreviewStamp) *drafts.Preview {
 	pv.mu.Lock()
 	k, ok := pv.kept[id]
 	pv.mu.Unlock()
-	if ok && k.stamp == stamp && now.Sub(k.at) < previewTTL && k.p.SiteID == siteID {
-		return k.p, nil
+	if ok && k.stamp == stamp && time.Since(k.at) < previewTTL && k.p.SiteID == siteID {
+		return k.p
 	}
-	p, err := pv.engine.PreviewRelease(ctx, pv.db, siteID, id)
-	if err != nil {
-		return nil, err
-	}
-	pv.mu.Lock()
-	if len(pv.kept) >= maxKeptPreviews {
-		clear(pv.kept)
-	}
-	pv.kept[id] = keptPreview{p: p, stamp: stamp, at: now}
-	pv.mu.Unlock()
-	return p, nil
+	return nil
 }

@@ -799,9 +799,9 @@ FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
 WHERE p.site_id = ?0 AND p.id IN (?1)`, []any{siteID, bun.In(ids)}
 	if p := previewOf(ctx); p != nil {
 		// A release's preview: only the set's drafts move pages.
-		query, args = `SELECT p.id, (WITH RECURSIVE `+draftedPathWalkIn("p", "", "?0", " AND pd.id = ANY(?2::uuid[])")+` SELECT `+draftedPathOf+`)
-FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.id = ANY(?2::uuid[])
-WHERE p.site_id = ?0 AND p.id IN (?1)`, append(args, p.draftIDs())
+		query, args = `SELECT p.id, (WITH RECURSIVE `+draftedPathWalkIn("p", "", "?0", " AND "+inSet("pd", "?2", "?3"))+` SELECT `+draftedPathOf+`)
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND `+inSet("d", "?2", "?3")+`
+WHERE p.site_id = ?0 AND p.id IN (?1)`, append(args, p.setArgs()...)
 	}
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -27,7 +27,10 @@ type Preview struct {
 	// Drafts are the staged drafts and their publication closure.
 	Drafts []*Draft
 	byID   map[uuid.UUID]bool
-	ids    []string
+	// extra are the set's drafts not staged in the release (the closure
+	// pulls them in): SQL names the set as the release's drafts and these
+	// (inSet), so a statement carries a short array, not the whole set.
+	extra []string
 }
 
 type previewKey struct{}
@@ -68,7 +71,9 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 	}
 	for _, d := range p.Drafts {
 		p.byID[d.ID] = true
-		p.ids = append(p.ids, d.ID.String())
+		if d.ReleaseID == nil || *d.ReleaseID != r.ID {
+			p.extra = append(p.extra, d.ID.String())
+		}
 	}
 	return p, nil
 }
@@ -96,8 +101,16 @@ func (p *Preview) items(typ, event string) []string {
 	return out
 }
 
-// draftIDs is the set as a uuid[] argument.
-func (p *Preview) draftIDs() any { return pgdialect.Array(p.ids) }
+// setArgs are the arguments inSet names: the release and the extra drafts.
+func (p *Preview) setArgs() []any { return []any{p.Release, pgdialect.Array(p.extra)} }
+
+// inSet is the SQL condition that the draft alias d is in the set, with
+// the release and the extra drafts as the parameters rel and extra. (The
+// set is the staged drafts when computed; a stage or unstage since moves
+// the release's version, and the API computes the set again.)
+func inSet(d, rel, extra string) string {
+	return "(" + d + ".release_id = " + rel + "::uuid OR " + d + ".id = ANY(" + extra + "::uuid[]))"
+}
 
 // view is v as the preview shows it, or nil when the preview has no such
 // record: a draft not in the set is left off (the live row, or nothing for
@@ -117,10 +130,10 @@ func (p *Preview) view(v *View) *View {
 }
 
 // previewArgs are the extra arguments of a per-parent page query under a
-// preview: ?4, the set's draft ids.
+// preview: ?4 and ?5, the set (inSet).
 func previewArgs(ctx context.Context, drafted bool) []any {
 	if p := previewOf(ctx); drafted && p != nil {
-		return []any{p.draftIDs()}
+		return p.setArgs()
 	}
 	return nil
 }
@@ -128,21 +141,21 @@ func previewArgs(ctx context.Context, drafted bool) []any {
 // previewBlocks is BlocksOfContents's CTE under a preview (?4 the set):
 // live blocks and those the set creates, with the set's updates laid over
 // them, without those it deletes.
-const previewBlocks = `WITH b AS (SELECT b.id,
+var previewBlocks = `WITH b AS (SELECT b.id,
     COALESCE(CASE WHEN d.event = 'update' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
     COALESCE(CASE WHEN d.event = 'update' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
   FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
-    AND d.id = ANY(?4::uuid[])
+    AND ` + inSet("d", "?4", "?5") + `
   WHERE b.site_id = ?0 AND b.trashed_at IS NULL AND (b.published_at IS NOT NULL OR d.event = 'create')
     AND d.event IS DISTINCT FROM 'delete'
     AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
-      WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1) AND id = ANY(?4::uuid[]))))`
+      WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1) AND ` + inSet("drafts", "?4", "?5") + `)))`
 
 // previewHyperlinks is HyperlinksOfBlocks's CTE under a preview: a
 // block's links are those of its body as the set drafts it.
-const previewHyperlinks = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
+var previewHyperlinks = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id
-    AND d.event IN ('create', 'update') AND d.id = ANY(?4::uuid[])
+    AND d.event IN ('create', 'update') AND ` + inSet("d", "?4", "?5") + `
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 
 // PreviewStamp tells whether a preview computed earlier still holds: the
