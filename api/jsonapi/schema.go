@@ -31,9 +31,9 @@ var Relationships = map[string]map[string]Linkage{
 	"pages":              {"parent": toOne("pages"), "layout": toOne("layouts"), "draft": toOne("drafts")},
 	"contents":           {"page": toOne("pages"), "draft": toOne("drafts"), "content-blocks": toMany("content-blocks")},
 	"content-blocks":     {"content": toOne("contents"), "asset": toOne("assets"), "draft": toOne("drafts"), "hyperlinks": toMany("hyperlinks")},
-	"drafts":             {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks")},
-	"revisions":          {"drafts": toMany("drafts"), "user": toOne("users"), "versions": toMany("versions"), "reverts": toOne("revisions")},
-	"publish-plans":      {"drafts": toMany("drafts"), "reverts": toOne("revisions")},
+	"drafts":             {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks"), "release": toOne("releases")},
+	"revisions":          {"drafts": toMany("drafts"), "user": toOne("users"), "versions": toMany("versions"), "reverts": toOne("revisions"), "release": toOne("releases")},
+	"publish-plans":      {"drafts": toMany("drafts"), "reverts": toOne("revisions"), "release": toOne("releases")},
 	"versions":           {"item": toOne(draftable...), "revision": toOne("revisions"), "user": toOne("users")},
 	"hyperlinks":         {"linkable": toOne("content-blocks"), "linked-to": toOne("pages", "assets")},
 	"upload-signatures":  {},
@@ -45,4 +45,5 @@ var Relationships = map[string]map[string]Linkage{
 	"oauth-clients":      {},
 	"audit-events":       {"user": toOne("users")},
 	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
+	"releases":           {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions")},
 }

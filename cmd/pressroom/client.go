@@ -36,7 +36,15 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		drafts         draftIDs
 		comment        string
 		publishWait    time.Duration
+		sub            string
+		unstage        bool
 	)
+	if name == "release" {
+		if len(args) == 0 {
+			return usageError{"release: give a command: create, stage or publish"}
+		}
+		sub, args = args[0], args[1:]
+	}
 	switch name {
 	case "login":
 		fs.StringVar(&clientID, "client-id", clicmd.ClientID, "OAuth client id")
@@ -54,11 +62,16 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		fs.StringVar(&comment, "comment", "", "the revision's comment")
 		fs.StringVar(&comment, "m", "", "the revision's comment")
 		fs.DurationVar(&publishWait, "wait", time.Minute, "follow a revision still publishing")
+	case "release":
+		fs.BoolVar(&unstage, "unstage", false, "stage: take the drafts out of the release")
+		fs.StringVar(&comment, "comment", "", "publish: the revision's comment")
+		fs.StringVar(&comment, "m", "", "publish: the revision's comment")
+		fs.DurationVar(&publishWait, "wait", time.Minute, "publish: follow a revision still publishing")
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	if name != "upload" && fs.NArg() > 0 {
+	if name != "upload" && name != "release" && fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
 	}
 	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
@@ -74,6 +87,8 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		}
 		_, err := clicmd.Upload(ctx, o, clicmd.UploadOptions{Timeout: timeout}, fs.Args())
 		return err
+	case "release":
+		return clicmd.Release(ctx, o, clicmd.ReleaseOptions{Command: sub, Args: fs.Args(), Unstage: unstage, Comment: comment, Wait: publishWait})
 	case "publish":
 		if (all && mine) || ((all || mine) && len(drafts) > 0) {
 			return usageError{"publish: give one of --all, --mine or --draft"}
