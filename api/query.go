@@ -166,6 +166,7 @@ func searchTerms(v string) (string, error) {
 	}
 	return terms, nil
 }
+
 // Drafted tells whether the read shows a drafted view: include=draft (every
 // pending draft) or preview-release (one release's, preview.go).
 func (q *Query) Drafted() bool { return q.Include["draft"] || q.Values.Has(previewParam) }
