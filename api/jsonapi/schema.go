@@ -45,4 +45,5 @@ var Relationships = map[string]map[string]Linkage{
 	"oauth-clients":      {},
 	"audit-events":       {"user": toOne("users")},
 	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
+	"preview-links":      {"release": toOne("releases"), "user": toOne("users")},
 }
