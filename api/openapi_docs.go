@@ -66,6 +66,7 @@ var tagDocs = map[string]string{
 	"site":           "The caller's site.",
 	"publish-plans":  "Dry runs of POST /revisions.",
 	"password-setup": "The page where a new member sets a password (POST /memberships).",
+	"preview":        "What a preview link serves without any other credential (POST /preview-links): the site's reads as its release would make them, and pages rendered through their layouts.",
 }
 
 // contentWriteErrors are the codes a write of a drafted content kind may
