@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
+
+	"github.com/pressroom/pressroom/testsupport"
 )
 
 // Preview links (issue 29 §3, docs/releases.md "Preview links"): a link
@@ -219,6 +221,7 @@ func TestPreviewLinks(t *testing.T) {
 // TestPreviewLinkTemplateError: an author's broken layout renders a page
 // naming the line, with status 500, and never a stack trace.
 func TestPreviewLinkTemplateError(t *testing.T) {
+	build := testsupport.BuildPressroom(t) // in the background, while the system starts
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
 	theme := s.thmTheme(t, e.token, "Broken")
@@ -228,7 +231,12 @@ func TestPreviewLinkTemplateError(t *testing.T) {
 	_, pd := e.create("pages", map[string]any{"title": "Oops", "slug": "oops"}, map[string]any{"layout": ref("layouts", l.ID)})
 	_, plain := e.create("pages", map[string]any{"title": "Plain", "slug": "plain"}, nil)
 	e.mustPublish(pd, plain)
-	_, url := e.mustPvLink(s.pvRelease(t, s.Site.ID, "R"))
+	// The link made by the CLI: `pressroom release preview` prints its url.
+	out, errOut, code := newPressroomCLI(t, build(), s.URL, "PRESSROOM_TOKEN="+e.token).run(t, "", "release", "preview", "--expires-in", "48h", s.pvRelease(t, s.Site.ID, "R"))
+	url := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(url, s.URL+"/preview/") || !strings.Contains(errOut, "works until") {
+		t.Fatalf("pressroom release preview = %d %q %q", code, out, errOut)
+	}
 	st, h, body := s.pvGet(t, http.MethodGet, url+"/render/oops", "text/html")
 	if st != 500 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "line 3") || strings.Contains(body, "goroutine") {
 		t.Fatalf("broken layout = %d %s", st, body)

@@ -36,6 +36,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		drafts         draftIDs
 		comment        string
 		publishWait    time.Duration
+		expiresIn      time.Duration
 	)
 	switch name {
 	case "login":
@@ -54,11 +55,16 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		fs.StringVar(&comment, "comment", "", "the revision's comment")
 		fs.StringVar(&comment, "m", "", "the revision's comment")
 		fs.DurationVar(&publishWait, "wait", time.Minute, "follow a revision still publishing")
+	case "release preview":
+		fs.DurationVar(&expiresIn, "expires-in", 0, "how long the link works (default 7 days, at most 30)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	if name != "upload" && fs.NArg() > 0 {
+	if name == "release preview" && fs.NArg() != 1 {
+		return usageError{"release preview: name one release id"}
+	}
+	if name != "upload" && name != "release preview" && fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
 	}
 	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
@@ -79,6 +85,9 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 			return usageError{"publish: give one of --all, --mine or --draft"}
 		}
 		_, err := clicmd.Publish(ctx, o, clicmd.PublishOptions{All: all, Mine: mine, Yes: yes, Drafts: drafts, Comment: comment, Wait: publishWait})
+		return err
+	case "release preview":
+		_, err := clicmd.ReleasePreview(ctx, o, clicmd.PreviewOptions{Release: fs.Arg(0), ExpiresIn: expiresIn})
 		return err
 	}
 	return usageError{fmt.Sprintf("unknown command %q", name)}
