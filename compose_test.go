@@ -302,7 +302,7 @@ func TestComposeHealthchecks(t *testing.T) {
 func TestComposeSearchAttributes(t *testing.T) {
 	t.Parallel()
 	script := strings.Join(composeService(t, "temporal-setup").Command, " ")
-	for _, name := range []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomWebhookId", "PressroomOutcome"} {
+	for _, name := range []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomReleaseId", "PressroomWebhookId", "PressroomOutcome"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if !strings.Contains(script, name) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
@@ -99,7 +100,7 @@ func (s *CommitSweep) startRevisions(ctx context.Context, before time.Time) (int
 			if r.PublishAt != nil {
 				at = *r.PublishAt
 			}
-			err := workflows.StartPublishRevision(ctx, s.Temporal, s.PublishTaskQueue, r.SiteID.String(), r.ID.String(), at)
+			err := workflows.StartPublishRevision(ctx, s.Temporal, s.PublishTaskQueue, r.SiteID.String(), r.ID.String(), releaseOf(r.ReleaseID), at)
 			running := workflows.IsAlreadyStarted(err) // the revision's own run: one revision, one workflow id
 			switch {
 			case err == nil || running:
@@ -116,4 +117,13 @@ func (s *CommitSweep) startRevisions(ctx context.Context, before time.Time) (int
 		return nil
 	})
 	return started, errors.Join(err, errors.Join(refused...))
+}
+
+// releaseOf is a revision's release id as the search attribute takes it
+// ("" for none).
+func releaseOf(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
 }

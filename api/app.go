@@ -178,6 +178,8 @@ func newServer(cfg config.Config, errs fiber.ErrorHandler) *fiber.App {
 // put in the catalog (relations.go): every link a document advertises
 // answers.
 func registerResources(r routes) error {
+	engine := drafts.NewEngine(r.deps.Config.Storage)
+	r.previews = &previews{db: r.deps.DB, engine: engine, kept: map[uuid.UUID]keptPreview{}}
 	registerUserRoutes(r)
 	registerSiteRoutes(r)
 	registerUploadRoutes(r)
@@ -185,7 +187,6 @@ func registerResources(r routes) error {
 	registerThemeRoutes(r)
 	registerLayoutRoutes(r)
 	registerThemeAssetRoutes(r)
-	engine := drafts.NewEngine(r.deps.Config.Storage)
 	registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine)
 	registerRevisionRoutes(r, engine)
@@ -196,6 +197,7 @@ func registerResources(r routes) error {
 	}
 	registerOAuthClientRoutes(r)
 	registerMembershipRoutes(r)
+	registerReleaseRoutes(r, engine)
 	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)
 }
@@ -215,6 +217,8 @@ type routes struct {
 	faults Faults
 	// perms is each route's permission, as add declares it.
 	perms permissionTable
+	// previews serves every read's preview-release (preview.go).
+	previews *previews
 	// reads are the GET routes add registered, which preview links serve
 	// too (preview_gate.go); nil records none.
 	reads *[]linkRead
@@ -239,6 +243,9 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
 	r.perms.declare(method, path, p)
 	if method == fiber.MethodGet {
+		if r.previews != nil {
+			h = r.previews.wrap(h) // preview-release, on every read
+		}
 		r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
 		if r.reads != nil {
 			*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: h})

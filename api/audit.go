@@ -42,6 +42,11 @@ func auditAction(method, path string) (action, itemType string) {
 	if len(segs) == 3 && segs[1] == ":id" {
 		verb = segs[2]
 	}
+	// A relationship's endpoint changes its record: releases.update (the
+	// relationship named in changed, by audited).
+	if len(segs) == 4 && segs[1] == ":id" && segs[2] == "relationships" {
+		verb = "update"
+	}
 	return itemType + "." + verb, itemType
 }
 
@@ -55,6 +60,8 @@ func audited(method, path string, h fiber.Handler, log func(c *fiber.Ctx, action
 	changed := []string(nil)
 	if strings.HasPrefix(path, "/site/relationships/") {
 		changed = []string{strings.TrimPrefix(path, "/site/relationships/")}
+	} else if _, rel, ok := strings.Cut(path, "/:id/relationships/"); ok {
+		changed = []string{rel} // POST, DELETE /releases/:id/relationships/drafts
 	}
 	return func(c *fiber.Ctx) error {
 		a := newAudit(c, action, itemType)

@@ -228,7 +228,7 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, siteID := c.UserContext(), siteOf(c)
-	withDraft := q.Include["draft"]
+	withDraft := q.Drafted()
 	views, total, err := drafts.ListViews(ctx, h.db, h.kind, siteID, withDraft, q.Apply)
 	if err != nil {
 		return err
@@ -285,14 +285,14 @@ func (h contentHandler) get(c *fiber.Ctx) error {
 		return err
 	}
 	siteID := siteOf(c)
-	v, err := h.loads.Load(c.UserContext(), siteID, id, q.Include["draft"])
+	v, err := h.loads.Load(c.UserContext(), siteID, id, q.Drafted())
 	if err != nil {
 		return err
 	}
 	if v == nil {
 		return models.NotFound(h.singular())
 	}
-	return h.respondView(c, fiber.StatusOK, q, siteID, v, q.Include["draft"])
+	return h.respondView(c, fiber.StatusOK, q, siteID, v, q.Drafted())
 }
 
 func (h contentHandler) respondView(c *fiber.Ctx, status int, q *Query, siteID uuid.UUID, v *drafts.View, drafted bool) error {

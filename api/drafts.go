@@ -30,8 +30,9 @@ func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 		oc = map[string]any{}
 	}
 	rels := map[string]*jsonapi.Relationship{
-		"item": l.relationship(p, "item", jsonapi.ToOne(d.ItemType, &item)),
-		"user": l.relationship(p, "user", jsonapi.ToOne("users", user)),
+		"item":    l.relationship(p, "item", jsonapi.ToOne(d.ItemType, &item)),
+		"user":    l.relationship(p, "user", jsonapi.ToOne("users", user)),
+		"release": l.relationship(p, "release", jsonapi.ToOne("releases", optionalID(d.ReleaseID))),
 	}
 	for _, name := range draftLists {
 		rels[name] = l.relationship(p, name, nil)
@@ -174,7 +175,8 @@ type draftsHandler struct {
 
 // draftSpec is the query GET /drafts reads: the site's pending drafts.
 var draftSpec = QuerySpec{Collection: true, Includes: includesOf("drafts"), Fields: fieldsOf("drafts"),
-	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event"},
+	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event", "release": "release_id"},
+	NoneFilters: map[string]bool{"release": true},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: models.OrderDraftsOldest}
 

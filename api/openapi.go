@@ -52,6 +52,7 @@ var attributeTypes = map[string]any{
 	"oauth-clients":      oauthClientAttributes{},
 	"audit-events":       auditEventAttributes{},
 	"memberships":        membershipAttributes{},
+	"releases":           releaseAttributes{},
 	"preview-links":      previewLinkAttributes{},
 }
 
@@ -72,6 +73,7 @@ var requestAttributeTypes = map[string]any{
 	"sites":             siteUpdate{},
 	"oauth-clients":     oauthClientRequest{},
 	"memberships":       membershipRequest{},
+	"releases":          releaseRequest{},
 	"preview-links":     previewLinkRequest{},
 }
 
@@ -204,14 +206,20 @@ var specialRoutes = map[string]special{
 		errors:      []string{"invalid_file_name", "invalid_key", "unknown_key", "invalid_file_size", "file_too_large", "invalid_user_agent", "file_missing", "content_type_mismatch", "already_uploaded", "too_many_uploads"},
 		description: "Tells the API a file is in storage under a signature's key. The upload joins its site's processing queue (status processing, meta.queue-position while it waits); poll the Location (GET /asset-uploads/{id}?wait=10s waits for the end) until it is finished, with its asset and image, or error with an error-message."},
 	"POST /revisions": {summary: "Publish drafts", kind: opOneOrAccepted, typ: "revisions", body: "revisions", idempotent: true,
-		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict"},
-		description: "Publishes the drafts listed in relationships.drafts (each identifier may carry meta.version), with what they depend on, in one revision: 201 when it published within the wait, 202 while it is still publishing (poll the Location), 422 publish_failed when it failed and nothing changed. With publish-at it is scheduled (201, status scheduled) and publishes then. With relationships.reverts instead of drafts it rolls a published revision back (force restores over later changes). An Idempotency-Key makes a retry answer the first request's result."},
+		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict", "not_found", "release_not_open", "release_empty"},
+		description: "Publishes the drafts listed in relationships.drafts (each identifier may carry meta.version), with what they depend on, in one revision: 201 when it published within the wait, 202 while it is still publishing (poll the Location), 422 publish_failed when it failed and nothing changed. With publish-at it is scheduled (201, status scheduled) and publishes then. With relationships.reverts instead of drafts it rolls a published revision back (force restores over later changes). With relationships.release instead of drafts it publishes that open release's staged drafts with their closure (the release goes publishing, then published; a failure leaves it open); it needs publish like any revision. An Idempotency-Key makes a retry answer the first request's result."},
 	"DELETE /revisions/:id": {summary: "Cancel a scheduled revision", kind: opNoContent, typ: "revisions",
 		errors:      []string{"revision_not_scheduled"},
 		description: "Cancels a revision scheduled with publish-at: its drafts are free again. 409 once it is publishing, published, failed or cancelled."},
+	"POST /releases/:id/relationships/drafts": {summary: "Stage drafts in a release", kind: opNoContent, typ: "releases", body: "linkage",
+		errors:      []string{"malformed_document", "invalid_member", "body_too_large", "required", "too_many", "invalid_relationship_type", "not_found", "staged_elsewhere", "release_not_open"},
+		description: "Stages the drafts listed in data ([{type: drafts, id}], at most 1000) in the open release (204). A draft is in at most one release: one staged in another is 409 staged_elsewhere at its item, with meta.release; another site's or a missing draft is 404 at its item. Staging a draft already in the release changes nothing. A release that is not open answers 409 release_not_open."},
+	"DELETE /releases/:id/relationships/drafts": {summary: "Unstage drafts from a release", kind: opNoContent, typ: "releases", body: "linkage",
+		errors:      []string{"malformed_document", "invalid_member", "body_too_large", "required", "too_many", "invalid_relationship_type", "not_found", "release_not_open"},
+		description: "Takes the drafts listed in data out of the open release (204); the drafts stay as they are. A draft of the site not in the release is left alone; another site's or a missing one is 404 at its item."},
 	"POST /publish-plans": {summary: "Plan a publish (dry run)", kind: opOne, typ: "publish-plans", body: "publish-plans",
-		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force"},
-		description: "Takes the body POST /revisions takes and answers what it would do without doing it: the steps in order (what each draft pulls in), the hyperlinks it would break and, as conflicts (still 200), what would make the POST answer 409 or 412. Nothing changes; an Idempotency-Key is ignored."},
+		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "not_found"},
+		description: "Takes the body POST /revisions takes and answers what it would do without doing it: the steps in order (what each draft pulls in), the hyperlinks it would break and, as conflicts (still 200), what would make the POST answer 409 or 412. Nothing changes; an Idempotency-Key is ignored. The plan of a release (relationships.release) marks each step staged true or false (a draft its closure pulls in)."},
 	"POST /webhook-deliveries/:id/retry": {summary: "Redeliver a failed delivery", kind: opOne, typ: "webhook-deliveries", status: 202,
 		errors:      []string{"not_failed"},
 		description: "Queues a failed delivery again, at once, with its attempts reset; 422 not_failed for one pending or delivered."},
@@ -308,6 +316,9 @@ var parameters = map[string]any{
 	"id":      map[string]any{"name": "id", "in": "path", "required": true, "description": "The record's id", "schema": map[string]any{"type": "string", "format": "uuid"}},
 	"ifMatch": map[string]any{"name": "If-Match", "in": "header", "description": "The ETag last read; a stale one is 412 stale_version", "schema": map[string]any{"type": "string"}},
 	"idemKey": map[string]any{"name": "Idempotency-Key", "in": "header", "description": "Makes a retried create answer the first request's result", "schema": map[string]any{"type": "string", "maxLength": 200}},
+	"previewRelease": map[string]any{"name": previewParam, "in": "query",
+		"description": "Read the site as publishing this release would make it: the live records with the release's drafts and their publication closure laid over them, and no other draft (docs/releases.md). 404 for a release the site does not have; 400 invalid_parameter with include=draft.",
+		"schema":      map[string]any{"type": "string", "format": "uuid"}},
 }
 
 type specBuilder struct {
@@ -420,6 +431,9 @@ func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpe
 	}
 	if spec != nil {
 		params = append(params, b.queryParameters(*spec)...)
+	}
+	if method == fiber.MethodGet && spec != nil && !sp.public {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/previewRelease"}) // every read (preview.go)
 	}
 	if (method == fiber.MethodPatch || method == fiber.MethodDelete) && sp.kind != opLinkage {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/ifMatch"})

@@ -40,6 +40,7 @@ var resourceDocs = map[string]resourceDoc{
 	"content-blocks":     {"a content block", "One block of a content (text, an asset, data); drafted like pages. Its hyperlinks to pages and assets are kept as hyperlinks records."},
 	"drafts":             {"a draft", "The pending change of one record (create, update or delete), with the drafts it depends on; POST /revisions publishes drafts, DELETE /drafts/{id} throws one away."},
 	"revisions":          {"a revision", "A publish of drafts (or a rollback of an earlier revision), at once or scheduled with publish-at; it records the versions it wrote."},
+	"releases":           {"a release", "A named set of drafts staged to be previewed (preview-release on every read) and published as one (POST /revisions with relationships.release). Authors create, stage and cancel releases; publishing needs publish. DELETE cancels an open release (204): its drafts stay, unstaged. A release that is not open answers 409 release_not_open to every change (docs/releases.md)."},
 	"publish-plans":      {"a publish plan", "What a POST /revisions would do, computed without doing it."},
 	"versions":           {"a version", "One record's change as a revision published it."},
 	"hyperlinks":         {"a hyperlink", "A link from a content block to a page or asset, kept so that moving or deleting the target is caught."},
@@ -100,6 +101,9 @@ var routeErrors = map[string][]string{
 	"POST /memberships":          {"invalid_email", "invalid_name", "invalid_role", "invalid_path_prefix", "already_member"},
 	"PATCH /memberships/:id":     {"invalid_role", "invalid_path_prefix", "last_admin"},
 	"DELETE /memberships/:id":    {"last_admin"},
+	"POST /releases":             {"invalid_title", "invalid_description"},
+	"PATCH /releases/:id":        {"invalid_title", "invalid_description", "release_not_open"},
+	"DELETE /releases/:id":       {"release_not_open"},
 	"POST /preview-links":        {"invalid_expires_at", "release_not_open", "missing_relationship", "invalid_relationship_type"},
 }
 

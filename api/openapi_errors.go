@@ -83,6 +83,9 @@ var errorCodes = map[string]errorCode{
 	"invalid_path_prefix":      {422, "path-prefix neither null nor a path that starts and ends with /"},
 	"already_member":           {409, "a member of the site already has that email"},
 	"last_admin":               {409, "the change would leave the site without an admin"},
+	"staged_elsewhere":         {409, "the draft is staged in another release (meta.release)"},
+	"release_not_open":         {409, "the release is not open: publishing, published or cancelled"},
+	"release_empty":            {422, "the release to publish has no drafts staged"},
 	"invalid_description":      {422, "description too long (a page's: 1000 characters; a theme's or revision's: 2000)"},
 	"invalid_keywords":         {422, "keywords over 1000 characters"},
 	"invalid_slug":             {422, "not a slug of lower-case letters, digits and dashes"},
@@ -131,7 +134,6 @@ var errorCodes = map[string]errorCode{
 	"rate_limited":       {429, "an integration client's token or a preview link past its requests per minute (Retry-After, RateLimit-Policy, RateLimit)"},
 	// Preview links (preview_links.go, preview_gate.go).
 	"invalid_expires_at": {422, "expires-at not an RFC 3339 time in the future at most 30 days ahead"},
-	"release_not_open":   {409, "the release is published, cancelled or being published"},
 	"preview_link_gone":  {410, "the preview link expired or was revoked, or its release was published or cancelled (an HTML page for a browser)"},
 }
 

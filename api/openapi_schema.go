@@ -174,6 +174,7 @@ func requestDocument(typ, attributes string, create bool) map[string]any {
 var attributeEnums = map[string][]string{
 	"draft-event":     {drafts.EventCreate, drafts.EventUpdate, drafts.EventDelete},
 	"revision-status": {drafts.Scheduled, drafts.Publishing, drafts.Published, drafts.Failed, drafts.Cancelled},
+	"release-status":  drafts.ReleaseStatuses,
 	"upload-status":   {models.UploadProcessing, models.UploadFinished, models.UploadError},
 	"delivery-status": {models.DeliveryPending, models.DeliverySucceeded, models.DeliveryFailed},
 	"webhook-event":   webhooks.Events,

@@ -34,9 +34,17 @@ const previewPrefix = "/preview/"
 type previewReleaseKey struct{}
 
 // setPreviewRelease makes the request's reads show the site as release id
-// would make it: the same option the query parameter preview-release sets
-// (the releases part of issue 29 reads it with previewReleaseOf).
-func setPreviewRelease(c *fiber.Ctx, id uuid.UUID) { c.Locals(previewReleaseKey{}, id) }
+// would make it: it sets the query parameter preview-release (previewParam,
+// replacing any the client sent), which every read route's previews.wrap
+// applies (preview.go), so a link's reads are exactly the reads of
+// ?preview-release=<id>. The render route reads it with previewReleaseOf.
+func setPreviewRelease(c *fiber.Ctx, id uuid.UUID) {
+	c.Locals(previewReleaseKey{}, id)
+	uri := c.Request().URI()
+	args := uri.QueryArgs()
+	args.Set(previewParam, id.String())
+	uri.SetQueryStringBytes(args.QueryString()) // parseQuery reads the query string
+}
 
 // previewReleaseOf is the request's preview release, if any.
 func previewReleaseOf(c *fiber.Ctx) (uuid.UUID, bool) {

@@ -159,7 +159,6 @@ func (h previewLinksHandler) delete(c *fiber.Ctx) error {
 
 // registerPreviewLinkRoutes registers /preview-links.
 func registerPreviewLinkRoutes(r routes) {
-	addStandinReleases(r)
 	h := previewLinksHandler{db: r.deps.DB, links: r.links, cat: r.cat}
 	r.get("/preview-links", models.PermRead, h.rows(nil).list(previewLinkSpec(true), r.links, "/preview-links", r.deps.DB, models.ListPreviewLinks))
 	r.post("/preview-links", models.PermEdit, h.create)

@@ -35,6 +35,9 @@ type planStep struct {
 	Event  string   `json:"event" oas:"enum:draft-event"`
 	Group  int      `json:"group"`
 	HeldBy *string  `json:"held-by"`
+	// Staged: for a plan of a release, whether the step's draft is staged
+	// in it (false: the closure pulls it in); null otherwise.
+	Staged *bool `json:"staged" oas:"nullable"`
 	// MayPublish: whether the caller may publish this step (their role
 	// has publish, and the step lies in their section), so an author sees
 	// what an editor will have to publish.
@@ -85,6 +88,12 @@ func (h publishPlansHandler) create(c *fiber.Ctx) error {
 	if err := readOnlyTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if req.reverts != nil {
 			plan, err = h.engine.PlanRevert(ctx, tx, siteOf(c), *req.reverts, req.force)
+		} else if req.release != nil {
+			// A release's plan: its staged drafts, listed.
+			if req.drafts, err = drafts.StagedIDs(ctx, tx, siteOf(c), *req.release); err != nil {
+				return err
+			}
+			plan, err = h.engine.Plan(ctx, tx, siteOf(c), req.drafts, req.want)
 		} else {
 			plan, err = h.engine.Plan(ctx, tx, siteOf(c), req.drafts, req.want)
 		}
@@ -137,11 +146,19 @@ func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q 
 		Conflicts: make([]planConflict, len(plan.Conflicts))}
 	draftIDs := []string{}
 	var included []*drafts.Draft
+	staged := map[uuid.UUID]bool{}
+	for _, id := range req.drafts {
+		staged[id] = true
+	}
 	for i, st := range plan.Steps {
 		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group, MayPublish: may(&plan.Steps[i])}
 		if d := st.Draft; d != nil {
 			id := d.ID.String()
 			attrs.Steps[i].Draft, attrs.Steps[i].HeldBy = &id, optionalID(d.RevisionID)
+			if req.release != nil {
+				s := staged[d.ID]
+				attrs.Steps[i].Staged = &s
+			}
 			draftIDs = append(draftIDs, id)
 			if q.Include["drafts"] {
 				included = append(included, d)
@@ -163,6 +180,10 @@ func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q 
 	if req.reverts != nil {
 		s := req.reverts.String()
 		rels["reverts"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &s)}
+	}
+	if req.release != nil {
+		s := req.release.String()
+		rels["release"] = &jsonapi.Relationship{Data: jsonapi.ToOne("releases", &s)}
 	}
 	res := &jsonapi.Resource{Type: "publish-plans", ID: uuid.NewString(), Attributes: attrs, Relationships: rels,
 		Meta: map[string]any{"drafts-count": len(draftIDs), "pulled-in-count": len(draftIDs) - plan.Listed}}

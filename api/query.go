@@ -40,6 +40,9 @@ type QuerySpec struct {
 	DefaultSort models.Order
 	// Filters maps filter[name] to a SQL column compared for equality.
 	Filters map[string]string
+	// NoneFilters are the filters whose value "none" asks for no value
+	// (NULL): filter[release]=none, the drafts in no release.
+	NoneFilters map[string]bool
 	// Extra are endpoint-specific parameters (e.g. nothing, or "include" handled elsewhere).
 	Extra []string
 }
@@ -119,13 +122,24 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			} else {
 				q.Page.number = n
 			}
+		case name == previewParam && (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead):
+			// A release's preview (preview.go): checked and applied around
+			// the handler, by previewing.
 		case contains(spec.Extra, name):
 		default:
 			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 		}
 	}
+	if q.Include["draft"] && values.Has(previewParam) {
+		return nil, jsonapi.BadRequest("invalid_parameter", "include=draft (every pending draft) cannot be combined with preview-release (one release's drafts).").
+			AtParameter(previewParam)
+	}
 	return q, nil
 }
+
+// Drafted tells whether the read shows a drafted view: include=draft (every
+// pending draft) or preview-release (one release's, preview.go).
+func (q *Query) Drafted() bool { return q.Include["draft"] || q.Values.Has(previewParam) }
 
 func (q *Query) parseInclude(v string) error {
 	for _, path := range strings.Split(v, ",") {
@@ -161,7 +175,7 @@ func (q *Query) parseSort(v string) error {
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Offset: q.Page.offset()}
 	for name, v := range q.filters {
-		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v})
+		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v, None: q.spec.NoneFilters[name] && v == "none"})
 	}
 	for _, s := range q.sort {
 		l.Sort = append(l.Sort, models.SortColumn{Column: s.column, Desc: s.desc})

@@ -34,7 +34,7 @@ func (cat *catalog) relatedOne(t *resourceType, name string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Include["draft"]
+		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Drafted()
 		src, _, err := cat.one(c, t, drafted)
 		if err != nil {
 			return err
@@ -68,7 +68,7 @@ func (cat *catalog) linkageOne(t *resourceType, name string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		drafted := q.Include["draft"]
+		drafted := q.Drafted()
 		src, _, err := cat.one(c, t, drafted)
 		if err != nil {
 			return err
@@ -79,7 +79,7 @@ func (cat *catalog) linkageOne(t *resourceType, name string) fiber.Handler {
 			rel = cat.links.relationship("/"+t.typ+"/"+src.ID, name, jsonapi.ToOne("", nil))
 		}
 		doc := map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11}
-		if drafted {
+		if q.Include["draft"] {
 			cd := newCompound(q)
 			if _, err := cat.linked(c.UserContext(), siteOf(c), cd, []*jsonapi.Resource{src}, "draft", true); err != nil {
 				return err
@@ -106,7 +106,7 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		if err != nil {
 			return err
 		}
-		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Include["draft"]
+		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Drafted()
 		src, id, err := cat.one(c, t, drafted)
 		if err != nil {
 			return err

@@ -64,6 +64,10 @@ func (h revisionsHandler) resource(r *drafts.Revision) *jsonapi.Resource {
 	if r.RevertsID != nil {
 		rels["reverts"] = h.links.relationship(p, "reverts", jsonapi.ToOne("revisions", optionalID(r.RevertsID)))
 	}
+	// Only a release's revision has release.
+	if r.ReleaseID != nil {
+		rels["release"] = h.links.relationship(p, "release", jsonapi.ToOne("releases", optionalID(r.ReleaseID)))
+	}
 	return &jsonapi.Resource{Type: "revisions", ID: r.ID.String(), Links: h.links.self(p), Relationships: rels,
 		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage,
 			PublishAt: optionalTimestamp(r.PublishAt), CreatedAt: timestamp(r.CreatedAt)}}
@@ -99,6 +103,7 @@ type publishRequest struct {
 	drafts    []uuid.UUID        // the listed drafts, in order (none for a rollback)
 	want      map[uuid.UUID]*int // the meta.version each draft identifier asks for
 	reverts   *uuid.UUID         // the revision a rollback reverts; nil for a publish
+	release   *uuid.UUID         // the release a publish publishes (its staged drafts); nil for listed drafts
 	force     bool               // a rollback restores over later revisions
 }
 
@@ -115,7 +120,11 @@ func readPublishRequest(c *fiber.Ctx, typ string) (*publishRequest, error) {
 	if utf8.RuneCountInString(req.comments) > 10000 {
 		return nil, jsonapi.Unprocessable("invalid_comments", "comments are at most 10000 characters.").AtPointer("/data/attributes/comments")
 	}
+	_, release := data.Relationships["release"]
 	if _, reverts := data.Relationships["reverts"]; reverts {
+		if release {
+			return nil, jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another publishes no release.").AtPointer("/data/relationships/release")
+		}
 		if _, ok := data.Relationships["drafts"]; ok {
 			return nil, jsonapi.Unprocessable("invalid_relationship", "A revision that reverts another lists no drafts.").AtPointer("/data/relationships/drafts")
 		}
@@ -134,6 +143,16 @@ func readPublishRequest(c *fiber.Ctx, typ string) (*publishRequest, error) {
 		if req.publishAt, err = parsePublishAt(*data.Attributes.PublishAt); err != nil {
 			return nil, err
 		}
+	}
+	if release {
+		// A release's staged drafts, as its relationship drafts lists them.
+		if _, ok := data.Relationships["drafts"]; ok {
+			return nil, jsonapi.Unprocessable("invalid_relationship", "A revision that publishes a release lists no drafts: it publishes the release's.").
+				AtPointer("/data/relationships/drafts")
+		}
+		id, err := readRequiredToOne(data.Relationships, "release", "releases", "release", "the release to publish")
+		req.release = &id
+		return req, err
 	}
 	req.drafts, req.want, err = readDraftIdents(data.Relationships)
 	return req, err
@@ -229,6 +248,14 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		rev.IdempotencyKey = &key
 	}
 	err = runTx(ctx, h.db, func(ctx context.Context, tx bun.Tx) error {
+		var rl *drafts.Release
+		if req.release != nil {
+			// The release, locked: its staged drafts are the listed ones.
+			var err error
+			if rl, err = drafts.ReleaseDrafts(ctx, tx, rev, *req.release); err != nil {
+				return err
+			}
+		}
 		// A section's publisher: the closure, locked, lies in the section
 		// (Publish checks again over the closure it computes).
 		if err := h.engine.CheckPublishable(ctx, tx, pr.SiteID, sectionOf(pr), rev.DraftIDs); err != nil {
@@ -236,6 +263,11 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		}
 		if err := drafts.Reserve(ctx, tx, rev, req.want); err != nil {
 			return err
+		}
+		if rl != nil {
+			if err := drafts.MarkReleasePublishing(ctx, tx, rl, rev); err != nil {
+				return err
+			}
 		}
 		auditItem(ctx, rev.ID)
 		return h.faults.beforeCommit("revisions", rev.ID)
@@ -259,7 +291,7 @@ func (h revisionsHandler) startPublish(ctx context.Context, rev *drafts.Revision
 	if rev.PublishAt != nil {
 		at = *rev.PublishAt
 	}
-	err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, rev.SiteID.String(), rev.ID.String(), at)
+	err := workflows.StartPublishRevision(ctx, h.temporal, h.cfg.PublishTaskQueue, rev.SiteID.String(), rev.ID.String(), releaseIDOf(rev), at)
 	if err == nil {
 		err = drafts.MarkRevisionStarted(ctx, h.db, rev.ID)
 	}
@@ -436,4 +468,13 @@ func (h revisionsHandler) draftsOf(ctx context.Context, siteID uuid.UUID, parent
 		out[r.ID] = p
 	}
 	return out, nil
+}
+
+// releaseIDOf is the release rev publishes, as the workflow's search
+// attribute takes it ("" for none).
+func releaseIDOf(rev *drafts.Revision) string {
+	if rev.ReleaseID == nil {
+		return ""
+	}
+	return rev.ReleaseID.String()
 }

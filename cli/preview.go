@@ -19,7 +19,7 @@ type PreviewOptions struct {
 }
 
 // ReleasePreview makes a preview link of a release (POST /preview-links,
-// docs/preview-links.md) and prints its url on stdout, and when it
+// docs/releases.md, "Preview links") and prints its url on stdout, and when it
 // expires on stderr. The url is shown this once: the server keeps only
 // its token's hash.
 func ReleasePreview(ctx context.Context, o Options, po PreviewOptions) (string, error) {

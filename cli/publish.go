@@ -213,8 +213,13 @@ func revisionBody(typ, comment string, ids []string) map[string]any {
 
 // publishRevision publishes ids in one revision and follows it.
 func (c *session) publishRevision(ctx context.Context, o Options, po PublishOptions, ids []string) (*PublishResult, error) {
-	body := revisionBody("revisions", po.Comment, ids)
 	fmt.Fprintf(o.Stderr, "publishing %d %s…\n", len(ids), plural(len(ids), "draft", "drafts"))
+	return c.postRevision(ctx, o, po, revisionBody("revisions", po.Comment, ids))
+}
+
+// postRevision posts a revision's body (listed drafts, or a release) and
+// follows it.
+func (c *session) postRevision(ctx context.Context, o Options, po PublishOptions, body map[string]any) (*PublishResult, error) {
 	// The key makes a repeated POST (none today; a retry later) answer with
 	// the same revision instead of publishing twice.
 	r, err := c.do(ctx, http.MethodPost, "/revisions", body, "Idempotency-Key", "cli-"+randomString())

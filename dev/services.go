@@ -14,7 +14,7 @@ import (
 // SearchAttributes are registered on the Temporal dev server so operators
 // can filter Pressroom's workflows by site, upload and revision in the UI,
 // and completed ingestions by outcome (workflows.OutcomeAttribute).
-var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomWebhookId", "PressroomOutcome"}
+var SearchAttributes = []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomReleaseId", "PressroomWebhookId", "PressroomOutcome"}
 
 // DatetimeSearchAttributes are registered as Datetime: when a scheduled
 // revision publishes (workflows.PublishAtAttribute).

@@ -72,7 +72,7 @@ func TestStack(t *testing.T) {
 			t.Fatalf("list search attributes: %v", err)
 		}
 		custom := resp.GetCustomAttributes()
-		for _, name := range []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomOutcome"} {
+		for _, name := range []string{"PressroomSiteId", "PressroomUploadId", "PressroomRevisionId", "PressroomReleaseId", "PressroomOutcome"} {
 			got, ok := custom[name]
 			if !ok {
 				t.Errorf("search attribute %s is not registered (custom attributes: %v)", name, custom)

@@ -109,9 +109,31 @@ func TestPreviewLinks(t *testing.T) {
 			t.Errorf("GET {url}%s = %d %s", p, st, body)
 		}
 	}
-	// Another release's preview cannot be asked for through the link.
-	if st, _, _ = s.pvGet(t, http.MethodGet, url+"/pages?preview-release="+uuid.NewString(), ""); st == 200 {
-		t.Errorf("preview-release through a link = %d", st)
+	// Another release's preview cannot be asked for through the link: the
+	// link's release replaces any preview-release sent.
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages/"+page+"?preview-release="+uuid.NewString(), ""); st != 200 || !strings.Contains(body, `"About us"`) {
+		t.Errorf("preview-release through a link = %d %s", st, body)
+	}
+
+	// A draft staged in the release shows through the link (the releases
+	// branch's preview-release read); an unstaged one does not.
+	other := s.editor(t, "editor@other.test")
+	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": "About us, drafted"}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH page = %d %s", d.Status, d.Raw)
+	}
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages/"+page, ""); st != 200 || !strings.Contains(body, `"About us"`) {
+		t.Errorf("an unstaged draft through the link = %d %s", st, body)
+	}
+	staged := draftOf(t, d.resource(t))
+	if st := e.do(http.MethodPost, "/releases/"+release+"/relationships/drafts", map[string]any{"data": []any{map[string]any{"type": "drafts", "id": staged}}}).Status; st != 204 {
+		t.Fatalf("stage = %d", st)
+	}
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages/"+page, ""); st != 200 || !strings.Contains(body, `"About us, drafted"`) {
+		t.Errorf("a staged draft through the link = %d %s", st, body)
+	}
+	if st := e.do(http.MethodDelete, "/releases/"+release+"/relationships/drafts", map[string]any{"data": []any{map[string]any{"type": "drafts", "id": staged}}}).Status; st != 204 {
+		t.Fatalf("unstage = %d", st)
 	}
 
 	// Rendered HTML.
@@ -146,7 +168,7 @@ func TestPreviewLinks(t *testing.T) {
 	}
 
 	// The link's uses are recorded; its token is never shown again.
-	d := e.do(http.MethodGet, "/preview-links/"+id+"?include=release", nil)
+	d = e.do(http.MethodGet, "/preview-links/"+id+"?include=release", nil)
 	r := d.resource(t)
 	if d.Status != 200 || r.Attributes["token"] != nil || r.Attributes["url"] != nil || r.Attributes["last-used-at"] == nil || r.Attributes["uses-count"].(float64) < 4 {
 		t.Fatalf("GET /preview-links/:id = %d %s", d.Status, d.Raw)
@@ -159,7 +181,6 @@ func TestPreviewLinks(t *testing.T) {
 	}
 
 	// Another site's links are 404; so is another site's release.
-	other := s.editor(t, "editor@other.test")
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
 		if st := other.do(m, "/preview-links/"+id, nil).Status; st != 404 {
 			t.Errorf("%s another site's link = %d", m, st)

@@ -36,6 +36,7 @@ var subjectTables = map[string]struct {
 	"asset-uploads": {table: "asset_uploads"},
 	"drafts":        {table: "drafts"},
 	"themes":        {table: "themes"},
+	"releases":      {table: "releases"},
 	"webhooks":      {table: "webhooks", omit: []string{"secret_sealed"}},
 }
 

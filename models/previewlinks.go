@@ -176,21 +176,3 @@ func UsePreviewLink(ctx context.Context, db bun.IDB, token string) (u PreviewLin
 	u.Usage.Live = true
 	return u, true, nil
 }
-
-// ReleaseTitle is a release's id, title and status.
-type ReleaseTitle struct {
-	ID     uuid.UUID `bun:"id"`
-	Title  string    `bun:"title"`
-	Status string    `bun:"status"`
-}
-
-// ReleaseTitles are the site's releases with those ids.
-func ReleaseTitles(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) ([]ReleaseTitle, error) {
-	var rows []ReleaseTitle
-	if len(ids) == 0 {
-		return rows, nil
-	}
-	err := db.NewSelect().Table("releases").Column("id", "title", "status").
-		Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(ids))).OrderExpr("created_at, id").Scan(ctx, &rows)
-	return rows, err
-}

@@ -120,15 +120,17 @@ type Ranked struct {
 // RankPages runs inner, SQL that defines the CTE b (columns id, parent,
 // pos) over the site ?0 and the parents ?1, ranks b's rows per parent by
 // pos and id, and keeps rank 1 plus ranks (offset, offset+limit]: one
-// page of each parent's records in one bounded query.
-func RankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+// page of each parent's records in one bounded query. inner may name
+// extra arguments from ?4 on.
+func RankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int, extra ...any) ([]Ranked, error) {
 	var rows []Ranked
 	if len(parents) == 0 {
 		return rows, nil
 	}
 	err := db.NewRaw(inner+`, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
   count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
-SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`, siteID, bun.In(parents), offset, offset+limit).Scan(ctx, &rows)
+SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`,
+		append([]any{siteID, bun.In(parents), offset, offset + limit}, extra...)...).Scan(ctx, &rows)
 	return rows, err
 }
 
@@ -193,7 +195,11 @@ var orderSQL = map[Order]string{
 func (o Order) SQL() string { return orderSQL[o] }
 
 // ColumnValue is one filter of a ListQuery.
-type ColumnValue struct{ Column, Value string }
+type ColumnValue struct {
+	Column, Value string
+	// None asks for rows without a value (NULL) instead.
+	None bool
+}
 
 // SortColumn is one sort key of a ListQuery.
 type SortColumn struct {
@@ -205,6 +211,10 @@ type SortColumn struct {
 // (a Page).
 func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 	for _, f := range l.Filters {
+		if f.None {
+			sel = sel.Where("? IS NULL", bun.Ident(f.Column))
+			continue
+		}
 		sel = sel.Where("?::text = ?", bun.Ident(f.Column), f.Value)
 	}
 	for _, s := range l.Sort {

@@ -12,6 +12,11 @@ const (
 	AssetUploadError    = "asset-upload.error"
 	DraftReverted       = "draft.reverted"
 	ThemePublished      = "theme.published"
+	// ReleasePublished and ReleaseCancelled: a release's publishing
+	// revision published it, or it was cancelled (docs/releases.md); the
+	// event's subject is the release, with its revision.
+	ReleasePublished = "release.published"
+	ReleaseCancelled = "release.cancelled"
 	// WebhookDeactivated: Pressroom deactivated a webhook of the site (its
 	// receiver answered 410, or too many deliveries queued behind one that
 	// keeps failing; docs/webhooks.md).
@@ -20,7 +25,7 @@ const (
 
 // Events lists every event type, in the order the documentation gives them.
 var Events = []string{RevisionPublished, RevisionFailed, RevisionScheduled, RevisionCancelled,
-	AssetUploadFinished, AssetUploadError, DraftReverted, ThemePublished, WebhookDeactivated}
+	AssetUploadFinished, AssetUploadError, DraftReverted, ThemePublished, ReleasePublished, ReleaseCancelled, WebhookDeactivated}
 
 // KnownEvent tells whether name is an event type.
 func KnownEvent(name string) bool { return slices.Contains(Events, name) }

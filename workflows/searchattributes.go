@@ -8,6 +8,9 @@ var (
 	SiteIDAttribute     = temporal.NewSearchAttributeKeyKeyword("PressroomSiteId")
 	UploadIDAttribute   = temporal.NewSearchAttributeKeyKeyword("PressroomUploadId")
 	RevisionIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomRevisionId")
+	// ReleaseIDAttribute is the release a publish workflow's revision
+	// publishes (docs/releases.md), set only on those.
+	ReleaseIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomReleaseId")
 	// PublishAtAttribute is when a scheduled revision publishes.
 	PublishAtAttribute = temporal.NewSearchAttributeKeyTime("PressroomPublishAt")
 	WebhookIDAttribute = temporal.NewSearchAttributeKeyKeyword("PressroomWebhookId")

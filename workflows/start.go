@@ -22,9 +22,13 @@ import (
 
 // StartPublishRevision starts the publication of a revision of siteID on
 // taskQueue. A zero publishAt publishes at once; any other time schedules
-// it (PublishRevision waits on a timer until then).
-func StartPublishRevision(ctx context.Context, c client.Client, taskQueue, siteID, revisionID string, publishAt time.Time) error {
+// it (PublishRevision waits on a timer until then). A revision that
+// publishes a release names it in releaseID ("" for none).
+func StartPublishRevision(ctx context.Context, c client.Client, taskQueue, siteID, revisionID, releaseID string, publishAt time.Time) error {
 	attrs := []temporal.SearchAttributeUpdate{RevisionIDAttribute.ValueSet(revisionID)}
+	if releaseID != "" {
+		attrs = append(attrs, ReleaseIDAttribute.ValueSet(releaseID))
+	}
 	if !publishAt.IsZero() {
 		attrs = append(attrs, PublishAtAttribute.ValueSet(publishAt))
 	}

@@ -39,7 +39,7 @@ import (
 // shape is one load: what random.lua sends (BENCH_MODE) at how many connections.
 type shape struct {
 	name  string
-	mode  string // healthz, get, getdraft, patch, post, delete or login: see random.lua
+	mode  string // healthz, get, getdraft, getrelease, preview, patch, post, delete or login: see random.lua
 	conns int
 }
 
@@ -51,6 +51,10 @@ var shapes = []shape{
 	{"POST /pages (under a page)", "post", 64},
 	{"GET /pages/:id", "get", 64},
 	{"GET /pages/:id?include=draft", "getdraft", 64},
+	// Issue 29: a preview read of a page in a release of 1,000 drafts, and
+	// a live read of the same pages (the target: within 2×).
+	{"GET /pages/:id (release pages)", "getrelease", 64},
+	{"GET /pages/:id?preview-release", "preview", 64},
 	// The password grant: argon2id per request, so a few dozen per second;
 	// issue 18 asks for p99 ≤ 2× p50 at 16 connections (arrival order).
 	{"POST /oauth/token (password)", "login", 16},
@@ -141,6 +145,19 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	var release, releaseFile string
+	if o.runs(shape{mode: "preview"}) || o.runs(shape{mode: "getrelease"}) {
+		began = time.Now()
+		var staged []string
+		if release, staged, err = seedRelease(ctx, c, ids); err != nil {
+			return err
+		}
+		releaseFile = filepath.Join(env.Dir, "release-ids.txt")
+		if err := os.WriteFile(releaseFile, []byte(strings.Join(staged, "\n")+"\n"), 0o600); err != nil {
+			return err
+		}
+		fmt.Printf("staged %d page drafts in release %s in %s\n", len(staged), release, time.Since(began).Round(time.Second))
+	}
 	fmt.Printf("load average before the loads: %s\n\n", benchenv.LoadAvg())
 	fmt.Printf("%-28s %6s %10s %8s %10s %8s %8s %12s %12s %12s %10s %6s\n", "shape", "conns", "req/s", "p50 ms", "p99 ms", "vs healthz", "non-2xx", "pg µs/req", "proc µs/req", "allocs/req", "KB/req", "GCs")
 	var base float64
@@ -178,7 +195,11 @@ func run(ctx context.Context, o options) error {
 		var mem0, mem1 runtime.MemStats
 		runtime.ReadMemStats(&mem0)
 		cpu0 := benchenv.ProcessCPU()
-		r, err := runWrk(ctx, env.Config.PublicURL, script, idsFile, c.Token, s, o.duration)
+		file := idsFile
+		if s.mode == "preview" || s.mode == "getrelease" {
+			file = releaseFile
+		}
+		r, err := runWrk(ctx, env.Config.PublicURL, script, file, c.Token, release, s, o.duration)
 		stopProfile()
 		if err != nil {
 			return fmt.Errorf("%s at %d: %w", s.name, s.conns, err)
@@ -236,13 +257,13 @@ type result struct {
 
 // runWrk runs one shape; random.lua prints one line "RESULT requests
 // duration_us p99_us non2xx socket_errors p50_us" when wrk is done.
-func runWrk(ctx context.Context, base, script, ids, token string, s shape, d time.Duration) (result, error) {
+func runWrk(ctx context.Context, base, script, ids, token, release string, s shape, d time.Duration) (result, error) {
 	threads := min(2, s.conns)
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second) // bounded even if wrk stalls
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(s.conns), "-d", strconv.Itoa(int(d.Seconds()))+"s",
 		"--timeout", "35s", "-s", script, base)
-	cmd.Env = append(os.Environ(), "BENCH_MODE="+s.mode, "BENCH_IDS="+ids, "BENCH_TOKEN="+token,
+	cmd.Env = append(os.Environ(), "BENCH_MODE="+s.mode, "BENCH_IDS="+ids, "BENCH_TOKEN="+token, "BENCH_RELEASE="+release,
 		"BENCH_EMAIL="+benchenv.Email, "BENCH_PASSWORD="+benchenv.Password)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -384,4 +405,54 @@ func publish(ctx context.Context, c *benchenv.Client, drafts []string) error {
 		return fmt.Errorf("revision %s is %s: %.500s", doc.Data.ID, doc.Data.Attributes.Status, raw)
 	}
 	return nil
+}
+
+// releaseSize is how many drafts the preview shapes' release holds.
+const releaseSize = 1000
+
+// seedRelease drafts a new title for releaseSize of the pages (the last
+// ones: nested pages), stages the drafts in a new release and returns its
+// id and the pages' ids.
+func seedRelease(ctx context.Context, c *benchenv.Client, ids []string) (string, []string, error) {
+	pages := ids[max(0, len(ids)-releaseSize):]
+	drafts := make([]string, len(pages))
+	for i, id := range pages {
+		raw, err := c.Call(ctx, http.MethodPatch, "/pages/"+id, map[string]any{"data": map[string]any{"type": "pages", "id": id,
+			"attributes": map[string]any{"title": fmt.Sprintf("Release title %d", i)}}}, http.StatusOK)
+		if err != nil {
+			return "", nil, err
+		}
+		var doc struct {
+			Data struct {
+				Relationships struct {
+					Draft struct{ Data struct{ ID string } }
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return "", nil, err
+		}
+		drafts[i] = doc.Data.Relationships.Draft.Data.ID
+	}
+	raw, err := c.Call(ctx, http.MethodPost, "/releases", map[string]any{"data": map[string]any{"type": "releases",
+		"attributes": map[string]any{"title": "bench release"}}}, http.StatusCreated)
+	if err != nil {
+		return "", nil, err
+	}
+	var rel struct{ Data struct{ ID string } }
+	if err := json.Unmarshal(raw, &rel); err != nil {
+		return "", nil, err
+	}
+	data := make([]map[string]any, len(drafts))
+	for i, id := range drafts {
+		data[i] = map[string]any{"type": "drafts", "id": id}
+	}
+	status, raw, err := c.Send(ctx, http.MethodPost, "/releases/"+rel.Data.ID+"/relationships/drafts", map[string]any{"data": data})
+	if err != nil {
+		return "", nil, err
+	}
+	if status != http.StatusNoContent {
+		return "", nil, fmt.Errorf("stage = %d %.500s", status, raw)
+	}
+	return rel.Data.ID, pages, nil
 }

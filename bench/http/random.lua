@@ -7,6 +7,9 @@
 -- at random per request.
 local mode = os.getenv("BENCH_MODE") or "healthz"
 local token = os.getenv("BENCH_TOKEN") or ""
+-- preview (GET /pages/:id?preview-release=BENCH_RELEASE) and getrelease
+-- (GET /pages/:id) read the pages of the release's drafts (issue 29).
+local release = os.getenv("BENCH_RELEASE") or ""
 local ids = {}
 local function urlencode(v)
   return (string.gsub(v, "[^%w%-%._~]", function(c) return string.format("%%%02X", string.byte(c)) end))
@@ -54,6 +57,9 @@ function request()
   end
   if mode == "getdraft" then
     return wrk.format("GET", "/pages/" .. id .. "?include=draft", headers)
+  end
+  if mode == "preview" then
+    return wrk.format("GET", "/pages/" .. id .. "?preview-release=" .. release, headers)
   end
   if mode == "delete" then
     return wrk.format("DELETE", "/pages/" .. id, headers)

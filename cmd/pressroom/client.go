@@ -24,6 +24,9 @@ func (d *draftIDs) Set(v string) error { *d = append(*d, v); return nil }
 
 // runClient runs an editor command (package cli) against the API.
 func runClient(ctx context.Context, name string, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	if name == "release preview" {
+		return runReleasePreview(ctx, args, getenv, stdin, stdout, stderr)
+	}
 	var api string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -36,8 +39,15 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		drafts         draftIDs
 		comment        string
 		publishWait    time.Duration
-		expiresIn      time.Duration
+		sub            string
+		unstage        bool
 	)
+	if name == "release" {
+		if len(args) == 0 {
+			return usageError{"release: give a command: create, stage or publish"}
+		}
+		sub, args = args[0], args[1:]
+	}
 	switch name {
 	case "login":
 		fs.StringVar(&clientID, "client-id", clicmd.ClientID, "OAuth client id")
@@ -55,16 +65,16 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		fs.StringVar(&comment, "comment", "", "the revision's comment")
 		fs.StringVar(&comment, "m", "", "the revision's comment")
 		fs.DurationVar(&publishWait, "wait", time.Minute, "follow a revision still publishing")
-	case "release preview":
-		fs.DurationVar(&expiresIn, "expires-in", 0, "how long the link works (default 7 days, at most 30)")
+	case "release":
+		fs.BoolVar(&unstage, "unstage", false, "stage: take the drafts out of the release")
+		fs.StringVar(&comment, "comment", "", "publish: the revision's comment")
+		fs.StringVar(&comment, "m", "", "publish: the revision's comment")
+		fs.DurationVar(&publishWait, "wait", time.Minute, "publish: follow a revision still publishing")
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	if name == "release preview" && fs.NArg() != 1 {
-		return usageError{"release preview: name one release id"}
-	}
-	if name != "upload" && name != "release preview" && fs.NArg() > 0 {
+	if name != "upload" && name != "release" && fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
 	}
 	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
@@ -80,14 +90,13 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		}
 		_, err := clicmd.Upload(ctx, o, clicmd.UploadOptions{Timeout: timeout}, fs.Args())
 		return err
+	case "release":
+		return clicmd.Release(ctx, o, clicmd.ReleaseOptions{Command: sub, Args: fs.Args(), Unstage: unstage, Comment: comment, Wait: publishWait})
 	case "publish":
 		if (all && mine) || ((all || mine) && len(drafts) > 0) {
 			return usageError{"publish: give one of --all, --mine or --draft"}
 		}
 		_, err := clicmd.Publish(ctx, o, clicmd.PublishOptions{All: all, Mine: mine, Yes: yes, Drafts: drafts, Comment: comment, Wait: publishWait})
-		return err
-	case "release preview":
-		_, err := clicmd.ReleasePreview(ctx, o, clicmd.PreviewOptions{Release: fs.Arg(0), ExpiresIn: expiresIn})
 		return err
 	}
 	return usageError{fmt.Sprintf("unknown command %q", name)}
@@ -107,4 +116,25 @@ func configDir(getenv config.Getenv) string {
 		return filepath.Join(d, "pressroom")
 	}
 	return ""
+}
+
+// runReleasePreview runs `pressroom release preview [--expires-in D] ID`:
+// a preview link of the release, its url printed (docs/releases.md, "Preview links").
+func runReleasePreview(ctx context.Context, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	var api string
+	var expiresIn time.Duration
+	fs := flag.NewFlagSet("release preview", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&api, "api", "", "the API's base URL")
+	fs.DurationVar(&expiresIn, "expires-in", 0, "how long the link works (default 7 days, at most 30)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("release preview: %v", err)}
+	}
+	if fs.NArg() != 1 {
+		return usageError{"release preview: name one release id"}
+	}
+	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
+	_, err := clicmd.ReleasePreview(ctx, o, clicmd.PreviewOptions{Release: fs.Arg(0), ExpiresIn: expiresIn})
+	return err
 }

@@ -164,7 +164,7 @@ Examples:
   PRESSROOM_TOKEN=eyJ… pressroom upload logo.gif > urls.txt
 `},
 	{name: "release preview", synopsis: "release preview [--api URL] [--expires-in D] RELEASE_ID", summary: "make a preview link of a release and print its url", client: true, help: `
-Makes a preview link of the release (POST /preview-links, docs/preview-links.md)
+Makes a preview link of the release (POST /preview-links, docs/releases.md, "Preview links")
 and prints its url on stdout. Anyone with the url sees the site as the release
 would make it, read-only and without an account, until the link expires, is
 revoked (DELETE /preview-links/ID), or the release is published or cancelled.
@@ -212,6 +212,28 @@ Examples:
   pressroom publish --all -m "Spring update"
   pressroom publish --all --yes -m "Nightly"       # from a script
   pressroom publish --draft 0192f3c4-… --draft 0192f3c5-… -m "Fix the footer"
+`},
+	{name: "release", synopsis: "release create TITLE | release stage [--unstage] RELEASE DRAFT... | release publish [-m COMMENT] RELEASE", summary: "stage drafts in a release and publish it as one", client: true, help: `
+Releases (docs/releases.md) are named sets of drafts, previewed as one
+(?preview-release=ID on every read) and published as one.
+
+  create TITLE              makes an open release and prints its id
+  stage RELEASE DRAFT...    stages the drafts in it (--unstage takes them out);
+                            a draft staged in another release is refused
+  publish RELEASE           publishes its drafts, with what they depend on, in
+                            one revision (needs the permission publish), and
+                            shows the outcome as publish does
+
+Flags (after the command, before its arguments):
+  --api URL        the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  --unstage        stage: take the drafts out
+  -m, --comment C  publish: the revision's comment
+  --wait D         publish: how long to follow a revision still publishing (default 1m)
+
+Examples:
+  pressroom release create "Spring launch"
+  pressroom release stage 0192f3c4-… 0192f3d0-… 0192f3d1-…
+  pressroom release publish -m "Spring launch" 0192f3c4-…
 `},
 }
 

@@ -31,9 +31,11 @@ type Draft struct {
 	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull" json:"object_changes"`
 	UserID        *uuid.UUID     `bun:"user_id,type:uuid" json:"user_id"`
 	RevisionID    *uuid.UUID     `bun:"revision_id,type:uuid" json:"revision_id"`
-	CreatedAt     time.Time      `bun:"created_at,notnull" json:"created_at"`
-	UpdatedAt     time.Time      `bun:"updated_at,notnull" json:"updated_at"`
-	Version       int            `bun:"version,notnull" json:"version"`
+	// ReleaseID is the release the draft is staged in (releases.go).
+	ReleaseID *uuid.UUID `bun:"release_id,type:uuid" json:"release_id"`
+	CreatedAt time.Time  `bun:"created_at,notnull" json:"created_at"`
+	UpdatedAt time.Time  `bun:"updated_at,notnull" json:"updated_at"`
+	Version   int        `bun:"version,notnull" json:"version"`
 }
 
 // Draft events: what publishing a draft does to its item. Named Event* so
@@ -223,6 +225,11 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 			v.Draft = new(Draft) // its json tags are the columns, as to_jsonb writes them
 			if err := json.Unmarshal(draft, v.Draft); err != nil {
 				return nil, fmt.Errorf("load %s: draft: %w", k.Type, err)
+			}
+		}
+		if p := previewOf(ctx); withDraft && p != nil {
+			if v = p.view(v); v == nil {
+				continue
 			}
 		}
 		out[v.Row.ID()] = v
@@ -530,6 +537,12 @@ func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, 
 // lock-and-load (lockQuery) share it, so both derive the same path; a walk
 // deeper than 64 levels (a drafted loop) finds no root and no path.
 func draftedPathWalk(row, from, site string) string {
+	return draftedPathWalkIn(row, from, site, "")
+}
+
+// draftedPathWalkIn is draftedPathWalk with the ancestors' drafts limited
+// by the condition on pd (a release's preview: its set's drafts only).
+func draftedPathWalkIn(row, from, site, pdCond string) string {
 	return `up (cur, path, depth) AS (
     SELECT CASE WHEN d.id IS NULL THEN ` + row + `.parent_id ELSE (d.drafted ->> 'parent_id')::uuid END,
            CASE WHEN coalesce(d.drafted ->> 'slug', ` + row + `.slug) = '' THEN '' ELSE '/' || coalesce(d.drafted ->> 'slug', ` + row + `.slug) END,
@@ -539,7 +552,7 @@ func draftedPathWalk(row, from, site string) string {
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
     FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ` + site + `
-    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id` + pdCond + `
     WHERE up.depth < 64
 )`
 }
@@ -781,9 +794,16 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	// Plain text, not prepared: lists with include=draft and writes run it
 	// with batches of any length, and a generic plan made on near-empty
 	// tables (models/prepared.go) cost 3 ms here.
-	rows, err := db.QueryContext(ctx, `SELECT p.id, (WITH RECURSIVE `+draftedPathWalk("p", "", "?0")+` SELECT `+draftedPathOf+`)
+	query, args := `SELECT p.id, (WITH RECURSIVE `+draftedPathWalk("p", "", "?0")+` SELECT `+draftedPathOf+`)
 FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
-WHERE p.site_id = ?0 AND p.id IN (?1)`, siteID, bun.In(ids))
+WHERE p.site_id = ?0 AND p.id IN (?1)`, []any{siteID, bun.In(ids)}
+	if p := previewOf(ctx); p != nil {
+		// A release's preview: only the set's drafts move pages.
+		query, args = `SELECT p.id, (WITH RECURSIVE `+draftedPathWalkIn("p", "", "?0", " AND pd.id = ANY(?2::uuid[])")+` SELECT `+draftedPathOf+`)
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.id = ANY(?2::uuid[])
+WHERE p.site_id = ?0 AND p.id IN (?1)`, append(args, p.draftIDs())
+	}
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("drafted page paths: %w", err)
 	}

@@ -17,11 +17,14 @@ import (
 // endpoints read through it.
 type Loader struct {
 	batch coalesce.Batcher[uuid.UUID, *View]
+	e     *Engine
+	db    bun.IDB
+	kind  *Kind
 }
 
 // NewLoader returns the batched reader of kind k's records through db.
 func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
-	l := &Loader{}
+	l := &Loader{e: e, db: db, kind: k}
 	l.batch.Fetch = func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]*View, error) {
 		site, view, _ := strings.Cut(scope, " ")
 		siteID, err := uuid.Parse(site)
@@ -37,6 +40,15 @@ func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
 // (withDraft); nil when the site has no such record. A batch holds the
 // reads of one site and one view only.
 func (l *Loader) Load(ctx context.Context, siteID, id uuid.UUID, withDraft bool) (*View, error) {
+	if withDraft && Previewing(ctx) {
+		// A release's preview reads alone: a batch's query runs under a
+		// context of its own, which carries no preview.
+		views, err := l.e.LoadMany(ctx, l.db, l.kind, siteID, []uuid.UUID{id}, true)
+		if err != nil {
+			return nil, err
+		}
+		return views[id], nil
+	}
 	scope := siteID.String() + " live"
 	if withDraft {
 		scope = siteID.String() + " draft"

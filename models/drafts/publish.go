@@ -38,6 +38,9 @@ type Revision struct {
 	// the revision committed (nil: not yet, the worker's commit sweep
 	// starts it; nil too for a revert, which has no workflow).
 	StartedAt *time.Time `bun:"started_at"`
+	// ReleaseID is the release the revision publishes (releases.go); nil
+	// for a revision of listed drafts.
+	ReleaseID *uuid.UUID `bun:"release_id,type:uuid"`
 }
 
 // Revision statuses.
@@ -121,6 +124,9 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID}
 	}
 	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
+		return nil, err
+	}
+	if err := releaseFollows(ctx, tx, rev, ReleasePublished); err != nil {
 		return nil, err
 	}
 	if _, err := tx.NewDelete().Model((*Draft)(nil)).Where("id IN (?)", bun.In(draftIDs(ordered))).Exec(ctx); err != nil {
@@ -451,15 +457,20 @@ func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, failure *
 		meta = failure.Meta
 	}
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var siteIDs []uuid.UUID
+		var revs []Revision
 		err := tx.NewUpdate().Model((*Revision)(nil)).Set("status = ?, error_message = ?, error_code = ?, error_meta = ?, updated_at = now()",
 			Failed, failure.Message, code, meta).
-			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Returning("site_id").Scan(ctx, &siteIDs)
+			Where("id = ? AND status IN (?, ?)", revisionID, Publishing, Scheduled).Returning("site_id, release_id").Scan(ctx, &revs)
 		if err != nil && !models.IsNoRows(err) {
 			return err
 		}
-		if len(siteIDs) == 0 {
+		if len(revs) == 0 {
 			return nil
+		}
+		siteIDs := []uuid.UUID{revs[0].SiteID}
+		// A release whose publish failed is open again, with its drafts.
+		if err := releaseFollows(ctx, tx, &revs[0], ReleaseOpen); err != nil {
+			return err
 		}
 		if _, err = tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", revisionID).Exec(ctx); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/pressroom/pressroom/models"
 )
@@ -20,8 +21,8 @@ type Ranked = models.Ranked
 
 // rankPages is models.RankPages: inner defines the CTE b over the site ?0
 // and the parents ?1.
-func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
-	return models.RankPages(ctx, db, inner, siteID, parents, offset, limit)
+func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int, extra ...any) ([]Ranked, error) {
+	return models.RankPages(ctx, db, inner, siteID, parents, offset, limit, extra...)
 }
 
 // BlocksOfContents ranks the live blocks of each content (published;
@@ -31,7 +32,9 @@ func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, 
 func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, contents []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
 	q := `WITH b AS (SELECT b.id, b.content_id AS parent, b.position AS pos FROM content_blocks b
   WHERE b.site_id = ?0 AND b.content_id IN (?1) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL)`
-	if drafted {
+	if p := previewOf(ctx); drafted && p != nil {
+		q = previewBlocks
+	} else if drafted {
 		// The row's values, with a pending update's (or delete's) drafted
 		// ones laid over them, as View.Drafted does.
 		q = `WITH b AS (SELECT b.id,
@@ -41,7 +44,7 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
   WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
     WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1))))`
 	}
-	rows, err := rankPages(ctx, db, q, siteID, contents, offset, limit)
+	rows, err := rankPages(ctx, db, q, siteID, contents, offset, limit, previewArgs(ctx, drafted)...)
 	if err != nil {
 		return nil, fmt.Errorf("content-blocks of contents: %w", err)
 	}
@@ -55,13 +58,15 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
 func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
 	q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
-	if drafted {
+	if p := previewOf(ctx); drafted && p != nil {
+		q = previewHyperlinks
+	} else if drafted {
 		// One draft per item (UNIQUE (item_type, item_id)).
 		q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 	}
-	rows, err := rankPages(ctx, db, q, siteID, blocks, offset, limit)
+	rows, err := rankPages(ctx, db, q, siteID, blocks, offset, limit, previewArgs(ctx, drafted)...)
 	if err != nil {
 		return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
 	}
@@ -79,8 +84,14 @@ func List(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models.Page) (
 func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withDraft bool, page models.Page) ([]*View, int64, error) {
 	var raws []json.RawMessage
 	sel := db.NewSelect().TableExpr(k.Table+" AS t").ColumnExpr("to_jsonb(t)").Where("t.site_id = ?", siteID)
+	p := previewOf(ctx)
 	if !withDraft {
 		sel = sel.Where("t.published_at IS NOT NULL")
+	} else if p != nil {
+		// A release's preview: the live records and those it creates,
+		// without those it deletes.
+		sel = sel.Where("(t.published_at IS NOT NULL OR t.id = ANY(?::uuid[]))", pgdialect.Array(p.items(k.Type, EventCreate))).
+			Where("NOT t.id = ANY(?::uuid[])", pgdialect.Array(p.items(k.Type, EventDelete)))
 	}
 	total, err := page(sel).ScanAndCount(ctx, &raws)
 	if err != nil {
@@ -103,7 +114,7 @@ func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withD
 		return nil, 0, err
 	}
 	for _, v := range views {
-		v.Draft = ds[v.Row.ID()]
+		v.Draft = p.only(ds[v.Row.ID()])
 	}
 	return views, total, nil
 }

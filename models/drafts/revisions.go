@@ -133,6 +133,10 @@ func Cancel(ctx context.Context, tx bun.Tx, rev *Revision) error {
 	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("revision_id = NULL").Where("revision_id = ?", rev.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("release drafts: %w", err)
 	}
+	// A release a cancelled revision was to publish is open again.
+	if err := releaseFollows(ctx, tx, rev, ReleaseOpen); err != nil {
+		return err
+	}
 	// The webhook event commits with the cancellation (docs/webhooks.md).
 	return models.RecordEvent(ctx, tx, models.Event{SiteID: rev.SiteID, Type: webhooks.RevisionCancelled, SubjectType: "revisions", SubjectID: rev.ID})
 }
