@@ -85,7 +85,7 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	app.Use(recover.New(recover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {
-			d.Log.Error("panic in handler", "request_id", requestID(c), "path", c.Path(), "panic", fmt.Sprint(e))
+			d.Log.Error("panic in handler", "request_id", requestID(c), "path", logPath(c), "panic", fmt.Sprint(e))
 		},
 	}))
 	app.Use(withDeadline(d.Config.RequestTimeout))
@@ -112,7 +112,7 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 		return []fiber.Handler{provider.RequireToken, require(p), readBody, h}
 	}
 	l := links{base: d.Config.PublicURL}
-	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l), perms: permissionTable{}}
+	r := routes{app: app, authed: authed, deps: d, links: l, cat: newCatalog(l), drafts: newDraftRenderer(d.DB, l), perms: permissionTable{}, reads: &[]linkRead{}}
 	for _, o := range opts {
 		o(&r)
 	}
@@ -123,6 +123,7 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	if err := registerResources(r); err != nil {
 		return nil, err
 	}
+	registerPreviewRoutes(app, d, errs, *r.reads)
 
 	// Last: the description covers every route registered above (and fails
 	// New when one cannot be described; api/openapi.go).
@@ -198,6 +199,7 @@ func registerResources(r routes) error {
 	registerOAuthClientRoutes(r)
 	registerMembershipRoutes(r)
 	registerReleaseRoutes(r, engine)
+	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)
 }
 
@@ -218,6 +220,9 @@ type routes struct {
 	perms permissionTable
 	// previews serves every read's preview-release (preview.go).
 	previews *previews
+	// reads are the GET routes add registered, which preview links serve
+	// too (preview_gate.go); nil records none.
+	reads *[]linkRead
 }
 
 // get, post, patch and delete register an endpoint behind the token that
@@ -243,6 +248,9 @@ func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
 			h = r.previews.wrap(h) // preview-release, on every read
 		}
 		r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
+		if r.reads != nil {
+			*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: h})
+		}
 		return
 	}
 	r.app.Add(method, path, r.authed(p, audited(method, path, h, r.unrecordedWrite))...)
@@ -252,7 +260,7 @@ func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
 // its audit event: a write outside runTx (api/audit.go), a bug.
 func (r routes) unrecordedWrite(c *fiber.Ctx, action string) {
 	if r.deps.Log != nil {
-		r.deps.Log.ErrorContext(c.UserContext(), "write recorded no audit event", "action", action, "path", c.Path(), "request_id", requestID(c))
+		r.deps.Log.ErrorContext(c.UserContext(), "write recorded no audit event", "action", action, "path", logPath(c), "request_id", requestID(c))
 	}
 }
 

@@ -34,7 +34,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		e := toAPIError(err)
 		if e.StatusCode() >= 500 {
 			log.ErrorContext(c.UserContext(), "request failed",
-				"request_id", requestID(c), "method", c.Method(), "path", c.Path(), "status", e.StatusCode(), "error", err)
+				"request_id", requestID(c), "method", c.Method(), "path", logPath(c), "status", e.StatusCode(), "error", err)
 		}
 		for name, values := range e.Header {
 			for _, v := range values {

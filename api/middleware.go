@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -101,7 +102,7 @@ func accessLog(log *slog.Logger, errHandler fiber.ErrorHandler) fiber.Handler {
 		log.LogAttrs(c.UserContext(), level, "request",
 			slog.String("request_id", requestID(c)),
 			slog.String("method", c.Method()),
-			slog.String("path", c.Path()),
+			slog.String("path", logPath(c)),
 			slog.Int("status", status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int("bytes", len(c.Response().Body())),
@@ -109,4 +110,19 @@ func accessLog(log *slog.Logger, errHandler fiber.ErrorHandler) fiber.Handler {
 		)
 		return nil
 	}
+}
+
+// logPath is the request's path as logs write it: a preview link's token
+// (its url's secret, /preview/<token>/…) replaced by "[redacted]".
+func logPath(c *fiber.Ctx) string {
+	p := c.Path()
+	rest, ok := strings.CutPrefix(p, previewPrefix)
+	if !ok {
+		return p
+	}
+	_, after, found := strings.Cut(rest, "/")
+	if !found {
+		return previewPrefix + "[redacted]"
+	}
+	return previewPrefix + "[redacted]/" + after
 }

@@ -28,7 +28,7 @@ func isPlainPath(path string) bool {
 // parameter is allowed; "ext" names extensions, and Pressroom supports none),
 // else 415; an Accept header that admits no plain JSON:API response is 406.
 func negotiate(c *fiber.Ctx) error {
-	if isPlainPath(c.Path()) {
+	if isPlainPath(c.Path()) || linkAnswersItself(c) {
 		return c.Next()
 	}
 	if hasBody(c) {
@@ -108,4 +108,15 @@ func onlyProfileAndQ(params map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// linkAnswersItself tells whether a request through a preview link gets
+// an answer negotiation must not preempt: an HTML page (the render route),
+// or 405 for any method but GET and HEAD, whatever its body.
+func linkAnswersItself(c *fiber.Ctx) bool {
+	if !strings.HasPrefix(c.Path(), previewPrefix) {
+		return false
+	}
+	m := c.Method()
+	return isRenderPath(c.Path()) || m != fiber.MethodGet && m != fiber.MethodHead
 }

@@ -53,6 +53,7 @@ var attributeTypes = map[string]any{
 	"audit-events":       auditEventAttributes{},
 	"memberships":        membershipAttributes{},
 	"releases":           releaseAttributes{},
+	"preview-links":      previewLinkAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -73,6 +74,7 @@ var requestAttributeTypes = map[string]any{
 	"oauth-clients":     oauthClientRequest{},
 	"memberships":       membershipRequest{},
 	"releases":          releaseRequest{},
+	"preview-links":     previewLinkRequest{},
 }
 
 // patchAttributeTypes are the structs a PATCH of a type decodes into when
@@ -177,6 +179,8 @@ var specialRoutes = map[string]special{
 		description: "The HTML form a user signs in with during the authorization code flow."},
 	"POST /oauth/login": {summary: "Sign in", kind: opHTML, public: true, body: "form", oauth: true, form: map[string]any{"id": "auth-request-id", "username": "editor@demo.test", "password": "correct horse battery staple"},
 		description: "Checks the email and password of the sign-in form (throttled like the password grant) and hands out the code: by redirect to the client's redirect_uri, or on a page to copy from for the out-of-band redirect."},
+	"GET /preview/:token/render/*": {summary: "A page of a release, rendered", kind: opHTML, public: true, pages: previewErrorPages,
+		description: "The page at the path after /render (its layout's Liquid template given site, page and contents; a page without a layout through a plain built-in one), as the preview link's release would make it. No credential but the link (POST /preview-links); read-only. Below the same url, GET answers every read endpoint of pages, contents, content-blocks, layouts, themes, theme-assets, assets, asset-images, hyperlinks and the site, as JSON:API with the release as the preview. Any other method is 405."},
 	"GET /password-setup": {summary: "The password setup form", kind: opHTML, public: true, pages: setupErrorPages,
 		description: "The page of the meta.password-setup-url a new member's POST /memberships answers with (?token=…): a form to choose the password, with a CSRF token bound to the browser by a cookie. The link works once, for 72 hours; a used, expired or unknown one answers 410 with a page saying so."},
 	"POST /password-setup": {summary: "Set a new member's password", kind: opHTML, public: true, body: "form", pages: setupErrorPages, form: map[string]any{"token": "setup-token", "csrf": "form-token", "password": "correct horse battery staple"},
@@ -370,12 +374,22 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 			op["responses"].(map[string]any)[status] = b.sharedResponse(status, r.(map[string]any))
 		}
 	}
-	p := "/" + strings.TrimPrefix(strings.ReplaceAll(path, ":id", "{id}"), "/")
+	p := oasPath(path)
 	if b.paths[p] == nil {
 		b.paths[p] = map[string]any{}
 	}
 	b.paths[p][strings.ToLower(method)] = op
 	return nil
+}
+
+// oasPath is a Fiber route's path as the description writes it: its
+// parameters :id, :token and a trailing wildcard in braces.
+func oasPath(path string) string {
+	p := strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":token", "{token}")
+	if strings.HasSuffix(p, "/*") {
+		p = strings.TrimSuffix(p, "*") + "{path}"
+	}
+	return "/" + strings.TrimPrefix(p, "/")
 }
 
 func tagOf(path string) string {
@@ -411,6 +425,12 @@ func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpe
 	var params []any
 	if strings.Contains(path, ":id") {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/id"})
+	}
+	if strings.Contains(path, ":token") {
+		params = append(params, map[string]any{"name": "token", "in": "path", "required": true, "description": "The preview link's token (POST /preview-links answers it once)", "schema": map[string]any{"type": "string"}})
+	}
+	if strings.HasSuffix(path, "/*") {
+		params = append(params, map[string]any{"name": "path", "in": "path", "required": true, "description": "The page's path, without its leading slash", "schema": map[string]any{"type": "string"}})
 	}
 	if spec != nil {
 		params = append(params, b.queryParameters(*spec)...)
@@ -568,6 +588,16 @@ func plainResponses(sp special, out map[string]any, code string) {
 			"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}, "example": "<!doctype html><html>…</html>"},
 				"application/json": map[string]any{"schema": map[string]any{"type": "object"}}, jsonapi.MediaType: map[string]any{"schema": ref("ErrorDocument")}}}
 	}
+}
+
+// previewErrorPages are the pages a preview link's render route answers
+// with an error status (api/preview_gate.go).
+var previewErrorPages = map[int]string{
+	404: "No link has that token, or no page of the release is at the path.",
+	405: "A preview link only reads (GET, HEAD).",
+	410: "The link expired or was revoked, or its release was published or cancelled: the page says which.",
+	429: "The link made more than its requests of the minute (Retry-After).",
+	500: "The layout's Liquid template has an error: the page names its line.",
 }
 
 // setupErrorPages are the pages /password-setup answers with an error

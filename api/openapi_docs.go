@@ -52,6 +52,7 @@ var resourceDocs = map[string]resourceDoc{
 	"webhook-deliveries": {"a webhook delivery", "One event's delivery to a webhook, with its attempts."},
 	"oauth-clients":      {"an OAuth client", "An integration client of the site: it gets access tokens with the client_credentials grant and acts as itself, with its role and its own rate limit. The secret is only in the answer to POST."},
 	"audit-events":       {"an audit event", "One change, publish, sign-in, failed sign-in or token refresh of the site: who (user, null for an integration client), what (action, the record), from where (request-id, client-address), when, and for writes the names of the attributes sent (never values). Read-only; admins only."},
+	"preview-links":      {"a preview link", "A secret url that shows one release of the site to anyone who has it, without an account: read-only, until expires-at (at most 30 days, 7 by default), DELETE, or the release's publication or cancellation (then 410 preview_link_gone). Below the url, GET serves the site's read endpoints (pages, contents, content-blocks, layouts, themes, theme-assets, assets, asset-images, hyperlinks, site) as the release would make them, and GET {url}/render/{page path} the page as HTML through its layout; any other method is 405. url and token are only in the answer to POST; only the token's hash is kept. Authors and up make and revoke links; every reader sees them. Each link may make 600 requests a minute (429 rate_limited)."},
 	"memberships":        {"a membership", "A user's role in the site (viewer, author, editor, admin), narrowed to a section by path-prefix; admins only. POST adds an existing user by email or creates one: then, once, meta.password-setup-url is the link where the new member sets a password (72 hours, one use). The site's last admin cannot be removed or demoted (409 last_admin); a role change or removal holds from the member's next request, and a removal revokes the member's tokens of the site."},
 }
 
@@ -67,6 +68,7 @@ var tagDocs = map[string]string{
 	"publish-plans":  "Dry runs of POST /revisions.",
 	"password-setup": "The page where a new member sets a password (POST /memberships).",
 	"search":         "Full-text search across pages, contents, content blocks and assets (docs/search.md).",
+	"preview":        "What a preview link serves without any other credential (POST /preview-links): the site's reads as its release would make them, and pages rendered through their layouts.",
 }
 
 // contentWriteErrors are the codes a write of a drafted content kind may
@@ -107,6 +109,7 @@ var routeErrors = map[string][]string{
 	"POST /releases":             {"invalid_title", "invalid_description"},
 	"PATCH /releases/:id":        {"invalid_title", "invalid_description", "release_not_open"},
 	"DELETE /releases/:id":       {"release_not_open"},
+	"POST /preview-links":        {"invalid_expires_at", "release_not_open", "missing_relationship", "invalid_relationship_type"},
 }
 
 // shapeDoc fills the summary, description and extra codes of a route of

@@ -131,7 +131,10 @@ var errorCodes = map[string]errorCode{
 	"revision_not_scheduled":  {409, "only a scheduled revision can be moved or cancelled"},
 	// Integration clients (oauth_clients.go, api/oauth/ratelimit.go).
 	"invalid_rate_limit": {422, "rate-limit not a whole number from 1 to 1000000"},
-	"rate_limited":       {429, "an integration client's token past its requests per minute (Retry-After, RateLimit-Policy, RateLimit)"},
+	"rate_limited":       {429, "an integration client's token or a preview link past its requests per minute (Retry-After, RateLimit-Policy, RateLimit)"},
+	// Preview links (preview_links.go, preview_gate.go).
+	"invalid_expires_at": {422, "expires-at not an RFC 3339 time in the future at most 30 days ahead"},
+	"preview_link_gone":  {410, "the preview link expired or was revoked, or its release was published or cancelled (an HTML page for a browser)"},
 }
 
 // oauthErrorCodes are the `error` values of the OAuth endpoints' RFC 6749

@@ -142,14 +142,22 @@ type ClientTokenUse struct {
 // the same minute) in one statement. The UPDATE holds the client's row for
 // the rest of the statement only: one client's requests queue behind each
 // other for that long, nobody else's do.
-const useClientTokenQuery = `UPDATE site_clients c SET
-    window_count = CASE WHEN c.window_start = date_trunc('minute', now()) THEN c.window_count + 1 ELSE 1 END,
-    window_start = date_trunc('minute', now())
+const useClientTokenQuery = `UPDATE site_clients c SET ` + rateWindowSet + `
 WHERE c.client_id = $2 AND c.site_id = $3 AND EXISTS (
     SELECT 1 FROM oauth_access_tokens t
     WHERE t.id = $1 AND t.client_id = $2 AND t.site_id = $3 AND t.user_id IS NULL AND t.revoked_at IS NULL)
-RETURNING c.role, c.rate_limit, c.window_count,
-    greatest(1, ceil(extract(epoch FROM c.window_start + interval '1 minute' - clock_timestamp())))::int`
+RETURNING c.role, c.rate_limit, c.window_count, ` + rateWindowReset
+
+// rateWindowSet counts a request in its row's fixed minute (columns
+// window_start and window_count, the database's clock, so every replica
+// counts the same minute): the one rate limit of integration clients and
+// preview links. rateWindowReset is the whole seconds until the minute
+// ends (at least 1).
+const (
+	rateWindowSet = `window_count = CASE WHEN window_start = date_trunc('minute', now()) THEN window_count + 1 ELSE 1 END,
+    window_start = date_trunc('minute', now())`
+	rateWindowReset = `greatest(1, ceil(extract(epoch FROM window_start + interval '1 minute' - clock_timestamp())))::int`
+)
 
 // UseClientToken checks the integration client's access token id of site
 // and counts the request against the client's rate limit (a prepared

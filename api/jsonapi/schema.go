@@ -46,4 +46,5 @@ var Relationships = map[string]map[string]Linkage{
 	"audit-events":       {"user": toOne("users")},
 	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
 	"releases":           {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions")},
+	"preview-links":      {"release": toOne("releases"), "user": toOne("users")},
 }

@@ -22,7 +22,10 @@ import (
 const rateLimitPolicy = `"client"`
 
 // rateLimited is a request past its client's quota.
-type rateLimited struct{ u models.ClientTokenUse }
+type rateLimited struct {
+	u   models.ClientTokenUse
+	who string // "" for an OAuth client
+}
 
 func (e rateLimited) Error() string { return "rate limit exceeded" }
 
@@ -35,9 +38,25 @@ func setRateLimit(c *fiber.Ctx, u *models.ClientTokenUse) {
 // answer is 429 rate_limited with Retry-After and the header fields.
 func (e rateLimited) answer(c *fiber.Ctx) error {
 	wait := strconv.Itoa(e.u.ResetSeconds)
+	who := e.who
+	if who == "" {
+		who = "This OAuth client"
+	}
 	return jsonapi.NewError(fiber.StatusTooManyRequests, "rate_limited",
-		fmt.Sprintf("This OAuth client may make %d requests a minute; try again in %s seconds.", e.u.Limit, wait)).
+		fmt.Sprintf("%s may make %d requests a minute; try again in %s seconds.", who, e.u.Limit, wait)).
 		WithHeader(fiber.HeaderRetryAfter, wait).
 		WithHeader("RateLimit-Policy", fmt.Sprintf("%s;q=%d;w=60", rateLimitPolicy, e.u.Limit)).
 		WithHeader("RateLimit", fmt.Sprintf("%s;r=0;t=%s", rateLimitPolicy, wait))
+}
+
+// LimitRequest is the rate limit of another holder of a quota counted as a
+// client's is (models.ClientTokenUse: a preview link's): it sets the
+// header fields on c and answers 429 rate_limited past the quota; who
+// names the holder in the detail ("This preview link").
+func LimitRequest(c *fiber.Ctx, u *models.ClientTokenUse, who string) error {
+	if u.Used > u.Limit {
+		return rateLimited{u: *u, who: who}.answer(c)
+	}
+	setRateLimit(c, u)
+	return nil
 }

@@ -320,7 +320,7 @@ func (v *verifier) verifyClient(ctx context.Context, pr *Principal) (*Principal,
 		return nil, invalidToken{"The access token has been revoked."}
 	}
 	if u.Used > u.Limit {
-		return nil, rateLimited{u}
+		return nil, rateLimited{u: u}
 	}
 	pr.Role, pr.Usage = u.Role, &u
 	return pr, nil

@@ -24,6 +24,9 @@ func (d *draftIDs) Set(v string) error { *d = append(*d, v); return nil }
 
 // runClient runs an editor command (package cli) against the API.
 func runClient(ctx context.Context, name string, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	if name == "release preview" {
+		return runReleasePreview(ctx, args, getenv, stdin, stdout, stderr)
+	}
 	var api string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -113,4 +116,25 @@ func configDir(getenv config.Getenv) string {
 		return filepath.Join(d, "pressroom")
 	}
 	return ""
+}
+
+// runReleasePreview runs `pressroom release preview [--expires-in D] ID`:
+// a preview link of the release, its url printed (docs/releases.md, "Preview links").
+func runReleasePreview(ctx context.Context, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	var api string
+	var expiresIn time.Duration
+	fs := flag.NewFlagSet("release preview", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&api, "api", "", "the API's base URL")
+	fs.DurationVar(&expiresIn, "expires-in", 0, "how long the link works (default 7 days, at most 30)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("release preview: %v", err)}
+	}
+	if fs.NArg() != 1 {
+		return usageError{"release preview: name one release id"}
+	}
+	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
+	_, err := clicmd.ReleasePreview(ctx, o, clicmd.PreviewOptions{Release: fs.Arg(0), ExpiresIn: expiresIn})
+	return err
 }

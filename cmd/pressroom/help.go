@@ -163,6 +163,23 @@ Examples:
   pressroom upload --api https://api.example.com *.png
   PRESSROOM_TOKEN=eyJ… pressroom upload logo.gif > urls.txt
 `},
+	{name: "release preview", synopsis: "release preview [--api URL] [--expires-in D] RELEASE_ID", summary: "make a preview link of a release and print its url", client: true, help: `
+Makes a preview link of the release (POST /preview-links, docs/releases.md, "Preview links")
+and prints its url on stdout. Anyone with the url sees the site as the release
+would make it, read-only and without an account, until the link expires, is
+revoked (DELETE /preview-links/ID), or the release is published or cancelled.
+The url is shown this once: the server keeps only its token's hash.
+
+Flags (before the release id):
+  --api URL        the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  --expires-in D   how long the link works (default 7 days, at most 720h)
+
+Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
+
+Examples:
+  pressroom release preview 0192f3c4-…
+  pressroom release preview --expires-in 48h 0192f3c4-… | pbcopy
+`},
 	{name: "publish", synopsis: "publish [--api URL] [--mine | --all [--yes] | --draft ID ...] [-m COMMENT]", summary: "list pending drafts; publish yours, some or all", client: true, help: `
 Without --mine, --all or --draft, lists the site's pending drafts, newest
 first: id, when it last changed, its author, and one line saying what it

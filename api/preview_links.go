@@ -1,0 +1,179 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
+)
+
+// Preview links (issue 29 §3, docs/releases.md "Preview links"): GET and
+// POST /preview-links, GET and DELETE /preview-links/:id. Anyone who may
+// read the site sees the site's links (never their tokens); authors and
+// up (PermEdit) make and revoke them. What a link serves is
+// preview_gate.go.
+
+type previewLinkAttributes struct {
+	// URL and Token are only in the answer that made the link (201); null
+	// ever after: only the token's hash is stored.
+	URL        *string `json:"url"`
+	Token      *string `json:"token"`
+	ExpiresAt  string  `json:"expires-at" oas:"date-time"`
+	LastUsedAt *string `json:"last-used-at" oas:"date-time"`
+	UsesCount  int64   `json:"uses-count"`
+	CreatedAt  string  `json:"created-at" oas:"date-time"`
+}
+
+// previewLinkRequest is what POST /preview-links accepts.
+type previewLinkRequest struct {
+	ExpiresAt *string `json:"expires-at" oas:"date-time"`
+	// Read-only, accepted only to be refused with a pointer at them.
+	URL        any `json:"url"`
+	Token      any `json:"token"`
+	LastUsedAt any `json:"last-used-at"`
+	UsesCount  any `json:"uses-count"`
+	readOnlyTimestamps
+}
+
+// previewLinkFields are the validated attributes: when the link expires.
+type previewLinkFields struct{ expiresAt time.Time }
+
+func (r previewLinkRequest) validate(sent map[string]bool, _ bool) (f previewLinkFields, err error) {
+	if err = checkReadOnly(sent, "url", "token", "last-used-at", "uses-count"); err != nil {
+		return f, err
+	}
+	now := time.Now()
+	f.expiresAt = now.Add(models.PreviewLinkDefaultTTL)
+	if !sent["expires-at"] {
+		return f, nil
+	}
+	bad := invalidAttr("expires-at", "invalid_expires_at", "expires-at must be an RFC 3339 time in the future, at most 30 days ahead.")
+	if r.ExpiresAt == nil {
+		return f, bad
+	}
+	t, perr := time.Parse(time.RFC3339Nano, *r.ExpiresAt)
+	if perr != nil || !t.After(now) || t.After(now.Add(models.PreviewLinkMaxTTL)) {
+		return f, bad
+	}
+	f.expiresAt = t
+	return f, nil
+}
+
+func previewLinkSpec(collection bool) QuerySpec {
+	s := QuerySpec{Fields: fieldsOf("preview-links"), Includes: includesOf("preview-links")}
+	if collection {
+		s.Collection = true
+		s.Sorts = map[string]string{"created-at": "created_at"}
+		s.DefaultSort = models.OrderNewest
+	}
+	return s
+}
+
+type previewLinksHandler struct {
+	db    *bun.DB
+	links links
+	cat   *catalog
+}
+
+// previewURL is the url of the link with token: reads go below it.
+func (l links) previewURL(token string) string { return l.base + previewPrefix + token }
+
+// resource renders pl; token is the link's token when this answer made it.
+func (h previewLinksHandler) resource(pl *models.PreviewLink, token *string) *jsonapi.Resource {
+	p := "/preview-links/" + pl.ID.String()
+	a := previewLinkAttributes{ExpiresAt: timestamp(pl.ExpiresAt), UsesCount: pl.UsesCount, CreatedAt: timestamp(pl.CreatedAt)}
+	if pl.LastUsedAt != nil {
+		s := timestamp(*pl.LastUsedAt)
+		a.LastUsedAt = &s
+	}
+	if token != nil {
+		u := h.links.previewURL(*token)
+		a.URL, a.Token = &u, token
+	}
+	release := pl.ReleaseID.String()
+	var user *string
+	if pl.UserID != nil {
+		s := pl.UserID.String()
+		user = &s
+	}
+	return &jsonapi.Resource{Type: "preview-links", ID: pl.ID.String(), Links: h.links.self(p), Attributes: a,
+		Relationships: map[string]*jsonapi.Relationship{
+			"release": h.links.relationship(p, "release", jsonapi.ToOne("releases", &release)),
+			"user":    h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
+		}}
+}
+
+func (h previewLinksHandler) rows(token *string) rowRenderer[models.PreviewLink] {
+	return rowRenderer[models.PreviewLink]{cat: h.cat, render: renderEach(func(pl *models.PreviewLink) *jsonapi.Resource {
+		return h.resource(pl, token)
+	})}
+}
+
+func (h previewLinksHandler) load(c *fiber.Ctx) (*models.PreviewLink, error) {
+	return loadByID(c, h.db, "preview link", models.FindPreviewLink)
+}
+
+// create serves POST /preview-links: the answer shows the url and the
+// token, once.
+func (h previewLinksHandler) create(c *fiber.Ctx) error {
+	req, err := readCreate[previewLinkRequest, previewLinkFields](c, previewLinkSpec(false), "preview-links", relNames{writable: []string{"release"}, readOnly: []string{"user"}})
+	if err != nil {
+		return err
+	}
+	release, err := readRequiredToOne(req.data.Relationships, "release", "releases", "release", "release the link shows")
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	var pl *models.PreviewLink
+	var token string
+	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		pl, token, err = models.CreatePreviewLink(ctx, tx, pr.SiteID, release, models.Person(pr.UserID), req.fields.expiresAt)
+		return err
+	}); err != nil {
+		return err
+	}
+	return h.rows(&token).respondOne(c, req.q, fiber.StatusCreated, pl)
+}
+
+// delete serves DELETE /preview-links/:id: the link stops working at once,
+// on every replica (each request through a link reads its row).
+func (h previewLinksHandler) delete(c *fiber.Ctx) error {
+	id, err := idParam(c, "preview link")
+	if err != nil {
+		return err
+	}
+	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		return models.RevokePreviewLink(ctx, tx, siteOf(c), id)
+	}); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// registerPreviewLinkRoutes registers /preview-links.
+func registerPreviewLinkRoutes(r routes) {
+	h := previewLinksHandler{db: r.deps.DB, links: r.links, cat: r.cat}
+	r.get("/preview-links", models.PermRead, h.rows(nil).list(previewLinkSpec(true), r.links, "/preview-links", r.deps.DB, models.ListPreviewLinks))
+	r.post("/preview-links", models.PermEdit, h.create)
+	r.get("/preview-links/:id", models.PermRead, h.rows(nil).get(previewLinkSpec(false), h.load))
+	r.delete("/preview-links/:id", models.PermEdit, h.delete)
+	r.cat.add(&resourceType{typ: "preview-links", what: "preview link",
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			rows, err := models.PreviewLinksByIDs(ctx, h.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]*jsonapi.Resource, len(rows))
+			for i := range rows {
+				out[i] = h.resource(&rows[i], nil)
+			}
+			return out, nil
+		}})
+}
