@@ -50,7 +50,7 @@ var resourceDocs = map[string]resourceDoc{
 	"webhooks":           {"a webhook", "A receiver URL the site's events are delivered to, signed (Standard Webhooks)."},
 	"webhook-deliveries": {"a webhook delivery", "One event's delivery to a webhook, with its attempts."},
 	"oauth-clients":      {"an OAuth client", "An integration client of the site: it gets access tokens with the client_credentials grant and acts as itself, with its role and its own rate limit. The secret is only in the answer to POST."},
-	"audit-events":       {"an audit event", "One change, publish, sign-in, failed sign-in or token refresh of the site: who (user, null for an integration client), what (action, the record), from where (request-id, client-address), when, and for writes the names of the attributes sent (never values). Read-only; admins only."},
+	"audit-events":       {"an audit event", "One change, publish, sign-in, failed sign-in or token refresh of the site: who (user, null for an integration client; oauth-client, null for a person), what (action, the record), from where (request-id, client-address), when, and for writes the names of the attributes sent (never values). Read-only; admins only."},
 	"memberships":        {"a membership", "A user's role in the site (viewer, author, editor, admin), narrowed to a section by path-prefix; admins only. POST adds an existing user by email or creates one: then, once, meta.password-setup-url is the link where the new member sets a password (72 hours, one use). The site's last admin cannot be removed or demoted (409 last_admin); a role change or removal holds from the member's next request, and a removal revokes the member's tokens of the site."},
 }
 

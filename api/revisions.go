@@ -203,7 +203,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return jsonapi.BadRequest("invalid_idempotency_key", "Idempotency-Key is at most 200 characters.").AtHeader("Idempotency-Key")
 	}
 	if key != "" {
-		prev, err := drafts.RevisionByKey(ctx, h.db, pr.SiteID, pr.UserID, key)
+		prev, err := drafts.RevisionByKey(ctx, h.db, pr.SiteID, pr.UserID, pr.ClientID, key)
 		if err != nil {
 			return err
 		}
@@ -220,8 +220,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return h.revert(c, q, req, key)
 	}
 	publishAt := req.publishAt
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments, Status: drafts.Publishing,
-		DraftIDs: req.drafts}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), OAuthClientID: actingClient(pr),
+		Comments: req.comments, Status: drafts.Publishing, DraftIDs: req.drafts}
 	if !publishAt.IsZero() {
 		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
 	}
@@ -248,6 +248,16 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	}
 	h.startPublish(ctx, rev)
 	return h.respondAfterWait(c, q, rev.ID)
+}
+
+// actingClient is the integration client a revision is posted by: pr's
+// client when its token names no person, else nil.
+func actingClient(pr *oauth.Principal) *string {
+	if pr.UserID != uuid.Nil || pr.ClientID == "" {
+		return nil
+	}
+	id := pr.ClientID
+	return &id
 }
 
 // startPublish starts the committed revision's publish workflow and marks
@@ -280,7 +290,8 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, req *publishRequest, ke
 		return &models.Error{Kind: models.ErrForbidden, Meta: map[string]any{"permission": string(models.PermPublish)},
 			Detail: "Rolling back needs the permission \"publish\" for the whole site; yours covers " + *pr.PathPrefix + " only."}
 	}
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), OAuthClientID: actingClient(pr),
+		Comments: req.comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}

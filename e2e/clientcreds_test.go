@@ -153,3 +153,38 @@ func TestIntegrationClientRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationClientIdempotencyKey: a client's Idempotency-Key is
+// remembered per client (its token names no person): the same POST
+// /revisions twice with one key gives one revision; another client, or a
+// person, using the same key gets a revision of its own.
+func TestIntegrationClientIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	_, clientID, secret := admin.createClient("Builder", models.RoleEditor, 0)
+	bot := &editor{t: t, s: s, token: s.clientToken(t, clientID, secret)}
+	_, otherID, otherSecret := admin.createClient("Other", models.RoleEditor, 0)
+	other := &editor{t: t, s: s, token: s.clientToken(t, otherID, otherSecret)}
+	post := func(e *editor, draft string) *doc {
+		t.Helper()
+		body := map[string]any{"data": map[string]any{"type": "revisions", "relationships": map[string]any{"drafts": map[string]any{"data": []any{map[string]any{"type": "drafts", "id": draft}}}}}}
+		return s.callWith(t, e.token, http.MethodPost, "/revisions", body, "Idempotency-Key", "build-42")
+	}
+	_, draft := bot.page("Built", "built", "")
+	first, second := post(bot, draft), post(bot, draft)
+	if first.Status != 201 || second.Status != 201 || first.resource(t).ID != second.resource(t).ID {
+		t.Fatalf("the client's retry: %d %s / %d %s, want one revision", first.Status, first.Raw, second.Status, second.Raw)
+	}
+	if d := admin.do(http.MethodGet, "/revisions", nil); len(resources(t, d)) != 1 {
+		t.Errorf("GET /revisions after the retry: %s, want one revision", d.Raw)
+	}
+	_, draft2 := other.page("Other", "other", "")
+	if d := post(other, draft2); d.Status != 201 || d.resource(t).ID == first.resource(t).ID {
+		t.Errorf("another client's POST with the same key = %d %s, want a revision of its own", d.Status, d.Raw)
+	}
+	_, draft3 := admin.page("Mine", "mine", "")
+	if d := post(admin, draft3); d.Status != 201 || d.resource(t).ID == first.resource(t).ID {
+		t.Errorf("a person's POST with the same key = %d %s, want a revision of its own", d.Status, d.Raw)
+	}
+}

@@ -43,6 +43,6 @@ var Relationships = map[string]map[string]Linkage{
 	"webhooks":           {"deliveries": toMany("webhook-deliveries")},
 	"webhook-deliveries": {"webhook": toOne("webhooks")},
 	"oauth-clients":      {},
-	"audit-events":       {"user": toOne("users")},
+	"audit-events":       {"user": toOne("users"), "oauth-client": toOne("oauth-clients")},
 	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
 }
