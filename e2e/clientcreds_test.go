@@ -188,3 +188,56 @@ func TestIntegrationClientIdempotencyKey(t *testing.T) {
 		t.Errorf("a person's POST with the same key = %d %s, want a revision of its own", d.Status, d.Raw)
 	}
 }
+
+// TestIntegrationClientIdentity: introspection of a client token says
+// active, with the client, its site and its role's permissions as scope;
+// GET /users/me answers 200 with data null and the client in meta; a
+// deleted client's token is inactive.
+func TestIntegrationClientIdentity(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	id, clientID, secret := admin.createClient("Reader", models.RoleViewer, 0)
+	token := s.clientToken(t, clientID, secret)
+	introspect := func() map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/introspect", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(clientID), url.QueryEscape(secret))
+		resp, err := s.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != 200 && resp.StatusCode != 401 {
+			t.Fatalf("introspection = %d %v", resp.StatusCode, out)
+		}
+		return out
+	}
+	got := introspect()
+	if got["active"] != true || got["client_id"] != clientID || got["sub"] != clientID || got["site_id"] != s.Site.ID.String() ||
+		got["scope"] != "read" || got["role"] != "viewer" {
+		t.Errorf("introspection of a client token: %v; want active, client_id and sub %s, site_id %s, scope read, role viewer", got, clientID, s.Site.ID)
+	}
+	d := s.call(t, token, http.MethodGet, "/users/me", nil)
+	var me struct {
+		Data json.RawMessage
+		Meta struct {
+			OAuthClient map[string]any `json:"oauth-client"`
+			Memberships []any
+		}
+	}
+	_ = json.Unmarshal(d.Raw, &me)
+	if d.Status != 200 || string(me.Data) != "null" || me.Meta.OAuthClient["id"] != id || me.Meta.OAuthClient["client-id"] != clientID ||
+		me.Meta.OAuthClient["role"] != "viewer" || me.Meta.OAuthClient["name"] != "Reader" || me.Meta.Memberships == nil {
+		t.Errorf("GET /users/me with a client token = %d %s: want 200, data null, the client in meta", d.Status, d.Raw)
+	}
+	if d := admin.do(http.MethodDelete, "/oauth-clients/"+id, nil); d.Status != 204 {
+		t.Fatalf("DELETE /oauth-clients = %d %s", d.Status, d.Raw)
+	}
+	if got := introspect(); got["active"] == true {
+		t.Errorf("introspection after the client's deletion: %v, want inactive (or the client refused)", got)
+	}
+}
