@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -239,5 +240,48 @@ func TestIntegrationClientIdentity(t *testing.T) {
 	}
 	if got := introspect(); got["active"] == true {
 		t.Errorf("introspection after the client's deletion: %v, want inactive (or the client refused)", got)
+	}
+}
+
+// TestIntegrationClientRateLimitInParallel: parallel requests of one client
+// past its limit: exactly the limit pass (the count is one row's UPDATE),
+// the rest are 429.
+func TestIntegrationClientRateLimitInParallel(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	const limit, sent = 5, 16
+	_, clientID, secret := admin.createClient("Parallel", models.RoleViewer, limit)
+	token := s.clientToken(t, clientID, secret)
+	if left := 60 - time.Now().Second(); left < 20 { // one calendar minute for the burst
+		time.Sleep(time.Duration(left+1) * time.Second)
+	}
+	statuses := make(chan int, sent)
+	var wg sync.WaitGroup
+	for range sent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/pages", nil)
+			req.Header.Set("Accept", "application/vnd.api+json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := s.http.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for st := range statuses {
+		got[st]++
+	}
+	if got[200] != limit || got[429] != sent-limit {
+		t.Errorf("%d parallel requests with a limit of %d: %v, want %d × 200 and %d × 429", sent, limit, got, limit, sent-limit)
 	}
 }
