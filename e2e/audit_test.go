@@ -3,10 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -375,4 +378,53 @@ func TestAuditNamesTheClient(t *testing.T) {
 	if len(gone) != len(events) || !gone[0].ClientNull || gone[0].ClientID != clientID {
 		t.Errorf("after the delete: %d events by client-id, %+v; want %d, data null, client-id %s", len(gone), gone, len(events), clientID)
 	}
+}
+
+// TestAuditManyConcurrentWriters: more concurrent writers (32) than the
+// API's database connections (models.DefaultMaxConns, 20) on the audited
+// write path all succeed, each with its one audit event.
+func TestAuditManyConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	const writers = 32
+	errs := make(chan string, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slug := fmt.Sprintf("concurrent-%d", i)
+			d := s.callQuiet(admin.token, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+				"attributes": map[string]any{"title": slug, "slug": slug}}})
+			if d != 201 {
+				errs <- fmt.Sprintf("%s: %d", slug, d)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a concurrent POST /pages failed: %s", e)
+	}
+	if got, _ := s.auditEvents(t, admin.token, "?filter[action]=pages.create&page[size]=100"); len(got) != writers {
+		t.Errorf("%d pages.create events, want %d", len(got), writers)
+	}
+}
+
+// callQuiet sends a JSON:API request from any goroutine and answers its
+// status (0 when it could not be sent).
+func (s *system) callQuiet(token, method, path string, body any) int {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/vnd.api+json")
+	req.Header.Set("Accept", "application/vnd.api+json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
