@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -32,7 +33,7 @@ type auditEventAttributes struct {
 
 // auditFilters are the query parameters GET /audit-events takes beyond
 // fields: its filters and its cursor page.
-var auditFilters = []string{"filter[user]", "filter[item]", "filter[action]", "filter[created-at][gte]", "filter[created-at][lt]",
+var auditFilters = []string{"filter[user]", "filter[oauth-client]", "filter[item]", "filter[action]", "filter[created-at][gte]", "filter[created-at][lt]",
 	"page[after]", "page[size]"}
 
 func auditEventSpec() QuerySpec {
@@ -58,8 +59,25 @@ func (h auditEventsHandler) resource(e *models.AuditEvent) *jsonapi.Resource {
 	return &jsonapi.Resource{Type: "audit-events", ID: e.ID.String(), Links: h.links.self(p),
 		Attributes: auditEventAttributes{Action: e.Action, ItemType: e.ItemType, ItemID: e.ItemID, Changed: changed,
 			RequestID: e.RequestID, ClientAddress: e.ClientAddress, CreatedAt: timestamp(e.CreatedAt)},
-		Relationships: map[string]*jsonapi.Relationship{"user": h.links.relationship(p, "user", jsonapi.ToOne("users", user))},
+		Relationships: map[string]*jsonapi.Relationship{"user": h.links.relationship(p, "user", jsonapi.ToOne("users", user)),
+			"oauth-client": h.clientRelationship(p, e)},
 	}
+}
+
+// clientRelationship is an event's oauth-client: the integration client
+// that acted (null for a person), with its client-id in meta, which names
+// it even once the client is deleted (the linkage is then null).
+func (h auditEventsHandler) clientRelationship(p string, e *models.AuditEvent) *jsonapi.Relationship {
+	var id *string
+	if e.SiteClientID != nil {
+		s := e.SiteClientID.String()
+		id = &s
+	}
+	rel := h.links.relationship(p, "oauth-client", jsonapi.ToOne("oauth-clients", id))
+	if e.OAuthClientID != nil {
+		rel.Meta = map[string]any{"client-id": *e.OAuthClientID}
+	}
+	return rel
 }
 
 // list serves GET /audit-events.
@@ -128,6 +146,16 @@ func auditFilterOf(v url.Values) (models.AuditFilter, error) {
 		}
 		f.UserID = &id
 	}
+	if s := v.Get("filter[oauth-client]"); s != "" {
+		if len(s) > 200 {
+			return f, jsonapi.BadRequest("invalid_filter", "filter[oauth-client] must be an OAuth client's id or client-id.").AtParameter("filter[oauth-client]")
+		}
+		if id, err := uuid.Parse(s); err == nil {
+			f.SiteClientID = &id
+		} else {
+			f.OAuthClientID = s
+		}
+	}
 	if s := v.Get("filter[item]"); s != "" {
 		typ, id, ok := strings.Cut(s, ":")
 		if !ok || typ == "" || id == "" {
@@ -167,5 +195,12 @@ func registerAuditRoutes(r routes) {
 	rows := rowRenderer[models.AuditEvent]{render: renderEach(h.resource), cat: r.cat}
 	r.get("/audit-events", models.PermMemberships, h.list)
 	r.get("/audit-events/:id", models.PermMemberships, rows.get(QuerySpec{Fields: fieldsOf("audit-events")}, h.load))
-	r.cat.add(&resourceType{typ: "audit-events", what: "audit event", fetch: byIDs(h.db, h.resource)})
+	r.cat.add(&resourceType{typ: "audit-events", what: "audit event",
+		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
+			rows, err := models.AuditEventsByIDs(ctx, h.db, siteID, ids)
+			if err != nil {
+				return nil, err
+			}
+			return renderEach(h.resource)(ctx, siteID, rows)
+		}})
 }

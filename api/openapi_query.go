@@ -92,6 +92,7 @@ func probeQuery(app *fiber.App, h fiber.Handler) (spec QuerySpec, ok bool) {
 // extraParams describe QuerySpec.Extra parameters, by name.
 var extraParams = map[string]map[string]any{
 	"filter[user]":            {"description": "Only events by this user (a user id).", "schema": map[string]any{"type": "string", "format": "uuid"}},
+	"filter[oauth-client]":    {"description": "Only events by this integration client: its oauth-clients id, or its client-id (which still names a deleted client).", "schema": map[string]any{"type": "string", "example": "0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b"}},
 	"filter[item]":            {"description": "Only events about this record: type:id, such as pages:0b7c….", "schema": map[string]any{"type": "string", "example": "pages:0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b"}},
 	"filter[action]":          {"description": "Only events of this action, such as pages.update or auth.sign-in-failed.", "schema": map[string]any{"type": "string", "example": "pages.update"}},
 	"filter[created-at][gte]": {"description": "Only events at or after this time (RFC 3339).", "schema": map[string]any{"type": "string", "format": "date-time"}},

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -113,13 +114,8 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			}
 			q.Fields[m[2]] = set
 		case name == "filter[q]" && spec.Collection && spec.Search != "":
-			terms, err := searchTerms(v)
-			if err != nil {
+			if err := q.parseSearch(siteOf(c), v); err != nil {
 				return nil, err
-			}
-			q.search = &models.Search{SiteID: siteOf(c), Type: spec.Search, Terms: terms}
-			if spec.Search == searchEveryType {
-				q.search.Type = ""
 			}
 		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
 			q.filters[m[2]] = v
@@ -153,6 +149,20 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		q.search.Drafted = q.Include["draft"]
 	}
 	return q, nil
+}
+
+// parseSearch reads filter[q] of a list that takes it: the words to
+// search the site's records of the spec's type (every type for /search).
+func (q *Query) parseSearch(siteID uuid.UUID, v string) error {
+	terms, err := searchTerms(v)
+	if err != nil {
+		return err
+	}
+	q.search = &models.Search{SiteID: siteID, Type: q.spec.Search, Terms: terms}
+	if q.spec.Search == searchEveryType {
+		q.search.Type = ""
+	}
+	return nil
 }
 
 // searchTerms reads filter[q]: words, bounded (models.SearchTerms).

@@ -222,7 +222,7 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return jsonapi.BadRequest("invalid_idempotency_key", "Idempotency-Key is at most 200 characters.").AtHeader("Idempotency-Key")
 	}
 	if key != "" {
-		prev, err := drafts.RevisionByKey(ctx, h.db, pr.SiteID, pr.UserID, key)
+		prev, err := drafts.RevisionByKey(ctx, h.db, pr.SiteID, pr.UserID, pr.ClientID, key)
 		if err != nil {
 			return err
 		}
@@ -239,8 +239,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 		return h.revert(c, q, req, key)
 	}
 	publishAt := req.publishAt
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments, Status: drafts.Publishing,
-		DraftIDs: req.drafts}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), OAuthClientID: actingClient(pr),
+		Comments: req.comments, Status: drafts.Publishing, DraftIDs: req.drafts}
 	if !publishAt.IsZero() {
 		rev.Status, rev.PublishAt = drafts.Scheduled, &publishAt
 	}
@@ -282,6 +282,16 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 	return h.respondAfterWait(c, q, rev.ID)
 }
 
+// actingClient is the integration client a revision is posted by: pr's
+// client when its token names no person, else nil.
+func actingClient(pr *oauth.Principal) *string {
+	if pr.UserID != uuid.Nil || pr.ClientID == "" {
+		return nil
+	}
+	id := pr.ClientID
+	return &id
+}
+
 // startPublish starts the committed revision's publish workflow and marks
 // it started (docs/architecture.md, "From a commit to a workflow"). A start
 // that fails leaves the revision to the worker's commit sweep, which starts
@@ -312,7 +322,8 @@ func (h revisionsHandler) revert(c *fiber.Ctx, q *Query, req *publishRequest, ke
 		return &models.Error{Kind: models.ErrForbidden, Meta: map[string]any{"permission": string(models.PermPublish)},
 			Detail: "Rolling back needs the permission \"publish\" for the whole site; yours covers " + *pr.PathPrefix + " only."}
 	}
-	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), Comments: req.comments}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(pr.SiteID), UserID: models.Person(pr.UserID), OAuthClientID: actingClient(pr),
+		Comments: req.comments}
 	if key != "" {
 		rev.IdempotencyKey = &key
 	}

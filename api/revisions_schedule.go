@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/workflows"
 )
@@ -69,6 +70,14 @@ func (h revisionsHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A section's editor moves only a revision whose closure lies in the
+	// section (as POST /revisions checks it, with its drafts locked: a
+	// transaction of its own that writes nothing, so no audit event).
+	if err := h.db.RunInTx(c.UserContext(), nil, func(ctx context.Context, tx bun.Tx) error {
+		return h.engine.CheckPublishable(ctx, tx, rev.SiteID, sectionOf(oauth.PrincipalOf(c)), rev.DraftIDs)
+	}); err != nil {
+		return err
+	}
 	if err := h.updateWorkflow(c.UserContext(), rev, workflows.MovePublishAtUpdate, at); err != nil {
 		return err
 	}
@@ -93,6 +102,11 @@ func (h revisionsHandler) cancel(c *fiber.Ctx) error {
 	var rev *drafts.Revision
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if rev, err = drafts.LockScheduled(ctx, tx, siteOf(c), id); err != nil {
+			return err
+		}
+		// A section's editor cancels only a revision whose closure lies
+		// in the section.
+		if err := h.engine.CheckPublishable(ctx, tx, rev.SiteID, sectionOf(oauth.PrincipalOf(c)), rev.DraftIDs); err != nil {
 			return err
 		}
 		return drafts.Cancel(ctx, tx, rev)

@@ -34,6 +34,9 @@ func (h usersHandler) resource(u *models.User) *jsonapi.Resource {
 // path-prefix), so a client can offer to sign in to another.
 func (h usersHandler) me(c *fiber.Ctx) error {
 	pr := oauth.PrincipalOf(c)
+	if pr.UserID == uuid.Nil {
+		return h.meClient(c, pr)
+	}
 	u, err := models.FindUserByID(c.UserContext(), h.db, pr.UserID)
 	if err != nil {
 		return err
@@ -47,6 +50,18 @@ func (h usersHandler) me(c *fiber.Ctx) error {
 		list[i] = map[string]any{"site-id": m.SiteID.String(), "subdomain-slug": m.Slug, "role": string(m.Role), "path-prefix": m.PathPrefix}
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: h.resource(u), Meta: map[string]any{"memberships": list}})
+}
+
+// meClient serves GET /users/me to an integration client's token, which
+// acts for no person: data null, and the client in meta.oauth-client (its
+// oauth-clients id, client-id, name, role and site), memberships none.
+func (h usersHandler) meClient(c *fiber.Ctx, pr *oauth.Principal) error {
+	sc, err := models.SiteClientOf(c.UserContext(), h.db, pr.SiteID, pr.ClientID)
+	if err != nil {
+		return err
+	}
+	client := map[string]any{"id": sc.ID.String(), "client-id": sc.ClientID, "name": sc.Name, "role": string(sc.Role), "site-id": sc.SiteID.String()}
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: nil, Links: &jsonapi.Links{Self: h.links.base + "/users/me"}, Meta: map[string]any{"oauth-client": client, "memberships": []any{}}})
 }
 
 // registerUserRoutes registers /users/me and /users/:id (within the

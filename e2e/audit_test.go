@@ -3,10 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,10 @@ import (
 type auditEvent struct {
 	ID, Action, ItemType, ItemID, RequestID, ClientAddress, User string
 	Changed                                                      []string
+	// Client is the oauth-client relationship's id, ClientID its
+	// meta.client-id; ClientNull tells its data is null.
+	Client, ClientID string
+	ClientNull       bool
 }
 
 // auditEvents reads one page of GET /audit-events?query as admin token,
@@ -38,8 +45,18 @@ func (s *system) auditEvents(t *testing.T, token, query string) ([]auditEvent, s
 		Links struct{ Next string }
 	}
 	_ = json.Unmarshal(d.Raw, &links)
+	var metas []struct {
+		Relationships struct {
+			OAuthClient struct {
+				Meta struct {
+					ClientID string `json:"client-id"`
+				}
+			} `json:"oauth-client"`
+		}
+	}
+	_ = json.Unmarshal(d.Data, &metas)
 	var out []auditEvent
-	for _, r := range resources(t, d) {
+	for i, r := range resources(t, d) {
 		e := auditEvent{ID: r.ID, Action: str(r.Attributes["action"]), ItemType: str(r.Attributes["item-type"]),
 			ItemID: str(r.Attributes["item-id"]), RequestID: str(r.Attributes["request-id"]), ClientAddress: str(r.Attributes["client-address"])}
 		for _, c := range r.Attributes["changed"].([]any) {
@@ -48,6 +65,14 @@ func (s *system) auditEvents(t *testing.T, token, query string) ([]auditEvent, s
 		var user struct{ ID string }
 		_ = json.Unmarshal(r.Relationships["user"].Data, &user)
 		e.User = user.ID
+		rel, ok := r.Relationships["oauth-client"]
+		if !ok || len(rel.Data) == 0 {
+			t.Fatalf("an audit event without the oauth-client relationship's data: %s", d.Raw)
+		}
+		var client struct{ ID string }
+		_ = json.Unmarshal(rel.Data, &client)
+		e.Client, e.ClientNull = client.ID, string(rel.Data) == "null"
+		e.ClientID = metas[i].Relationships.OAuthClient.Meta.ClientID
 		out = append(out, e)
 	}
 	return out, strings.TrimPrefix(links.Links.Next, s.URL)
@@ -290,4 +315,116 @@ func TestAuditRefresh(t *testing.T) {
 	if !slices.Equal(actions, []string{"auth.refresh", "auth.sign-in"}) {
 		t.Errorf("actions %v, want [auth.refresh auth.sign-in]", actions)
 	}
+}
+
+// TestAuditNamesTheClient: an integration client's grant
+// (auth.client-credentials), a refused grant of it
+// (auth.client-credentials-failed) and its write each name the client in
+// the oauth-client relationship, with user null; a person's event has the
+// relationship's data null; filter[oauth-client] takes the client's
+// resource id or its client-id.
+func TestAuditNamesTheClient(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	id, clientID, secret := admin.createClient("Importer", models.RoleAuthor, 0)
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(clientID), "wrong")
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong client secret: %d, want 401", resp.StatusCode)
+	}
+	bot := &editor{t: t, s: s, token: s.clientToken(t, clientID, secret)}
+	page, _ := bot.page("By the bot", "by-the-bot", "")
+
+	events, _ := s.auditEvents(t, admin.token, "?filter[oauth-client]="+id)
+	var actions []string
+	for _, e := range events {
+		actions = append(actions, e.Action)
+		if e.Client != id || e.ClientID != clientID || e.User != "" {
+			t.Errorf("%s: oauth-client %q (client-id %q), user %q; want %s (%s) and no user", e.Action, e.Client, e.ClientID, e.User, id, clientID)
+		}
+	}
+	want := []string{"pages.create", "auth.client-credentials", "auth.client-credentials-failed"}
+	if !slices.Equal(actions, want) {
+		t.Fatalf("the client's events %v, want %v", actions, want)
+	}
+	if events[0].ItemID != page || events[1].ItemType != "oauth-clients" || events[1].ItemID != id {
+		t.Errorf("items: %s:%s, %s:%s; want pages:%s, oauth-clients:%s", events[0].ItemType, events[0].ItemID, events[1].ItemType, events[1].ItemID, page, id)
+	}
+	if byClientID, _ := s.auditEvents(t, admin.token, "?filter[oauth-client]="+url.QueryEscape(clientID)); len(byClientID) != len(events) {
+		t.Errorf("filter[oauth-client]=<client-id>: %d events, want %d", len(byClientID), len(events))
+	}
+	if none, _ := s.auditEvents(t, admin.token, "?filter[oauth-client]="+uuid.NewString()); len(none) != 0 {
+		t.Errorf("filter[oauth-client] of no client: %d events", len(none))
+	}
+	mine, _ := s.auditEvents(t, admin.token, "?filter[action]=oauth-clients.create")
+	if len(mine) != 1 || !mine[0].ClientNull || mine[0].User == "" || mine[0].ClientID != "" {
+		t.Errorf("a person's event: %+v, want oauth-client data null and a user", mine)
+	}
+	if d := admin.do(http.MethodGet, "/audit-events/"+events[0].ID+"/oauth-client", nil); d.Status != 200 || d.resource(t).ID != id {
+		t.Errorf("GET /audit-events/:id/oauth-client = %d %s, want the client", d.Status, d.Raw)
+	}
+	// A deleted client is still named by its client-id.
+	if d := admin.do(http.MethodDelete, "/oauth-clients/"+id, nil); d.Status != 204 {
+		t.Fatalf("DELETE /oauth-clients = %d %s", d.Status, d.Raw)
+	}
+	gone, _ := s.auditEvents(t, admin.token, "?filter[oauth-client]="+url.QueryEscape(clientID))
+	if len(gone) != len(events) || !gone[0].ClientNull || gone[0].ClientID != clientID {
+		t.Errorf("after the delete: %d events by client-id, %+v; want %d, data null, client-id %s", len(gone), gone, len(events), clientID)
+	}
+}
+
+// TestAuditManyConcurrentWriters: more concurrent writers (32) than the
+// API's database connections (models.DefaultMaxConns, 20) on the audited
+// write path all succeed, each with its one audit event.
+func TestAuditManyConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	const writers = 32
+	errs := make(chan string, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slug := fmt.Sprintf("concurrent-%d", i)
+			d := s.callQuiet(admin.token, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+				"attributes": map[string]any{"title": slug, "slug": slug}}})
+			if d != 201 {
+				errs <- fmt.Sprintf("%s: %d", slug, d)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a concurrent POST /pages failed: %s", e)
+	}
+	if got, _ := s.auditEvents(t, admin.token, "?filter[action]=pages.create&page[size]=100"); len(got) != writers {
+		t.Errorf("%d pages.create events, want %d", len(got), writers)
+	}
+}
+
+// callQuiet sends a JSON:API request from any goroutine and answers its
+// status (0 when it could not be sent).
+func (s *system) callQuiet(token, method, path string, body any) int {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/vnd.api+json")
+	req.Header.Set("Accept", "application/vnd.api+json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }

@@ -558,3 +558,49 @@ func TestCLIPublishMineAndAll(t *testing.T) {
 		t.Errorf("pending after --mine = %s", stdout)
 	}
 }
+
+// TestCLIMembers: pressroom member add, list, role and remove manage the
+// site's team over /memberships; a non-admin gets a clear refusal.
+func TestCLIMembers(t *testing.T) {
+	t.Parallel()
+	build := testsupport.BuildPressroom(t)
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	bin := build()
+	c := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+admin.token)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		stdout, stderr, code := c.run(t, "", args...)
+		if code != want {
+			t.Fatalf("pressroom %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout, stderr)
+		}
+		return stdout + stderr
+	}
+	out := run(0, "member", "add", "-email", "ada@demo.test", "-role", "author", "-name", "Ada")
+	if !strings.Contains(out, "added ada@demo.test as author") || !strings.Contains(out, "password setup link") {
+		t.Errorf("member add printed:\n%s", out)
+	}
+	if out := run(0, "member", "list"); !strings.Contains(out, "ada@demo.test") || !strings.Contains(out, "author") || !strings.Contains(out, "editor@demo.test") {
+		t.Errorf("member list printed:\n%s", out)
+	}
+	if out := run(0, "member", "role", "-role", "editor", "-path-prefix", "/blog/", "ada@demo.test"); !strings.Contains(out, "ada@demo.test is now editor") {
+		t.Errorf("member role printed:\n%s", out)
+	}
+	if out := run(0, "member", "list"); !strings.Contains(out, "/blog/") {
+		t.Errorf("member list after the role change printed:\n%s", out)
+	}
+	if out := run(1, "member", "remove", "editor@demo.test"); !strings.Contains(out, "last_admin") && !strings.Contains(strings.ToLower(out), "last admin") {
+		t.Errorf("removing the last admin printed:\n%s", out)
+	}
+	if out := run(0, "member", "remove", "ada@demo.test"); !strings.Contains(out, "removed ada@demo.test") {
+		t.Errorf("member remove printed:\n%s", out)
+	}
+	if out := run(0, "member", "list"); strings.Contains(out, "ada@demo.test") {
+		t.Errorf("member list after the removal still names ada:\n%s", out)
+	}
+	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
+	other := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+author.token)
+	if stdout, stderr, code := other.run(t, "", "member", "list"); code == 0 || !strings.Contains(stdout+stderr, "memberships") {
+		t.Errorf("an author's member list: exit %d\n%s%s\nwant a refusal naming the permission memberships", code, stdout, stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,5 +152,136 @@ func TestIntegrationClientRateLimit(t *testing.T) {
 		if d := admin.do(http.MethodGet, "/pages", nil); d.Status != 200 || d.Header.Get("RateLimit") != "" {
 			t.Fatalf("a person's GET /pages = %d (RateLimit %q): a person's token is not limited", d.Status, d.Header.Get("RateLimit"))
 		}
+	}
+}
+
+// TestIntegrationClientIdempotencyKey: a client's Idempotency-Key is
+// remembered per client (its token names no person): the same POST
+// /revisions twice with one key gives one revision; another client, or a
+// person, using the same key gets a revision of its own.
+func TestIntegrationClientIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	_, clientID, secret := admin.createClient("Builder", models.RoleEditor, 0)
+	bot := &editor{t: t, s: s, token: s.clientToken(t, clientID, secret)}
+	_, otherID, otherSecret := admin.createClient("Other", models.RoleEditor, 0)
+	other := &editor{t: t, s: s, token: s.clientToken(t, otherID, otherSecret)}
+	post := func(e *editor, draft string) *doc {
+		t.Helper()
+		body := map[string]any{"data": map[string]any{"type": "revisions", "relationships": map[string]any{"drafts": map[string]any{"data": []any{map[string]any{"type": "drafts", "id": draft}}}}}}
+		return s.callWith(t, e.token, http.MethodPost, "/revisions", body, "Idempotency-Key", "build-42")
+	}
+	_, draft := bot.page("Built", "built", "")
+	first, second := post(bot, draft), post(bot, draft)
+	if first.Status != 201 || second.Status != 201 || first.resource(t).ID != second.resource(t).ID {
+		t.Fatalf("the client's retry: %d %s / %d %s, want one revision", first.Status, first.Raw, second.Status, second.Raw)
+	}
+	if d := admin.do(http.MethodGet, "/revisions", nil); len(resources(t, d)) != 1 {
+		t.Errorf("GET /revisions after the retry: %s, want one revision", d.Raw)
+	}
+	_, draft2 := other.page("Other", "other", "")
+	if d := post(other, draft2); d.Status != 201 || d.resource(t).ID == first.resource(t).ID {
+		t.Errorf("another client's POST with the same key = %d %s, want a revision of its own", d.Status, d.Raw)
+	}
+	_, draft3 := admin.page("Mine", "mine", "")
+	if d := post(admin, draft3); d.Status != 201 || d.resource(t).ID == first.resource(t).ID {
+		t.Errorf("a person's POST with the same key = %d %s, want a revision of its own", d.Status, d.Raw)
+	}
+}
+
+// TestIntegrationClientIdentity: introspection of a client token says
+// active, with the client, its site and its role's permissions as scope;
+// GET /users/me answers 200 with data null and the client in meta; a
+// deleted client's token is inactive.
+func TestIntegrationClientIdentity(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	id, clientID, secret := admin.createClient("Reader", models.RoleViewer, 0)
+	token := s.clientToken(t, clientID, secret)
+	introspect := func() map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/introspect", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(clientID), url.QueryEscape(secret))
+		resp, err := s.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != 200 && resp.StatusCode != 401 {
+			t.Fatalf("introspection = %d %v", resp.StatusCode, out)
+		}
+		return out
+	}
+	got := introspect()
+	if got["active"] != true || got["client_id"] != clientID || got["sub"] != clientID || got["site_id"] != s.Site.ID.String() ||
+		got["scope"] != "read" || got["role"] != "viewer" {
+		t.Errorf("introspection of a client token: %v; want active, client_id and sub %s, site_id %s, scope read, role viewer", got, clientID, s.Site.ID)
+	}
+	d := s.call(t, token, http.MethodGet, "/users/me", nil)
+	var me struct {
+		Data json.RawMessage
+		Meta struct {
+			OAuthClient map[string]any `json:"oauth-client"`
+			Memberships []any
+		}
+	}
+	_ = json.Unmarshal(d.Raw, &me)
+	if d.Status != 200 || string(me.Data) != "null" || me.Meta.OAuthClient["id"] != id || me.Meta.OAuthClient["client-id"] != clientID ||
+		me.Meta.OAuthClient["role"] != "viewer" || me.Meta.OAuthClient["name"] != "Reader" || me.Meta.Memberships == nil {
+		t.Errorf("GET /users/me with a client token = %d %s: want 200, data null, the client in meta", d.Status, d.Raw)
+	}
+	if d := admin.do(http.MethodDelete, "/oauth-clients/"+id, nil); d.Status != 204 {
+		t.Fatalf("DELETE /oauth-clients = %d %s", d.Status, d.Raw)
+	}
+	if got := introspect(); got["active"] == true {
+		t.Errorf("introspection after the client's deletion: %v, want inactive (or the client refused)", got)
+	}
+}
+
+// TestIntegrationClientRateLimitInParallel: parallel requests of one client
+// past its limit: exactly the limit pass (the count is one row's UPDATE),
+// the rest are 429.
+func TestIntegrationClientRateLimitInParallel(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	const limit, sent = 5, 16
+	_, clientID, secret := admin.createClient("Parallel", models.RoleViewer, limit)
+	token := s.clientToken(t, clientID, secret)
+	if left := 60 - time.Now().Second(); left < 20 { // one calendar minute for the burst
+		time.Sleep(time.Duration(left+1) * time.Second)
+	}
+	statuses := make(chan int, sent)
+	var wg sync.WaitGroup
+	for range sent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/pages", nil)
+			req.Header.Set("Accept", "application/vnd.api+json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := s.http.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for st := range statuses {
+		got[st]++
+	}
+	if got[200] != limit || got[429] != sent-limit {
+		t.Errorf("%d parallel requests with a limit of %d: %v, want %d × 200 and %d × 429", sent, limit, got, limit, sent-limit)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -343,5 +344,51 @@ func TestMembershipSeveralSites(t *testing.T) {
 	}
 	if got["demo"] != "author" || got["other"] != "viewer" {
 		t.Errorf("memberships = %v, want demo author and other viewer", got)
+	}
+}
+
+// TestRoleSectionScheduleChecksTheClosure: an editor limited to a section
+// may not move or cancel a scheduled revision that touches records outside
+// it (403, and the revision stays as it was), but moves and cancels one of
+// the section's.
+func TestRoleSectionScheduleChecksTheClosure(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	blogEditor := s.member(t, "scheduler@demo.test", models.RoleEditor, "/blog/")
+	blog, blogDraft := admin.page("Blog", "blog", "")
+	admin.mustPublish(blogDraft)
+	_, aboutDraft := admin.page("About", "about", "")
+	at := time.Now().Add(time.Hour)
+	d := admin.schedule(at, aboutDraft)
+	if d.Status != 201 {
+		t.Fatalf("schedule /about = %d %s", d.Status, d.Raw)
+	}
+	outside := d.resource(t).ID
+	if d := blogEditor.do(http.MethodPatch, "/revisions/"+outside, moveBody(outside, at.Add(time.Hour).UTC().Format(time.RFC3339))); d.Status != http.StatusForbidden ||
+		!strings.Contains(d.Errors[0].Detail, aboutDraft) {
+		t.Errorf("section editor moves the revision of /about = %d %s, want 403 naming draft %s", d.Status, d.Raw, aboutDraft)
+	}
+	if d := blogEditor.do(http.MethodDelete, "/revisions/"+outside, nil); d.Status != http.StatusForbidden {
+		t.Errorf("section editor cancels the revision of /about = %d %s, want 403", d.Status, d.Raw)
+	}
+	r := admin.do(http.MethodGet, "/revisions/"+outside, nil).resource(t)
+	if r.Attributes["status"] != "scheduled" || r.Attributes["publish-at"] != at.UTC().Format("2006-01-02T15:04:05.000Z") {
+		t.Errorf("after the refusals the revision is %v at %v, want scheduled at %s", r.Attributes["status"], r.Attributes["publish-at"], at.UTC())
+	}
+	_, postDraft := blogEditor.page("Post", "post", blog)
+	d = blogEditor.schedule(at, postDraft)
+	if d.Status != 201 {
+		t.Fatalf("section editor schedules /blog/post = %d %s", d.Status, d.Raw)
+	}
+	inside := d.resource(t).ID
+	if d := blogEditor.do(http.MethodPatch, "/revisions/"+inside, moveBody(inside, at.Add(time.Hour).UTC().Format(time.RFC3339))); d.Status != 200 {
+		t.Errorf("section editor moves the revision of /blog/post = %d %s, want 200", d.Status, d.Raw)
+	}
+	if d := blogEditor.do(http.MethodDelete, "/revisions/"+inside, nil); d.Status != http.StatusNoContent {
+		t.Errorf("section editor cancels the revision of /blog/post = %d %s, want 204", d.Status, d.Raw)
+	}
+	if d := admin.do(http.MethodDelete, "/revisions/"+outside, nil); d.Status != http.StatusNoContent {
+		t.Errorf("the admin cancels the revision of /about = %d %s, want 204", d.Status, d.Raw)
 	}
 }

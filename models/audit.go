@@ -30,6 +30,9 @@ type AuditEvent struct {
 	RequestID     string     `bun:"request_id,notnull"`
 	ClientAddress string     `bun:"client_address,notnull"`
 	CreatedAt     time.Time  `bun:"created_at,notnull"`
+	// SiteClientID is the oauth-clients resource (site_clients.id) of the
+	// client OAuthClientID names, while it exists (read, never written).
+	SiteClientID *uuid.UUID `bun:"site_client_id,scanonly"`
 }
 
 // Audit is what a request's change will be recorded as: the API fills it
@@ -74,6 +77,14 @@ func (a *Audit) SetActor(siteID, userID *uuid.UUID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.event.SiteID, a.event.UserID = siteID, userID
+}
+
+// SetClient names the site and the integration client the event is
+// about (a client_credentials grant's, known once the client is checked).
+func (a *Audit) SetClient(siteID *uuid.UUID, clientID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.event.SiteID, a.event.OAuthClientID = siteID, &clientID
 }
 
 // SetAction replaces the action (a sign-in that failed).
@@ -184,11 +195,13 @@ func RecordAudit(ctx context.Context, tx bun.IDB) error {
 // fields select everything.
 type AuditFilter struct {
 	UserID        *uuid.UUID
-	OAuthClientID string
-	ItemType      string
-	ItemID        string
-	Action        string
-	From, Before  *time.Time // created_at >= From, < Before
+	OAuthClientID string // the client's client-id
+	// SiteClientID is the client's oauth-clients resource id.
+	SiteClientID *uuid.UUID
+	ItemType     string
+	ItemID       string
+	Action       string
+	From, Before *time.Time // created_at >= From, < Before
 	// After is a cursor (AuditCursor of the last event of the page before).
 	After string
 	Limit int
@@ -227,12 +240,15 @@ func ListAuditEvents(ctx context.Context, db bun.IDB, siteID uuid.UUID, f AuditF
 	if f.Limit <= 0 {
 		return nil, false, fmt.Errorf("list audit events: limit %d is not positive", f.Limit)
 	}
-	q := db.NewSelect().Model(&events).Where("site_id = ?", siteID)
+	q := auditEventQuery(db, &events).Where("site_id = ?", siteID)
 	if f.UserID != nil {
 		q = q.Where("user_id = ?", *f.UserID)
 	}
 	if f.OAuthClientID != "" {
 		q = q.Where("oauth_client_id = ?", f.OAuthClientID)
+	}
+	if f.SiteClientID != nil {
+		q = q.Where("oauth_client_id = (SELECT sc.client_id FROM site_clients sc WHERE sc.id = ? AND sc.site_id = ?)", *f.SiteClientID, siteID)
 	}
 	if f.ItemType != "" {
 		q = q.Where("item_type = ? AND item_id = ?", f.ItemType, f.ItemID)
@@ -262,13 +278,30 @@ func ListAuditEvents(ctx context.Context, db bun.IDB, siteID uuid.UUID, f AuditF
 	return events, false, nil
 }
 
+// auditEventQuery reads audit events with the oauth-clients resource id of
+// the client each names (none for a person, or a deleted client).
+func auditEventQuery(db bun.IDB, rows any) *bun.SelectQuery {
+	return db.NewSelect().Model(rows).ColumnExpr("?TableAlias.*").
+		ColumnExpr("(SELECT sc.id FROM site_clients sc WHERE sc.client_id = ?TableAlias.oauth_client_id) AS site_client_id")
+}
+
 // FindAuditEvent is one audit event of a site.
 func FindAuditEvent(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (*AuditEvent, error) {
 	e := new(AuditEvent)
-	if err := db.NewSelect().Model(e).Where("site_id = ? AND id = ?", siteID, id).Scan(ctx); err != nil {
+	if err := auditEventQuery(db, e).Where("site_id = ? AND id = ?", siteID, id).Scan(ctx); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// AuditEventsByIDs reads the site's audit events ids (those it has).
+func AuditEventsByIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) ([]AuditEvent, error) {
+	var rows []AuditEvent
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	err := auditEventQuery(db, &rows).Where("site_id = ? AND id IN (?)", siteID, bun.In(Unique(ids))).Scan(ctx)
+	return rows, err
 }
 
 // AuditPruneBatch bounds the rows one pruning statement deletes, as

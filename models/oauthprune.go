@@ -20,6 +20,7 @@ type PrunedOAuth struct {
 	LoginAttempts  int `json:"login_attempts"`  // oauth_login_attempts
 	ThrottleCounts int `json:"throttle_counts"` // oauth_login_failures
 	SigningKeys    int `json:"signing_keys"`    // oauth_signing_keys
+	PasswordSetups int `json:"password_setups"` // password_setups
 }
 
 // PruneExpiredOAuth deletes the OAuth provider's rows that expired before
@@ -32,7 +33,9 @@ type PrunedOAuth struct {
 //     their lock ended before cutoff, or they have none and their window
 //     (window long) started before cutoff minus window;
 //   - signing keys dropped from the JWKS before cutoff (their tokens have
-//     all expired).
+//     all expired);
+//   - password setup links (password_setups, docs/auth.md "Managing the
+//     team") that expired before cutoff, used or not.
 //
 // Each of these already counts as absent everywhere it is read (an expired
 // code or token is refused, a stale count is reset), so deleting it changes
@@ -72,6 +75,10 @@ func PruneExpiredOAuth(ctx context.Context, db bun.IDB, cutoff time.Time, window
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 		{"signing keys", &done.SigningKeys, `DELETE FROM oauth_signing_keys WHERE id IN (
 			SELECT id FROM oauth_signing_keys WHERE drop_at < ?0
+			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
+		// An expired link is refused (410) whether its row is there or not.
+		{"password setups", &done.PasswordSetups, `DELETE FROM password_setups WHERE id IN (
+			SELECT id FROM password_setups WHERE expires_at < ?0
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 	}
 	for _, s := range steps {

@@ -48,12 +48,15 @@ var oauthInserts = map[string]string{
 		VALUES (?0, 20, ?1::timestamptz - interval '1 hour', ?1)`,
 	"oauth_signing_keys": `INSERT INTO oauth_signing_keys (id, algorithm, private_pem, retire_at, drop_at)
 		VALUES (?0, 'RS256', 'not a key', ?1::timestamptz - interval '1 day', ?1)`,
+	"password_setups": `INSERT INTO password_setups (id, site_id, user_id, token_hash, expires_at)
+		VALUES (?0::uuid, ?2, ?3, encode(sha256(convert_to(?0, 'UTF8')), 'hex'), ?1)`,
 }
 
 // oauthKeys is the key column of each table (the one ?0 fills).
 var oauthKeys = map[string]string{
 	"oauth_auth_requests": "id", "oauth_access_tokens": "id", "oauth_refresh_tokens": "id",
 	"oauth_login_attempts": "id", "oauth_login_failures": "key", "oauth_signing_keys": "id",
+	"password_setups": "id",
 }
 
 // add writes a row to table expiring at at and returns its key.
@@ -119,13 +122,13 @@ func TestPruneExpiredOAuth(t *testing.T) {
 
 	var calls int
 	got, err := models.PruneExpiredOAuth(ctx, db, now, window, 2, func(models.PrunedOAuth) { calls++ })
-	want := models.PrunedOAuth{AuthRequests: 3, AccessTokens: 3, RefreshTokens: 3, LoginAttempts: 3, ThrottleCounts: 4, SigningKeys: 3}
+	want := models.PrunedOAuth{AuthRequests: 3, AccessTokens: 3, RefreshTokens: 3, LoginAttempts: 3, ThrottleCounts: 4, SigningKeys: 3, PasswordSetups: 3}
 	if err != nil || got != want {
 		t.Fatalf("pruned %+v, %v; want %+v", got, err, want)
 	}
-	// Batches of 2: two statements for 3 rows, three for 4, in 6 tables.
-	if calls != 2*5+3 {
-		t.Errorf("progress called %d times, want 13 (one per statement)", calls)
+	// Batches of 2: two statements for 3 rows, three for 4, in 7 tables.
+	if calls != 2*6+3 {
+		t.Errorf("progress called %d times, want 15 (one per statement)", calls)
 	}
 	for table := range oauthInserts {
 		all := append(append([]string{}, gone[table]...), kept[table]...)

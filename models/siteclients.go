@@ -109,6 +109,38 @@ func SiteClientByClientID(ctx context.Context, db bun.IDB, clientID string) (*Si
 	return sc, nil
 }
 
+// ActiveClientAccessToken reads the integration client clientID's access
+// token id (text, as the provider library passes it) and the client, while
+// the token is unrevoked and unexpired and the client exists; an error
+// (sql.ErrNoRows when it is not active) otherwise.
+func ActiveClientAccessToken(ctx context.Context, db bun.IDB, id, clientID string) (*OAuthAccessToken, *SiteClient, error) {
+	row := new(OAuthAccessToken)
+	err := db.NewSelect().Model(row).
+		Where("id::text = ? AND client_id = ? AND user_id IS NULL AND revoked_at IS NULL AND expires_at > now()", id, clientID).Scan(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := new(SiteClient)
+	if err := siteClientQuery(db, sc).Where("?TableAlias.client_id = ? AND ?TableAlias.site_id = ?", clientID, row.SiteID).Scan(ctx); err != nil {
+		return nil, nil, err
+	}
+	return row, sc, nil
+}
+
+// SiteClientOf finds the site's integration client whose OAuth client id
+// is clientID, with its name (models.NotFound otherwise).
+func SiteClientOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, clientID string) (*SiteClient, error) {
+	sc := new(SiteClient)
+	err := siteClientQuery(db, sc).Where("?TableAlias.client_id = ? AND ?TableAlias.site_id = ?", clientID, siteID).Scan(ctx)
+	if IsNoRows(err) {
+		return nil, NotFound("OAuth client")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find site client %s: %w", clientID, err)
+	}
+	return sc, nil
+}
+
 // DeleteSiteClient deletes the site's integration client id: its OAuth
 // client, and with it (ON DELETE CASCADE) its site row and every token it
 // holds, so its next request is refused.

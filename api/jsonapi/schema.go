@@ -43,7 +43,7 @@ var Relationships = map[string]map[string]Linkage{
 	"webhooks":           {"deliveries": toMany("webhook-deliveries")},
 	"webhook-deliveries": {"webhook": toOne("webhooks")},
 	"oauth-clients":      {},
-	"audit-events":       {"user": toOne("users")},
+	"audit-events":       {"user": toOne("users"), "oauth-client": toOne("oauth-clients")},
 	"memberships":        {"user": toOne("users"), "site": toOne("sites")},
 	"releases":           {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions")},
 	"preview-links":      {"release": toOne("releases"), "user": toOne("users")},

@@ -2,8 +2,11 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/zitadel/oidc/v3/pkg/op"
 
@@ -20,6 +23,11 @@ func (p *Provider) clientCredentialsGrant(ctx context.Context, cr credentials) (
 		return nil, invalidRequest("client_credentials needs client_id and client_secret (HTTP Basic or the form)")
 	}
 	cl, err := p.client(ctx, cr, false)
+	if te := (*tokenError)(nil); errors.As(err, &te) && te.Code == "invalid_client" {
+		if aerr := failedClientGrant(ctx, p.store.db, cr.id); aerr != nil {
+			return nil, aerr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -30,12 +38,20 @@ func (p *Provider) clientCredentialsGrant(ctx context.Context, cr credentials) (
 	case err != nil:
 		return nil, err
 	}
+	clientGranted(ctx, sc)
 	g := &grant{siteID: sc.SiteID, clientID: cl.ID, client: true, authTime: time.Now().UTC(), audience: p.store.audience(cl.ID)}
 	sk, err := p.store.SigningKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	access, err := p.store.insertAccess(ctx, p.store.db, g, nil)
+	// The token and the grant's audit event commit together.
+	var access *accessRow
+	err = p.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if access, err = p.store.insertAccess(ctx, tx, g, nil); err != nil {
+			return err
+		}
+		return models.RecordAudit(ctx, tx)
+	})
 	if err != nil {
 		return nil, err
 	}

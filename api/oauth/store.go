@@ -258,6 +258,9 @@ func (s *Store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, t
 // SetIntrospectionFromToken answers introspection: active only while the
 // token is unrevoked, unexpired and its user exists.
 func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
+	if subject != "" && subject == clientID { // an integration client's (client_credentials)
+		return s.clientIntrospection(ctx, resp, tokenID, subject)
+	}
 	row, err := models.ActiveAccessToken(ctx, s.db, tokenID, subject)
 	if err != nil {
 		// op answers {"active":false} when this returns an error, and
@@ -272,6 +275,31 @@ func (s *Store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intros
 	resp.Expiration = oidc.FromTime(row.ExpiresAt)
 	resp.IssuedAt = oidc.FromTime(row.CreatedAt)
 	resp.Claims = map[string]any{"site_id": row.SiteID.String()}
+	return nil
+}
+
+// clientIntrospection answers introspection of an integration client's
+// token: active while the token is live and the client exists; its scope
+// is the permissions of the client's role (docs/auth.md, "Integration
+// tokens").
+func (s *Store) clientIntrospection(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, clientID string) error {
+	row, sc, err := models.ActiveClientAccessToken(ctx, s.db, tokenID, clientID)
+	if err != nil {
+		return errInactive
+	}
+	perms := models.PermissionsOf(sc.Role)
+	scope := make([]string, len(perms))
+	for i, p := range perms {
+		scope[i] = string(p)
+	}
+	resp.Active = true
+	resp.Subject = clientID
+	resp.ClientID = clientID
+	resp.Scope = scope
+	resp.TokenType = "bearer"
+	resp.Expiration = oidc.FromTime(row.ExpiresAt)
+	resp.IssuedAt = oidc.FromTime(row.CreatedAt)
+	resp.Claims = map[string]any{"site_id": row.SiteID.String(), "role": string(sc.Role)}
 	return nil
 }
 

@@ -41,6 +41,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		publishWait    time.Duration
 		sub            string
 		unstage        bool
+		mo             clicmd.MemberOptions
 	)
 	if name == "release" {
 		if len(args) == 0 {
@@ -66,16 +67,15 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		fs.StringVar(&comment, "m", "", "the revision's comment")
 		fs.DurationVar(&publishWait, "wait", time.Minute, "follow a revision still publishing")
 	case "release":
-		fs.BoolVar(&unstage, "unstage", false, "stage: take the drafts out of the release")
-		fs.StringVar(&comment, "comment", "", "publish: the revision's comment")
-		fs.StringVar(&comment, "m", "", "publish: the revision's comment")
-		fs.DurationVar(&publishWait, "wait", time.Minute, "publish: follow a revision still publishing")
+		releaseFlags(fs, &unstage, &comment, &publishWait)
+	case "member add", "member role":
+		memberFlags(fs, name, &mo)
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	if name != "upload" && name != "release" && fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
+	if err := checkArgs(name, fs, &mo); err != nil {
+		return err
 	}
 	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
@@ -98,8 +98,62 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 		}
 		_, err := clicmd.Publish(ctx, o, clicmd.PublishOptions{All: all, Mine: mine, Yes: yes, Drafts: drafts, Comment: comment, Wait: publishWait})
 		return err
+	case "member list", "member add", "member role", "member remove":
+		return runMember(ctx, o, name, mo)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", name)}
+}
+
+// releaseFlags registers the flags of the release commands.
+func releaseFlags(fs *flag.FlagSet, unstage *bool, comment *string, wait *time.Duration) {
+	fs.BoolVar(unstage, "unstage", false, "stage: take the drafts out of the release")
+	fs.StringVar(comment, "comment", "", "publish: the revision's comment")
+	fs.StringVar(comment, "m", "", "publish: the revision's comment")
+	fs.DurationVar(wait, "wait", time.Minute, "publish: follow a revision still publishing")
+}
+
+// checkArgs checks the arguments left after the flags: one member for
+// member role and remove, files for upload, a release's own for release,
+// none for the rest.
+func checkArgs(name string, fs *flag.FlagSet, mo *clicmd.MemberOptions) error {
+	if name == "member role" || name == "member remove" {
+		if fs.NArg() != 1 {
+			return usageError{name + ": name one member (membership id or e-mail)"}
+		}
+		mo.Member = fs.Arg(0)
+	} else if name != "upload" && name != "release" && fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
+	}
+	return nil
+}
+
+// memberFlags registers the flags of member add and member role.
+func memberFlags(fs *flag.FlagSet, name string, mo *clicmd.MemberOptions) {
+	if name == "member add" {
+		fs.StringVar(&mo.Email, "email", "", "the member's e-mail")
+		fs.StringVar(&mo.Name, "name", "", "a new user's name")
+	}
+	fs.StringVar(&mo.Role, "role", "", "viewer, author, editor or admin")
+	fs.StringVar(&mo.PathPrefix, "path-prefix", "", "the section the role covers (/blog/)")
+}
+
+// runMember runs a member command (docs/auth.md, "Managing the team").
+func runMember(ctx context.Context, o clicmd.Options, name string, mo clicmd.MemberOptions) error {
+	switch name {
+	case "member add":
+		if mo.Email == "" || mo.Role == "" {
+			return usageError{"member add: -email and -role are required"}
+		}
+		return clicmd.MemberAdd(ctx, o, mo)
+	case "member role":
+		if mo.Role == "" {
+			return usageError{"member role: -role is required"}
+		}
+		return clicmd.MemberRole(ctx, o, mo)
+	case "member remove":
+		return clicmd.MemberRemove(ctx, o, mo)
+	}
+	return clicmd.MemberList(ctx, o)
 }
 
 // isTerminal says whether f is a terminal (a person may be asked there).

@@ -235,6 +235,39 @@ Examples:
   pressroom release stage 0192f3c4-… 0192f3d0-… 0192f3d1-…
   pressroom release publish -m "Spring launch" 0192f3c4-…
 `},
+	{name: "member list", synopsis: "member list [--api URL]", summary: "list the site's members and their roles (admins)", client: true, help: `
+Lists the members of the site you are signed in to: membership id, e-mail,
+role, section (path-prefix) and name. Admins only (others get a message
+naming the permission they lack).
+
+Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
+
+Examples:
+  pressroom member list
+`},
+	{name: "member add", synopsis: "member add [--api URL] -email E -role R [-name N] [-path-prefix P]", summary: "add a member to the site by e-mail (admins)", client: true, help: `
+Adds the user with this e-mail to the site with the role (viewer, author,
+editor or admin), narrowed to a section with -path-prefix. A new user is
+created and a one-time password setup link is printed (72 hours, one use).
+
+Examples:
+  pressroom member add -email ada@example.com -role author
+  pressroom member add -email bo@example.com -role editor -path-prefix /blog/
+`},
+	{name: "member role", synopsis: "member role [--api URL] -role R [-path-prefix P] MEMBER", summary: "change a member's role (admins)", client: true, help: `
+Changes the role of MEMBER (a membership id or an e-mail). It holds from the
+member's next request. The last admin of a site cannot be demoted.
+
+Examples:
+  pressroom member role -role viewer ada@example.com
+`},
+	{name: "member remove", synopsis: "member remove [--api URL] MEMBER", summary: "remove a member from the site (admins)", client: true, help: `
+Removes MEMBER (a membership id or an e-mail) from the site; their tokens for
+it stop working at once. The last admin of a site cannot be removed.
+
+Examples:
+  pressroom member remove ada@example.com
+`},
 }
 
 // lookup finds the command args start with and returns it with the

@@ -21,7 +21,10 @@ type Revision struct {
 	bun.BaseModel `bun:"table:revisions,alias:r"`
 
 	models.SiteRecord
-	UserID        *uuid.UUID  `bun:"user_id,type:uuid"`
+	UserID *uuid.UUID `bun:"user_id,type:uuid"`
+	// OAuthClientID is the integration client that posted it, when no
+	// person did (its Idempotency-Key is remembered per client).
+	OAuthClientID *string     `bun:"oauth_client_id"`
 	Comments      string      `bun:"comments,notnull"`
 	Status        string      `bun:"status,notnull"`
 	DraftIDs      []uuid.UUID `bun:"draft_ids,array,notnull"`

@@ -23,11 +23,18 @@ var (
 	FindVersion  = models.Finder[Version]("version")
 )
 
-// RevisionByKey finds the revision a user posted with an Idempotency-Key
-// (nil when there is none).
-func RevisionByKey(ctx context.Context, db bun.IDB, siteID, userID uuid.UUID, key string) (*Revision, error) {
+// RevisionByKey finds the revision a user, or with userID uuid.Nil the
+// integration client clientID, posted with an Idempotency-Key (nil when
+// there is none).
+func RevisionByKey(ctx context.Context, db bun.IDB, siteID, userID uuid.UUID, clientID, key string) (*Revision, error) {
 	rev := new(Revision)
-	err := db.NewSelect().Model(rev).Where("site_id = ? AND user_id = ? AND idempotency_key = ?", siteID, userID, key).Scan(ctx)
+	q := db.NewSelect().Model(rev).Where("site_id = ? AND idempotency_key = ?", siteID, key)
+	if userID != uuid.Nil {
+		q = q.Where("user_id = ?", userID)
+	} else {
+		q = q.Where("user_id IS NULL AND oauth_client_id = ?", clientID)
+	}
+	err := q.Scan(ctx)
 	if models.IsNoRows(err) {
 		return nil, nil
 	}
