@@ -128,6 +128,9 @@ type special struct {
 	pages map[int]string
 }
 
+// historyDoc describes GET /<kind>/:id/versions (docs/history.md).
+const historyDoc = "The record's versions, newest first, one per published change (a deleted record's too, while its versions are kept): event, object-changes, state (the record's attributes and relationships right after the version) and the revision and user. Paged by cursor: follow links.next (page[after]); there is no total and no last page."
+
 // specialRoutes describe every route that is not /{type}[/{id}[/…]] of a
 // type in jsonapi.Relationships, keyed "METHOD /path" as registered.
 var specialRoutes = map[string]special{
@@ -216,6 +219,15 @@ var specialRoutes = map[string]special{
 		description: "Every write, publish, schedule change, rollback, sign-in, failed sign-in and token refresh of the site, newest first (docs/audit.md). Paged by cursor, since the trail grows without bound: follow links.next (page[after]); there is no total and no last page. Admins only."},
 	"GET /revisions/:id/versions": {summary: "The versions a revision published", kind: opMany, typ: "versions",
 		description: "One page of the versions a published revision wrote, one per record it changed: the event and the object's changes."},
+	"GET /pages/:id/versions": {summary: "The page's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
+	"GET /contents/:id/versions": {summary: "The content's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
+	"GET /content-blocks/:id/versions": {summary: "The content block's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
 	"GET /versions/:id": {summary: "One published version", kind: opOne, typ: "versions",
 		description: "A record's change as a revision published it: the event (create, update, delete) and object-changes, [old, new] per attribute."},
 	"DELETE /drafts/:id": {summary: "Revert a draft", kind: opNoContent,
