@@ -188,6 +188,7 @@ func registerResources(r routes) error {
 	registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine)
 	registerRevisionRoutes(r, engine)
+	registerComparisonRoutes(r)
 	registerPublishPlanRoutes(r, engine)
 	registerAuditRoutes(r)
 	if err := registerWebhookRoutes(r); err != nil {

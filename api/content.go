@@ -367,4 +367,7 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 		r.delete("/"+typ+"/:id", models.PermEdit, h.remove)
 		r.cat.add(h.contentType())
 	}
+	// Restoring a version as drafts (version_restore.go): a write of drafts,
+	// as PATCH is.
+	r.post("/versions/:id/restore", models.PermEdit, restorer{db: d.DB, engine: engine, kinds: kinds, drafts: r.drafts}.restore)
 }

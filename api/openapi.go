@@ -33,25 +33,26 @@ import (
 // kinds' attributes are built per kind: they are described from the
 // kind's field declarations (openapi_kinds.go).
 var attributeTypes = map[string]any{
-	"sites":              siteAttributes{},
-	"users":              userAttributes{},
-	"themes":             themeAttributes{},
-	"layouts":            layoutAttributes{},
-	"theme-assets":       themeAssetAttributes{},
-	"drafts":             draftAttributes{},
-	"hyperlinks":         hyperlinkAttributes{},
-	"revisions":          revisionAttributes{},
-	"versions":           versionAttributes{},
-	"upload-signatures":  signatureAttributes{},
-	"asset-uploads":      uploadAttributes{},
-	"assets":             assetAttributes{},
-	"asset-images":       imageAttributes{},
-	"publish-plans":      planAttributes{},
-	"webhooks":           webhookAttributes{},
-	"webhook-deliveries": deliveryAttributes{},
-	"oauth-clients":      oauthClientAttributes{},
-	"audit-events":       auditEventAttributes{},
-	"memberships":        membershipAttributes{},
+	"sites":               siteAttributes{},
+	"users":               userAttributes{},
+	"themes":              themeAttributes{},
+	"layouts":             layoutAttributes{},
+	"theme-assets":        themeAssetAttributes{},
+	"drafts":              draftAttributes{},
+	"hyperlinks":          hyperlinkAttributes{},
+	"revisions":           revisionAttributes{},
+	"versions":            versionAttributes{},
+	"version-comparisons": comparisonAttributes{},
+	"upload-signatures":   signatureAttributes{},
+	"asset-uploads":       uploadAttributes{},
+	"assets":              assetAttributes{},
+	"asset-images":        imageAttributes{},
+	"publish-plans":       planAttributes{},
+	"webhooks":            webhookAttributes{},
+	"webhook-deliveries":  deliveryAttributes{},
+	"oauth-clients":       oauthClientAttributes{},
+	"audit-events":        auditEventAttributes{},
+	"memberships":         membershipAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -228,6 +229,12 @@ var specialRoutes = map[string]special{
 	"GET /content-blocks/:id/versions": {summary: "The content block's history", kind: opMany, typ: "versions",
 		errors:      []string{"invalid_page"},
 		description: historyDoc},
+	"GET /versions/:id/compare/:other": {summary: "Compare two versions of a record", kind: opOne, typ: "version-comparisons",
+		errors:      []string{"different_records"},
+		description: "What changed between version id and version other of the same record (422 different_records otherwise), or, with other = draft, between the version and the record's pending draft (404 without one): changes maps each differing attribute or relationship to [at id, at other], and diff holds a unified line diff of each changed long text (body...). The answer reads again at its links.self."},
+	"POST /versions/:id/restore": {summary: "Restore a version as a draft", kind: opOne, typ: "drafts", status: 201,
+		errors:      []string{"draft_pending", "nothing_to_restore", "path_taken", "draft_in_flight", "drafted_for_deletion"},
+		description: "Drafts the record back to the version's state (a delete's version: the state before it): an update draft for a live record; for a deleted one a create draft under its id, with its contents and blocks as they were (each a create draft, published with it). Nothing goes live until a revision publishes the drafts. 201 with the record's draft (the others in included, meta.drafts counts them). 409 draft_pending when the record has a pending draft, unless replace-draft=true; 409 path_taken with meta.page when another page holds the path."},
 	"GET /versions/:id": {summary: "One published version", kind: opOne, typ: "versions",
 		description: "A record's change as a revision published it: the event (create, update, delete) and object-changes, [old, new] per attribute."},
 	"DELETE /drafts/:id": {summary: "Revert a draft", kind: opNoContent,
@@ -368,7 +375,7 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 			op["responses"].(map[string]any)[status] = b.sharedResponse(status, r.(map[string]any))
 		}
 	}
-	p := "/" + strings.TrimPrefix(strings.ReplaceAll(path, ":id", "{id}"), "/")
+	p := "/" + strings.TrimPrefix(strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":other", "{other}"), "/")
 	if b.paths[p] == nil {
 		b.paths[p] = map[string]any{}
 	}
@@ -409,6 +416,10 @@ func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpe
 	var params []any
 	if strings.Contains(path, ":id") {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/id"})
+	}
+	if strings.Contains(path, ":other") { // GET /versions/:id/compare/:other
+		params = append(params, map[string]any{"name": "other", "in": "path", "required": true,
+			"description": "The version compared to (of the same record), or draft: the record's pending draft", "schema": map[string]any{"type": "string"}})
 	}
 	if spec != nil {
 		params = append(params, b.queryParameters(*spec)...)

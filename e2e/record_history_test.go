@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -133,19 +134,26 @@ func TestRecordHistory(t *testing.T) {
 		t.Errorf("as-of=yesterday = %d, want 400", st)
 	}
 
+	compareAndRestore(t, e, parent, id, all)
+	content, cd := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", id)})
+	block, bd := e.create("content-blocks", map[string]any{"var-name": "intro", "body": "<p>hi</p>"}, map[string]any{"content": ref("contents", content)})
+	e.mustPublish(cd, bd)
+	mark()
+
 	// A delete: the history stays, as-of after it is 404, before it 200.
 	e.mustPublish(e.remove("pages", id))
 	mark()
 	h = e.history("/pages/" + id + "/versions")
-	if len(h.Data) != 6 || h.Data[0].Attributes.Event != "delete" || h.Data[0].Attributes.State != nil {
+	if len(h.Data) != 7 || h.Data[0].Attributes.Event != "delete" || h.Data[0].Attributes.State != nil {
 		t.Fatalf("history after the delete = %+v", h.Data)
 	}
 	if st, _, _ := asOf(stamps[len(stamps)-1]); st != 404 {
 		t.Errorf("as-of after the delete = %d, want 404", st)
 	}
-	if st, r, _ := asOf(stamps[len(stamps)-2]); st != 200 || r.Attributes["path"] != "/parent/story" {
+	if st, r, _ := asOf(stamps[len(stamps)-2]); st != 200 || r.Attributes["path"] != "/story" || r.Attributes["title"] != "Story 2" {
 		t.Errorf("as-of before the delete = %d %v", st, r.Attributes)
 	}
+	restoreDeleted(t, e, id, content, block, h.Data[0].ID)
 
 	// Tenancy: another site's editor gets 404 for all of it.
 	other := s.editor(t, "editor@other.test")
@@ -159,5 +167,105 @@ func TestRecordHistory(t *testing.T) {
 	}
 	if st := e.status("/pages/" + id + "/versions?page[after]=nonsense"); st != 400 {
 		t.Errorf("bad cursor = %d, want 400", st)
+	}
+}
+
+type restoreDoc struct {
+	Data struct {
+		ID         string
+		Attributes map[string]any
+	}
+	Meta   map[string]any
+	Errors []struct {
+		Code string
+		Meta map[string]any
+	}
+}
+
+func (e *editor) restoreVersion(path string) (int, restoreDoc) {
+	e.t.Helper()
+	d := e.do(http.MethodPost, path, nil)
+	var r restoreDoc
+	_ = json.Unmarshal(d.Raw, &r)
+	return d.Status, r
+}
+
+// compareAndRestore: compare two versions, a version with the draft, and
+// restore a version of the live page over its draft.
+func compareAndRestore(t *testing.T, e *editor, parent, id string, all []string) {
+	t.Helper()
+	d := e.do(http.MethodGet, "/versions/"+all[3]+"/compare/"+all[1], nil)
+	var cmp struct {
+		Data struct {
+			Attributes struct {
+				Changes map[string][]any
+				Diff    map[string]string
+			}
+		}
+	}
+	_ = json.Unmarshal(d.Raw, &cmp)
+	if d.Status != 200 || fmt.Sprint(cmp.Data.Attributes.Changes["title"]) != "[Story 2 Story 4]" || len(cmp.Data.Attributes.Changes) != 1 {
+		t.Errorf("compare = %d %s", d.Status, d.Raw)
+	}
+	pv := e.history("/pages/" + parent + "/versions").Data[0].ID
+	if st := e.status("/versions/" + pv + "/compare/" + all[0]); st != 422 {
+		t.Errorf("compare across records = %d, want 422", st)
+	}
+	if st := e.status("/versions/" + all[0] + "/compare/draft"); st != 404 {
+		t.Errorf("compare with no draft = %d, want 404", st)
+	}
+	e.update("pages", id, map[string]any{"title": "Drafted"}, nil)
+	d = e.do(http.MethodGet, "/versions/"+all[0]+"/compare/draft", nil)
+	_ = json.Unmarshal(d.Raw, &cmp)
+	if d.Status != 200 || fmt.Sprint(cmp.Data.Attributes.Changes["title"]) != "[Story 4 Drafted]" {
+		t.Errorf("compare with the draft = %d %s", d.Status, d.Raw)
+	}
+	// Restore Story 2 (parentless): 409 over the draft, then replacing it.
+	if st, r := e.restoreVersion("/versions/" + all[3] + "/restore"); st != 409 || len(r.Errors) == 0 || r.Errors[0].Code != "draft_pending" {
+		t.Errorf("restore over a draft = %d %+v", st, r)
+	}
+	st, r := e.restoreVersion("/versions/" + all[3] + "/restore?replace-draft=true")
+	if st != 201 || r.Data.Attributes["event"] != "update" {
+		t.Fatalf("restore = %d %+v", st, r)
+	}
+	if got := e.live("pages", id); got != "Story 4 /parent/story" {
+		t.Errorf("live before publishing the restore = %q", got)
+	}
+	e.mustPublish(r.Data.ID)
+	if got := e.live("pages", id); got != "Story 2 /story" {
+		t.Errorf("live after publishing the restore = %q", got)
+	}
+}
+
+// restoreDeleted: a deleted page comes back with its content and block,
+// once another page no longer holds its path.
+func restoreDeleted(t *testing.T, e *editor, id, content, block, deleteVersion string) {
+	t.Helper()
+	usurper, ud := e.page("Usurper", "story", "")
+	e.mustPublish(ud)
+	st, r := e.restoreVersion("/versions/" + deleteVersion + "/restore")
+	if st != 409 || len(r.Errors) == 0 || r.Errors[0].Code != "path_taken" || fmt.Sprint(r.Errors[0].Meta["page"]) != fmt.Sprint(map[string]any{"type": "pages", "id": usurper}) {
+		t.Errorf("restore at a taken path = %d %+v", st, r)
+	}
+	e.mustPublish(e.remove("pages", usurper))
+	st, r = e.restoreVersion("/versions/" + deleteVersion + "/restore")
+	if st != 201 || r.Data.Attributes["event"] != "create" || r.Meta["drafts"] != float64(3) {
+		t.Fatalf("restore of the deleted page = %d %+v", st, r)
+	}
+	if got := e.live("pages", id); got != "404" {
+		t.Errorf("restored page live before publishing: %q", got)
+	}
+	e.mustPublish(r.Data.ID) // the content and block come with it (publication dependencies)
+	if got := e.live("pages", id); got != "Story 2 /story" {
+		t.Errorf("restored page = %q", got)
+	}
+	if got := e.live("contents", content); got != "Main" {
+		t.Errorf("restored content = %q", got)
+	}
+	if got := e.live("content-blocks", block); got != "<p>hi</p>" {
+		t.Errorf("restored block = %q", got)
+	}
+	if got := len(e.history("/pages/" + id + "/versions").Data); got != 8 {
+		t.Errorf("history after the restore has %d versions, want 8", got)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -140,4 +143,145 @@ func (v *Version) StateRow() (Row, error) {
 		return nil, nil
 	}
 	return decodeRow(v.State)
+}
+
+// Comparison is what changed between two points of one record's history:
+// a version and another version, or a version and the record's pending
+// draft (To nil, Draft set).
+type Comparison struct {
+	From  *Version
+	To    *Version
+	Draft *Draft
+	// Changes maps each differing attribute or relationship (name-id) to
+	// [value at From, value at To], as object-changes does.
+	Changes map[string]any
+	// Diffs holds a unified line diff of each changed long text.
+	Diffs map[string]string
+}
+
+// LongText is the length from which a changed text gets a line diff (any
+// text with a line break gets one too).
+const LongText = 200
+
+// CompareVersions compares the site's versions a and b (b nil: a with its
+// record's pending draft). Each must be the site's (404); both of one
+// record (422 different_records); the draft must exist (404).
+func CompareVersions(ctx context.Context, db bun.IDB, siteID, a uuid.UUID, b *uuid.UUID) (*Comparison, error) {
+	from, err := FindVersion(ctx, db, siteID, a)
+	if err != nil {
+		return nil, err
+	}
+	k, _ := KindOf(from.ItemType)
+	cmp := &Comparison{From: from}
+	var to Row
+	if b != nil {
+		if cmp.To, err = FindVersion(ctx, db, siteID, *b); err != nil {
+			return nil, err
+		}
+		if cmp.To.ItemType != from.ItemType || cmp.To.ItemID != from.ItemID {
+			return nil, &models.Error{Kind: models.ErrInvalid, Code: "different_records",
+				Detail: "The versions are of different records; compare two versions of one record."}
+		}
+		if to, err = cmp.To.StateRow(); err != nil {
+			return nil, err
+		}
+	} else {
+		ds, err := DraftsOfItems(ctx, db, from.ItemType, []uuid.UUID{from.ItemID})
+		if err != nil {
+			return nil, err
+		}
+		d := ds[from.ItemID]
+		if d == nil || d.SiteID != siteID {
+			return nil, &models.Error{Kind: models.ErrNotFound, Detail: "The record has no pending draft."}
+		}
+		cmp.Draft = d
+		if d.Event != EventDelete {
+			to = d.Drafted
+		}
+	}
+	fromRow, err := from.StateRow()
+	if err != nil {
+		return nil, err
+	}
+	cmp.Changes, cmp.Diffs = changes(k, fromRow, to), lineDiffs(k, fromRow, to)
+	return cmp, nil
+}
+
+// lineDiffs are the unified diffs of the long texts that differ between a
+// and b.
+func lineDiffs(k *Kind, a, b Row) map[string]string {
+	out := map[string]string{}
+	for _, f := range k.Fields {
+		if f.Type != String || same(a[f.Column], b[f.Column]) {
+			continue
+		}
+		sa, _ := a[f.Column].(string)
+		sb, _ := b[f.Column].(string)
+		if len(sa) < LongText && len(sb) < LongText && !strings.Contains(sa+sb, "\n") {
+			continue
+		}
+		diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(sa), B: difflib.SplitLines(sb),
+			FromFile: "a/" + f.Name, ToFile: "b/" + f.Name, Context: 3})
+		if err == nil {
+			out[f.Name] = diff
+		}
+	}
+	return out
+}
+
+// RestoreState is the state a restore of v brings back: the state right
+// after v, or for a delete the row before it (restoring from the trash).
+func (v *Version) RestoreState() (Row, error) {
+	if v.Event == EventDelete {
+		if len(v.Snapshot) == 0 {
+			return nil, nil
+		}
+		return decodeRow(v.Snapshot)
+	}
+	return v.StateRow()
+}
+
+// ChildrenAsOf are the states of the site's records of kind k whose
+// column parentColumn held one of parents just before at (their last
+// version created before at, not a delete): the children a restore of a
+// deleted record brings back with it. At most MaxClosure.
+func ChildrenAsOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, parentColumn string, parents []uuid.UUID, at time.Time) ([]Row, error) {
+	if len(parents) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(parents))
+	for i, p := range parents {
+		ids[i] = p.String()
+	}
+	var states []json.RawMessage
+	err := db.NewRaw(`SELECT state FROM (
+    SELECT DISTINCT ON (v.item_id) v.event, v.state FROM versions v
+     WHERE v.site_id = ? AND v.item_type = ? AND v.created_at < ?
+       AND v.item_id IN (SELECT w.item_id FROM versions w WHERE w.site_id = ? AND w.item_type = ? AND w.state->>? IN (?))
+     ORDER BY v.item_id, v.created_at DESC, v.id DESC) last
+  WHERE last.event <> 'delete' AND last.state->>? IN (?) LIMIT ?`,
+		siteID, k.Type, at, siteID, k.Type, parentColumn, bun.In(ids), parentColumn, bun.In(ids), MaxClosure+1).Scan(ctx, &states)
+	if err != nil {
+		return nil, fmt.Errorf("%s as of %s: %w", k.Type, at, err)
+	}
+	if len(states) > MaxClosure {
+		return nil, ErrTooLarge
+	}
+	out := make([]Row, 0, len(states))
+	for _, s := range states {
+		r, err := decodeRow(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RevisionStart is when revision id's first version was written: a
+// restore of its delete reads the children as they were just before.
+func RevisionStart(ctx context.Context, db bun.IDB, revisionID uuid.UUID) (time.Time, error) {
+	var at time.Time
+	err := db.NewRaw("SELECT min(created_at) FROM versions WHERE revision_id = ?", revisionID).Scan(ctx, &at)
+	return at, err
 }
