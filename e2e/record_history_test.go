@@ -50,7 +50,7 @@ func TestRecordHistory(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	parent, pd := e.page("Parent", "parent", "")
 	id, d0 := e.page("Story", "story", "")
-	e.mustPublish(pd, d0)
+	e.settle(pd, d0)
 	var stamps []string // a time after each published change
 	mark := func() {
 		time.Sleep(5 * time.Millisecond)
@@ -59,10 +59,10 @@ func TestRecordHistory(t *testing.T) {
 	}
 	mark()
 	for _, title := range []string{"Story 2", "Story 3", "Story 4"} {
-		e.mustPublish(e.update("pages", id, map[string]any{"title": title}, nil))
+		e.settle(e.update("pages", id, map[string]any{"title": title}, nil))
 		mark()
 	}
-	e.mustPublish(e.update("pages", id, nil, map[string]any{"parent": ref("pages", parent)}))
+	e.settle(e.update("pages", id, nil, map[string]any{"parent": ref("pages", parent)}))
 	mark()
 
 	// Newest first, paged by cursor; each link answers.
@@ -137,11 +137,11 @@ func TestRecordHistory(t *testing.T) {
 	compareAndRestore(t, e, parent, id, all)
 	content, cd := e.create("contents", map[string]any{"title": "Main"}, map[string]any{"page": ref("pages", id)})
 	block, bd := e.create("content-blocks", map[string]any{"var-name": "intro", "body": "<p>hi</p>"}, map[string]any{"content": ref("contents", content)})
-	e.mustPublish(cd, bd)
+	e.settle(cd, bd)
 	mark()
 
 	// A delete: the history stays, as-of after it is 404, before it 200.
-	e.mustPublish(e.remove("pages", id))
+	e.settle(e.remove("pages", id))
 	mark()
 	h = e.history("/pages/" + id + "/versions")
 	if len(h.Data) != 7 || h.Data[0].Attributes.Event != "delete" || h.Data[0].Attributes.State != nil {
@@ -175,8 +175,9 @@ type restoreDoc struct {
 		ID         string
 		Attributes map[string]any
 	}
-	Meta   map[string]any
-	Errors []struct {
+	Included []struct{ ID string }
+	Meta     map[string]any
+	Errors   []struct {
 		Code string
 		Meta map[string]any
 	}
@@ -231,7 +232,7 @@ func compareAndRestore(t *testing.T, e *editor, parent, id string, all []string)
 	if got := e.live("pages", id); got != "Story 4 /parent/story" {
 		t.Errorf("live before publishing the restore = %q", got)
 	}
-	e.mustPublish(r.Data.ID)
+	e.settle(r.Data.ID)
 	if got := e.live("pages", id); got != "Story 2 /story" {
 		t.Errorf("live after publishing the restore = %q", got)
 	}
@@ -242,12 +243,12 @@ func compareAndRestore(t *testing.T, e *editor, parent, id string, all []string)
 func restoreDeleted(t *testing.T, e *editor, id, content, block, deleteVersion string) {
 	t.Helper()
 	usurper, ud := e.page("Usurper", "story", "")
-	e.mustPublish(ud)
+	e.settle(ud)
 	st, r := e.restoreVersion("/versions/" + deleteVersion + "/restore")
 	if st != 409 || len(r.Errors) == 0 || r.Errors[0].Code != "path_taken" || fmt.Sprint(r.Errors[0].Meta["page"]) != fmt.Sprint(map[string]any{"type": "pages", "id": usurper}) {
 		t.Errorf("restore at a taken path = %d %+v", st, r)
 	}
-	e.mustPublish(e.remove("pages", usurper))
+	e.settle(e.remove("pages", usurper))
 	st, r = e.restoreVersion("/versions/" + deleteVersion + "/restore")
 	if st != 201 || r.Data.Attributes["event"] != "create" || r.Meta["drafts"] != float64(3) {
 		t.Fatalf("restore of the deleted page = %d %+v", st, r)
@@ -255,7 +256,11 @@ func restoreDeleted(t *testing.T, e *editor, id, content, block, deleteVersion s
 	if got := e.live("pages", id); got != "404" {
 		t.Errorf("restored page live before publishing: %q", got)
 	}
-	e.mustPublish(r.Data.ID) // the content and block come with it (publication dependencies)
+	ids := []string{r.Data.ID} // the page's create draft, its content's and its block's
+	for _, inc := range r.Included {
+		ids = append(ids, inc.ID)
+	}
+	e.settle(ids...)
 	if got := e.live("pages", id); got != "Story 2 /story" {
 		t.Errorf("restored page = %q", got)
 	}
@@ -267,5 +272,25 @@ func restoreDeleted(t *testing.T, e *editor, id, content, block, deleteVersion s
 	}
 	if got := len(e.history("/pages/" + id + "/versions").Data); got != 8 {
 		t.Errorf("history after the restore has %d versions, want 8", got)
+	}
+}
+
+// settle publishes drafts and waits for the revision to be published (a
+// loaded machine may answer 202 first).
+func (e *editor) settle(draftIDs ...string) {
+	e.t.Helper()
+	d := e.publish(draftIDs...)
+	if d.Status != 201 && d.Status != 202 {
+		e.t.Fatalf("POST /revisions = %d %s", d.Status, d.Raw)
+	}
+	id := d.resource(e.t).ID
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := e.do(http.MethodGet, "/revisions/"+id, nil).resource(e.t)
+		if r.Attributes["status"] == "published" {
+			return
+		}
+		if r.Attributes["status"] == "failed" || time.Now().After(deadline) {
+			e.t.Fatalf("revision %s = %v", id, r.Attributes)
+		}
 	}
 }

@@ -31,9 +31,13 @@ type Draft struct {
 	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull" json:"object_changes"`
 	UserID        *uuid.UUID     `bun:"user_id,type:uuid" json:"user_id"`
 	RevisionID    *uuid.UUID     `bun:"revision_id,type:uuid" json:"revision_id"`
-	CreatedAt     time.Time      `bun:"created_at,notnull" json:"created_at"`
-	UpdatedAt     time.Time      `bun:"updated_at,notnull" json:"updated_at"`
-	Version       int            `bun:"version,notnull" json:"version"`
+	// ReleaseID is the release the draft is staged in (migration
+	// 20261129000000; the releases branch owns it). Without the field a
+	// SELECT * of drafts failed to scan (a page delete with children).
+	ReleaseID *uuid.UUID `bun:"release_id,type:uuid" json:"release_id"`
+	CreatedAt time.Time  `bun:"created_at,notnull" json:"created_at"`
+	UpdatedAt time.Time  `bun:"updated_at,notnull" json:"updated_at"`
+	Version   int        `bun:"version,notnull" json:"version"`
 }
 
 // Draft events: what publishing a draft does to its item. Named Event* so
