@@ -162,6 +162,14 @@ func TestRecordHistory(t *testing.T) {
 			t.Errorf("other site GET %s = %d, want 404", p, st)
 		}
 	}
+	for _, p := range []string{"/versions/" + all[0] + "/compare/" + all[1], "/version-comparisons/" + all[0] + ".." + all[1]} {
+		if st := other.status(p); st != 404 {
+			t.Errorf("other site GET %s = %d, want 404", p, st)
+		}
+	}
+	if st, _ := other.restoreVersion("/versions/" + all[0] + "/restore"); st != 404 {
+		t.Errorf("other site restore = %d, want 404", st)
+	}
 	if st := e.status("/pages/00000000-0000-0000-0000-000000000001/versions"); st != 404 {
 		t.Errorf("unknown page's history = %d, want 404", st)
 	}
