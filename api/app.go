@@ -190,6 +190,7 @@ func registerResources(r routes) error {
 	registerContentRoutes(r, engine)
 	registerDraftRoutes(r, engine)
 	registerRevisionRoutes(r, engine)
+	registerComparisonRoutes(r)
 	registerPublishPlanRoutes(r, engine)
 	registerAuditRoutes(r)
 	registerSearchRoutes(r)

@@ -31,7 +31,7 @@ func TestEveryWriteRouteIsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verbs := map[string]bool{"create": true, "update": true, "delete": true, "retry": true}
+	verbs := map[string]bool{"create": true, "update": true, "delete": true, "retry": true, "restore": true}
 	n := 0
 	for _, r := range servedRoutes(app.GetRoutes(true)) {
 		method, path := r[0], r[1]
@@ -45,7 +45,7 @@ func TestEveryWriteRouteIsAudited(t *testing.T) {
 		action, itemType := auditAction(method, path)
 		typ, verb, _ := strings.Cut(action, ".")
 		if typ != itemType || !verbs[verb] {
-			t.Errorf("%s %s: action %q (item type %q), want <type>.<create|update|delete|retry>", method, path, action, itemType)
+			t.Errorf("%s %s: action %q (item type %q), want <type>.<create|update|delete|retry|restore>", method, path, action, itemType)
 		}
 		if !strings.Contains(string(docs), "`"+action+"`") {
 			t.Errorf("%s %s records %s, which docs/audit.md does not list", method, path, action)

@@ -36,8 +36,9 @@ type contentHandler struct {
 	// drafts renders the drafts a read includes.
 	cat    *catalog
 	drafts *draftRenderer
-	// specs are spec's answers, computed once.
-	specs [2]QuerySpec
+	// specs are spec's answers, computed once; the third is GET
+	// /<kind>/:id's (as-of, docs/history.md).
+	specs [3]QuerySpec
 }
 
 // roAttributes are set by the server; sending one is 422.
@@ -213,12 +214,14 @@ func (h contentHandler) spec(collection bool) QuerySpec {
 }
 
 // querySpecs are the kind's specs for one record and for its list.
-func (h contentHandler) querySpecs() [2]QuerySpec {
+func (h contentHandler) querySpecs() [3]QuerySpec {
 	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
 	list := one
 	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, models.OrderOldest
 	list.Search = h.kind.Type
-	return [2]QuerySpec{one, list}
+	get := one
+	get.Extra = []string{"as-of"}
+	return [3]QuerySpec{one, list, get}
 }
 
 // list serves GET /<kind>: live records, or with include=draft every record
@@ -284,9 +287,16 @@ func (h contentHandler) target(c *fiber.Ctx) (*Query, uuid.UUID, error) {
 
 // get serves GET /<kind>/:id (with include=draft, the drafted view).
 func (h contentHandler) get(c *fiber.Ctx) error {
-	q, id, err := h.target(c)
+	q, err := parseQuery(c, h.specs[2])
 	if err != nil {
 		return err
+	}
+	id, err := idParam(c, h.singular())
+	if err != nil {
+		return err
+	}
+	if q.Values.Has("as-of") {
+		return h.getAsOf(c, q, id)
 	}
 	siteID := siteOf(c)
 	v, err := h.loads.Load(c.UserContext(), siteID, id, q.Drafted())
@@ -357,7 +367,11 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 		r.post("/"+typ, models.PermEdit, h.create)
 		r.get("/"+typ+"/:id", models.PermRead, shared.wrap(h.get))
 		r.patch("/"+typ+"/:id", models.PermEdit, h.update)
+		r.get("/"+typ+"/:id/versions", models.PermRead, h.history)
 		r.delete("/"+typ+"/:id", models.PermEdit, h.remove)
 		r.cat.add(h.contentType())
 	}
+	// Restoring a version as drafts (version_restore.go): a write of drafts,
+	// as PATCH is.
+	r.post("/versions/:id/restore", models.PermEdit, restorer{db: d.DB, engine: engine, kinds: kinds, drafts: r.drafts}.restore)
 }

@@ -33,27 +33,28 @@ import (
 // kinds' attributes are built per kind: they are described from the
 // kind's field declarations (openapi_kinds.go).
 var attributeTypes = map[string]any{
-	"sites":              siteAttributes{},
-	"users":              userAttributes{},
-	"themes":             themeAttributes{},
-	"layouts":            layoutAttributes{},
-	"theme-assets":       themeAssetAttributes{},
-	"drafts":             draftAttributes{},
-	"hyperlinks":         hyperlinkAttributes{},
-	"revisions":          revisionAttributes{},
-	"versions":           versionAttributes{},
-	"upload-signatures":  signatureAttributes{},
-	"asset-uploads":      uploadAttributes{},
-	"assets":             assetAttributes{},
-	"asset-images":       imageAttributes{},
-	"publish-plans":      planAttributes{},
-	"webhooks":           webhookAttributes{},
-	"webhook-deliveries": deliveryAttributes{},
-	"oauth-clients":      oauthClientAttributes{},
-	"audit-events":       auditEventAttributes{},
-	"memberships":        membershipAttributes{},
-	"releases":           releaseAttributes{},
-	"preview-links":      previewLinkAttributes{},
+	"sites":               siteAttributes{},
+	"users":               userAttributes{},
+	"themes":              themeAttributes{},
+	"layouts":             layoutAttributes{},
+	"theme-assets":        themeAssetAttributes{},
+	"drafts":              draftAttributes{},
+	"hyperlinks":          hyperlinkAttributes{},
+	"revisions":           revisionAttributes{},
+	"versions":            versionAttributes{},
+	"version-comparisons": comparisonAttributes{},
+	"upload-signatures":   signatureAttributes{},
+	"asset-uploads":       uploadAttributes{},
+	"assets":              assetAttributes{},
+	"asset-images":        imageAttributes{},
+	"publish-plans":       planAttributes{},
+	"webhooks":            webhookAttributes{},
+	"webhook-deliveries":  deliveryAttributes{},
+	"oauth-clients":       oauthClientAttributes{},
+	"audit-events":        auditEventAttributes{},
+	"memberships":         membershipAttributes{},
+	"releases":            releaseAttributes{},
+	"preview-links":       previewLinkAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -131,6 +132,9 @@ type special struct {
 	// what the page says).
 	pages map[int]string
 }
+
+// historyDoc describes GET /<kind>/:id/versions (docs/history.md).
+const historyDoc = "The record's versions, newest first, one per published change (a deleted record's too, while its versions are kept): event, object-changes, state (the record's attributes and relationships right after the version) and the revision and user. Paged by cursor: follow links.next (page[after]); there is no total and no last page."
 
 // specialRoutes describe every route that is not /{type}[/{id}[/…]] of a
 // type in jsonapi.Relationships, keyed "METHOD /path" as registered.
@@ -231,6 +235,21 @@ var specialRoutes = map[string]special{
 		description: "Full-text search across the site's pages, contents, content blocks and assets (docs/search.md): filter[q] (required) names the words; the answer is one page of the records that match, of any of those types, most relevant first, each with meta.search (rank and highlight). With include=draft the drafted values are searched (unpublished creates included) and the hits' drafts are included."},
 	"GET /revisions/:id/versions": {summary: "The versions a revision published", kind: opMany, typ: "versions",
 		description: "One page of the versions a published revision wrote, one per record it changed: the event and the object's changes."},
+	"GET /pages/:id/versions": {summary: "The page's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
+	"GET /contents/:id/versions": {summary: "The content's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
+	"GET /content-blocks/:id/versions": {summary: "The content block's history", kind: opMany, typ: "versions",
+		errors:      []string{"invalid_page"},
+		description: historyDoc},
+	"GET /versions/:id/compare/:other": {summary: "Compare two versions of a record", kind: opOne, typ: "version-comparisons",
+		errors:      []string{"different_records"},
+		description: "What changed between version id and version other of the same record (422 different_records otherwise), or, with other = draft, between the version and the record's pending draft (404 without one): changes maps each differing attribute or relationship to [at id, at other], and diff holds a unified line diff of each changed long text (body...). The answer reads again at its links.self."},
+	"POST /versions/:id/restore": {summary: "Restore a version as a draft", kind: opOne, typ: "drafts", status: 201,
+		errors:      []string{"draft_pending", "nothing_to_restore", "path_taken", "draft_in_flight", "drafted_for_deletion"},
+		description: "Drafts the record back to the version's state (a delete's version: the state before it): an update draft for a live record; for a deleted one a create draft under its id, with its contents and blocks as they were (each a create draft, published with it). Nothing goes live until a revision publishes the drafts. 201 with the record's draft (the others in included, meta.drafts counts them). 409 draft_pending when the record has a pending draft, unless replace-draft=true; 409 path_taken with meta.page when another page holds the path."},
 	"GET /versions/:id": {summary: "One published version", kind: opOne, typ: "versions",
 		description: "A record's change as a revision published it: the event (create, update, delete) and object-changes, [old, new] per attribute."},
 	"DELETE /drafts/:id": {summary: "Revert a draft", kind: opNoContent,
@@ -385,7 +404,7 @@ func (b *specBuilder) describe(method, path string, spec *QuerySpec) error {
 // oasPath is a Fiber route's path as the description writes it: its
 // parameters :id, :token and a trailing wildcard in braces.
 func oasPath(path string) string {
-	p := strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":token", "{token}")
+	p := strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":other", "{other}"), ":token", "{token}")
 	if strings.HasSuffix(p, "/*") {
 		p = strings.TrimSuffix(p, "*") + "{path}"
 	}
@@ -431,6 +450,10 @@ func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpe
 	}
 	if strings.HasSuffix(path, "/*") {
 		params = append(params, map[string]any{"name": "path", "in": "path", "required": true, "description": "The page's path, without its leading slash", "schema": map[string]any{"type": "string"}})
+	}
+	if strings.Contains(path, ":other") { // GET /versions/:id/compare/:other
+		params = append(params, map[string]any{"name": "other", "in": "path", "required": true,
+			"description": "The version compared to (of the same record), or draft: the record's pending draft", "schema": map[string]any{"type": "string"}})
 	}
 	if spec != nil {
 		params = append(params, b.queryParameters(*spec)...)

@@ -99,6 +99,10 @@ var extraParams = map[string]map[string]any{
 	"filter[created-at][lt]":  {"description": "Only events before this time (RFC 3339).", "schema": map[string]any{"type": "string", "format": "date-time"}},
 	"page[after]":             {"description": "The cursor of the page to answer: links.next of the page before (opaque). Without it, the newest events.", "schema": map[string]any{"type": "string"}},
 	"page[size]":              {"description": fmt.Sprintf("Events per page, at most %d.", maxPageSize), "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "default": defaultPageSize}},
+	"as-of": {"description": "The record as it was live at this point: a version id of the record, or a time (RFC 3339); meta.version-id names the version. 404 when the record did not exist then.",
+		"schema": map[string]any{"type": "string", "example": "2026-11-28T07:00:00Z"}},
+	"replace-draft": {"description": "true: a pending draft of the record is reverted and replaced by the restore (409 draft_pending otherwise).",
+		"schema": map[string]any{"type": "string", "enum": []any{"true", "false"}}},
 	"wait": {"description": "Long poll: wait up to this long (a duration such as 5s or 1500ms, or seconds; at most " +
 		maxUploadWait.String() + ") for a processing upload to finish before answering.", "schema": map[string]any{"type": "string", "example": "10s"}},
 }

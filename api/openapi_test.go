@@ -83,7 +83,7 @@ func servedByApp(app *fiber.App) []string {
 		if method == fiber.MethodHead || methods[path] >= len(fiber.DefaultMethods) && n < 2 {
 			continue
 		}
-		out = append(out, method+" "+strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":token", "{token}"), "/*", "/{path}"))
+		out = append(out, method+" "+strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(path, ":id", "{id}"), ":other", "{other}"), ":token", "{token}"), "/*", "/{path}"))
 	}
 	slices.Sort(out)
 	return out

@@ -212,9 +212,16 @@ var ErrBadCursor = errors.New("malformed audit cursor")
 
 // AuditCursor is the cursor of e: the page after it starts at the event
 // next older than e.
-func AuditCursor(e AuditEvent) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(e.CreatedAt.UTC().Format(time.RFC3339Nano) + "," + e.ID.String()))
+func AuditCursor(e AuditEvent) string { return Cursor(e.CreatedAt, e.ID) }
+
+// Cursor is the page[after] cursor of a row of a list ordered newest
+// first by (created_at, id): the audit trail's, a record's versions'.
+func Cursor(at time.Time, id uuid.UUID) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "," + id.String()))
 }
+
+// ParseCursor reads a Cursor (ErrBadCursor for anything else).
+func ParseCursor(s string) (time.Time, uuid.UUID, error) { return parseAuditCursor(s) }
 
 func parseAuditCursor(s string) (time.Time, uuid.UUID, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)

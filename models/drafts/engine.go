@@ -388,9 +388,15 @@ func changes(k *Kind, live, drafted Row) map[string]any {
 // made once per connection while the seeding filled the tables, did not
 // suit them later); sent as text it is planned with the values.
 func (e *Engine) Create(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID uuid.UUID, values Change) (*View, error) {
+	return e.CreateAs(ctx, tx, k, siteID, userID, uuid.New(), values)
+}
+
+// CreateAs is Create with the item's id given: a restore brings a deleted
+// record back under its own id (history.go).
+func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userID, id uuid.UUID, values Change) (*View, error) {
 	now := time.Now().UTC()
 	args := make([]any, 0, 5+len(k.Fields))
-	args = append(args, uuid.New(), siteID, now, models.Person(userID), uuid.New())
+	args = append(args, id, siteID, now, models.Person(userID), uuid.New())
 	for _, f := range k.Fields {
 		args = append(args, values[f.Column])
 	}

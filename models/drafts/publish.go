@@ -69,7 +69,10 @@ type Version struct {
 	Event         string          `bun:"event,notnull"`
 	ObjectChanges map[string]any  `bun:"object_changes,type:jsonb,notnull"`
 	Snapshot      json.RawMessage `bun:"snapshot,type:jsonb"`
-	UserID        *uuid.UUID      `bun:"user_id,type:uuid"`
+	// State is the item's row right after the version (null after a
+	// delete), filled by recordPublished (history.go).
+	State  json.RawMessage `bun:"state,type:jsonb"`
+	UserID *uuid.UUID      `bun:"user_id,type:uuid"`
 }
 
 // PublishError is a publish that cannot succeed however often it is tried

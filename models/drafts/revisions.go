@@ -198,6 +198,9 @@ func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []V
 		return err
 	}
 	if len(versions) > 0 {
+		if err := fillStates(ctx, tx, versions); err != nil {
+			return err
+		}
 		if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
 			return fmt.Errorf("record versions: %w", err)
 		}

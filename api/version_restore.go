@@ -1,0 +1,204 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// POST /versions/:id/restore (docs/history.md): a draft that sets the
+// record back to the version's state (a delete's version: the state
+// before it). A live record gets an update draft; a deleted one comes
+// back under its id as a create draft, with its contents and blocks as
+// they were, each a create draft the engine ties to its parent's. Nothing
+// goes live until a revision publishes it. A record with a pending draft
+// is 409 draft_pending unless replace-draft=true.
+
+type restorer struct {
+	db     *bun.DB
+	engine *drafts.Engine
+	kinds  map[string]contentHandler
+	drafts *draftRenderer
+}
+
+// restore serves POST /versions/:id/restore.
+func (h restorer) restore(c *fiber.Ctx) error {
+	if _, err := parseQuery(c, QuerySpec{Extra: []string{"replace-draft"}}); err != nil {
+		return err
+	}
+	replace := c.Query("replace-draft")
+	if replace != "" && replace != "true" && replace != "false" {
+		return jsonapi.BadRequest("invalid_query", "replace-draft must be true or false.").AtParameter("replace-draft")
+	}
+	id, err := idParam(c, "version")
+	if err != nil {
+		return err
+	}
+	pr := oauth.PrincipalOf(c)
+	v, err := drafts.FindVersion(c.UserContext(), h.db, pr.SiteID, id)
+	if err != nil {
+		return err
+	}
+	kh, ok := h.kinds[v.ItemType]
+	state, err := v.RestoreState()
+	if err != nil {
+		return err
+	}
+	if !ok || state == nil {
+		return &models.Error{Kind: models.ErrInvalid, Code: "nothing_to_restore", Detail: "The version keeps no state to restore."}
+	}
+	var made []*drafts.Draft
+	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
+		made = made[:0]
+		cur, err := h.engine.LockForWrite(ctx, tx, kh.kind, pr.SiteID, v.ItemID)
+		if errors.Is(err, models.ErrNotFound) {
+			made, err = h.bringBack(ctx, tx, pr, v, state)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		d, err := h.setBack(ctx, tx, kh, pr, cur, state, replace == "true")
+		made = append(made, d)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rs, err := h.drafts.render(c.UserContext(), pr.SiteID, made)
+	if err != nil {
+		return err
+	}
+	doc := jsonapi.Document{Data: rs[0], Meta: map[string]any{"drafts": len(made)}}
+	if len(rs) > 1 {
+		doc.Included = rs[1:]
+	}
+	c.Set(fiber.HeaderLocation, rs[0].Links.Self)
+	return respondIncluded(c, fiber.StatusCreated, doc, len(rs) > 1)
+}
+
+// changeFrom is the change that sets a record of k to state.
+func changeFrom(k *drafts.Kind, state drafts.Row) drafts.Change {
+	change := drafts.Change{}
+	for _, f := range k.Fields {
+		val := state[f.Column]
+		if n, ok := val.(float64); ok && f.Type == drafts.Int {
+			val = int32(n)
+		}
+		change[f.Column] = val
+	}
+	return change
+}
+
+// setBack drafts the update of a live record back to state, after
+// reverting its pending draft when replace (409 draft_pending otherwise).
+func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr *oauth.Principal, cur *drafts.View, state drafts.Row, replace bool) (*drafts.Draft, error) {
+	if err := kh.checkSection(ctx, tx, pr, cur); err != nil {
+		return nil, err
+	}
+	if cur.Draft != nil {
+		if !replace {
+			return nil, &models.Error{Kind: models.ErrConflict, Code: "draft_pending", Meta: map[string]any{"draft": map[string]any{"type": "drafts", "id": cur.Draft.ID.String()}},
+				Detail: "The record has a pending draft; send replace-draft=true to replace it with the restore."}
+		}
+		if err := h.engine.RevertDraft(ctx, tx, pr.SiteID, cur.Draft.ID, func(locked *drafts.Draft) error { return mayRevert(pr, locked) }); err != nil {
+			return nil, err
+		}
+		var err error
+		if cur, err = h.engine.LockForWrite(ctx, tx, kh.kind, pr.SiteID, cur.Row.ID()); err != nil {
+			return nil, err
+		}
+	}
+	change := changeFrom(kh.kind, state)
+	id := cur.Row.ID()
+	prev := cur.Drafted()
+	next := make(drafts.Row, len(prev))
+	for k, val := range prev {
+		next[k] = val
+	}
+	for k, val := range change {
+		next[k] = val
+	}
+	if err := h.engine.Check(ctx, tx, kh.kind, pr.SiteID, &id, next, prev); err != nil {
+		return nil, err
+	}
+	v, err := h.engine.Update(ctx, tx, cur, pr.SiteID, pr.UserID, change, nil)
+	if err != nil {
+		return nil, err
+	}
+	if v.Draft == nil {
+		return nil, &models.Error{Kind: models.ErrInvalid, Code: "nothing_to_restore", Detail: "The record is already as the version left it."}
+	}
+	return v.Draft, kh.checkSection(ctx, tx, pr, v)
+}
+
+// bringBack drafts the creates of a deleted record at state, and of its
+// children as they were just before its deletion (a page's contents, a
+// content's blocks), parents first.
+func (h restorer) bringBack(ctx context.Context, tx bun.Tx, pr *oauth.Principal, v *drafts.Version, state drafts.Row) ([]*drafts.Draft, error) {
+	at := v.CreatedAt
+	if v.Event == drafts.EventDelete {
+		start, err := drafts.RevisionStart(ctx, tx, v.RevisionID)
+		if err != nil {
+			return nil, err
+		}
+		at = start
+	}
+	var made []*drafts.Draft
+	level := []drafts.Row{state}
+	kh := h.kinds[v.ItemType]
+	for {
+		var ids []uuid.UUID
+		for _, row := range level {
+			d, err := h.recreate(ctx, tx, kh, pr, row)
+			if err != nil {
+				return nil, err
+			}
+			made = append(made, d)
+			ids = append(ids, row.ID())
+		}
+		if len(kh.kind.Children) == 0 || len(ids) == 0 {
+			return made, nil
+		}
+		child := kh.kind.Children[0]
+		if child.Type == "pages" { // subpages keep their own history: restore them one by one
+			if len(kh.kind.Children) < 2 {
+				return made, nil
+			}
+			child = kh.kind.Children[1]
+		}
+		kh = h.kinds[child.Type]
+		rows, err := drafts.ChildrenAsOf(ctx, tx, pr.SiteID, kh.kind, child.Column, ids, at)
+		if err != nil {
+			return nil, err
+		}
+		level = rows
+	}
+}
+
+// recreate drafts the create of the deleted record row of kh's kind,
+// under its id, by the rules a POST is held to.
+func (h restorer) recreate(ctx context.Context, tx bun.Tx, kh contentHandler, pr *oauth.Principal, row drafts.Row) (*drafts.Draft, error) {
+	change := changeFrom(kh.kind, row)
+	state := kh.kind.Defaults()
+	for k, val := range change {
+		state[k] = val
+	}
+	if err := h.engine.Check(ctx, tx, kh.kind, pr.SiteID, nil, state, nil); err != nil {
+		return nil, err
+	}
+	v, err := h.engine.CreateAs(ctx, tx, kh.kind, pr.SiteID, pr.UserID, row.ID(), change)
+	if err != nil {
+		return nil, fmt.Errorf("restore %s %s: %w", kh.kind.Singular(), row.ID(), err)
+	}
+	return v.Draft, kh.checkSection(ctx, tx, pr, v)
+}
