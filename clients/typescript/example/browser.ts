@@ -119,8 +119,10 @@ async function main(): Promise<void> {
     return;
   }
   const pr = createPressroom({ baseUrl: config.api, auth: s });
+  // data is null for an integration client's token (docs/auth.md); a
+  // browser signs in as a person.
   const me = ok(await pr.api.GET("/users/me"), "GET /users/me").data;
-  say("who", `Signed in as ${String(me.attributes?.email)}`);
+  say("who", `Signed in as ${String(me?.attributes?.email ?? "an integration client")}`);
   const form = element<HTMLFormElement>("publish");
   form.hidden = false;
   form.addEventListener("submit", (event) => {
