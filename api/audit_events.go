@@ -112,21 +112,7 @@ func (h auditEventsHandler) list(c *fiber.Ctx) error {
 // pageLink is the list's link with page[after] set to after ("": as
 // asked; "-": none, the first page).
 func (h auditEventsHandler) pageLink(values url.Values, after string) string {
-	v := url.Values{}
-	for k, vs := range values {
-		v[k] = vs
-	}
-	switch after {
-	case "":
-	case "-":
-		v.Del("page[after]")
-	default:
-		v.Set("page[after]", after)
-	}
-	if len(v) == 0 {
-		return h.links.base + "/audit-events"
-	}
-	return h.links.base + "/audit-events?" + v.Encode()
+	return cursorLink(h.links, "/audit-events", values, after)
 }
 
 // auditFilterOf reads GET /audit-events' filters and page.

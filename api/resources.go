@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -123,4 +124,24 @@ func cleanText(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// cursorLink is path's link with the query values and page[after] set to
+// after ("": as asked; "-": none, the first page).
+func cursorLink(l links, path string, values url.Values, after string) string {
+	v := url.Values{}
+	for k, vs := range values {
+		v[k] = vs
+	}
+	switch after {
+	case "":
+	case "-":
+		v.Del("page[after]")
+	default:
+		v.Set("page[after]", after)
+	}
+	if len(v) == 0 {
+		return l.base + path
+	}
+	return l.base + path + "?" + v.Encode()
 }

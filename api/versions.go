@@ -139,26 +139,6 @@ func pageSizeOf(v url.Values) (int, error) {
 	return n, nil
 }
 
-// cursorLink is path's link with the query values and page[after] set to
-// after ("": as asked; "-": none, the first page).
-func cursorLink(l links, path string, values url.Values, after string) string {
-	v := url.Values{}
-	for k, vs := range values {
-		v[k] = vs
-	}
-	switch after {
-	case "":
-	case "-":
-		v.Del("page[after]")
-	default:
-		v.Set("page[after]", after)
-	}
-	if len(v) == 0 {
-		return l.base + path
-	}
-	return l.base + path + "?" + v.Encode()
-}
-
 // asOfOf reads as-of: a version id or an RFC 3339 time.
 func asOfOf(s string) (drafts.AsOf, error) {
 	if id, err := uuid.Parse(s); err == nil {
