@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -182,11 +181,5 @@ func registerAuditRoutes(r routes) {
 	r.get("/audit-events", models.PermMemberships, h.list)
 	r.get("/audit-events/:id", models.PermMemberships, rows.get(QuerySpec{Fields: fieldsOf("audit-events")}, h.load))
 	r.cat.add(&resourceType{typ: "audit-events", what: "audit event",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			rows, err := models.AuditEventsByIDs(ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			return renderEach(h.resource)(ctx, siteID, rows)
-		}})
+		fetch: fetchRows(h.db, models.AuditEventsByIDs, renderEach(h.resource))})
 }

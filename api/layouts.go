@@ -213,11 +213,5 @@ func registerLayoutRoutes(r routes) {
 	// the greatest published-at), an empty list while none is published.
 	editable(r, "/layouts", models.PermRead, models.PermDesign, layouts.rows(), layoutSpec, models.ListLiveLayouts, layouts.load, layouts.create, layouts.update)
 	r.cat.add(&resourceType{typ: "layouts", what: "layout",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			ls, err := models.ByIDs[models.Layout](ctx, layouts.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			return layouts.renderLayouts(ctx, siteID, ls)
-		}})
+		fetch: fetchRows(layouts.db, models.ByIDs[models.Layout], layouts.renderLayouts)})
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -236,39 +235,15 @@ func (h membershipsHandler) update(c *fiber.Ctx) error {
 	return h.rows().respondOne(c, req.q, fiber.StatusOK, m)
 }
 
-// delete serves DELETE /memberships/:id: the member's tokens of the site
-// are revoked with it.
-func (h membershipsHandler) delete(c *fiber.Ctx) error {
-	id, err := idParam(c, "membership")
-	if err != nil {
-		return err
-	}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return models.RemoveMember(ctx, tx, siteOf(c), id)
-	}); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
 // registerMembershipRoutes registers /memberships and the password setup
 // page of the users it creates.
 func registerMembershipRoutes(r routes) {
 	h := membershipsHandler{db: r.deps.DB, links: r.links, cat: r.cat, setupURL: r.links.base + passwordSetupPath}
 	p := models.PermMemberships
 	editable(r, "/memberships", p, p, h.rows(), membershipSpec, models.ListMembers, h.load, h.create, h.update)
-	r.delete("/memberships/:id", p, h.delete)
+	// DELETE revokes the member's tokens of the site with it.
+	r.delete("/memberships/:id", p, deleteRow(h.db, "membership", models.RemoveMember))
 	r.cat.add(&resourceType{typ: "memberships", what: "membership",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			ms, err := models.MembersByIDs(ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]*jsonapi.Resource, len(ms))
-			for i := range ms {
-				out[i] = h.resource(&ms[i])
-			}
-			return out, nil
-		}})
+		fetch: fetchRows(h.db, models.MembersByIDs, renderEach(h.resource))})
 	registerPasswordSetup(r)
 }

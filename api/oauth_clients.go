@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -120,38 +119,14 @@ func (h oauthClientsHandler) create(c *fiber.Ctx) error {
 	return h.rows(&secret).respondOne(c, req.q, fiber.StatusCreated, sc)
 }
 
-// delete serves DELETE /oauth-clients/:id: the client and every token it
-// holds go at once.
-func (h oauthClientsHandler) delete(c *fiber.Ctx) error {
-	id, err := idParam(c, "OAuth client")
-	if err != nil {
-		return err
-	}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return models.DeleteSiteClient(ctx, tx, siteOf(c), id)
-	}); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
 // registerOAuthClientRoutes registers /oauth-clients.
 func registerOAuthClientRoutes(r routes) {
 	h := oauthClientsHandler{db: r.deps.DB, links: r.links, secretKey: []byte(r.deps.Config.OAuth.ClientSecretKey), cat: r.cat}
 	r.get("/oauth-clients", models.PermMemberships, h.rows(nil).list(oauthClientSpec(true), r.links, "/oauth-clients", r.deps.DB, models.ListSiteClients))
 	r.post("/oauth-clients", models.PermMemberships, h.create)
 	r.get("/oauth-clients/:id", models.PermMemberships, h.rows(nil).get(oauthClientSpec(false), h.load))
-	r.delete("/oauth-clients/:id", models.PermMemberships, h.delete)
+	// DELETE: the client and every token it holds go at once.
+	r.delete("/oauth-clients/:id", models.PermMemberships, deleteRow(h.db, "OAuth client", models.DeleteSiteClient))
 	r.cat.add(&resourceType{typ: "oauth-clients", what: "OAuth client",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			rows, err := models.SiteClientsByIDs(ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]*jsonapi.Resource, len(rows))
-			for i := range rows {
-				out[i] = h.resource(&rows[i], nil)
-			}
-			return out, nil
-		}})
+		fetch: fetchRows(h.db, models.SiteClientsByIDs, renderEach(func(sc *models.SiteClient) *jsonapi.Resource { return h.resource(sc, nil) }))})
 }

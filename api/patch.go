@@ -112,3 +112,23 @@ func patchRow[M any](c *fiber.Ctx, db *bun.DB, p rowPatch[M]) error {
 		// so a precondition is judged against the newest version.
 	}
 }
+
+// deleteRow is the handler of a DELETE /<type>/:id whose store function
+// del removes (or ends) the site's row id in one audited transaction: 204,
+// or del's error through the error table. T is bun.Tx for a store that
+// needs a transaction, bun.IDB for one that takes either; the transaction
+// is both.
+func deleteRow[T bun.IDB](db *bun.DB, what string, del func(context.Context, T, uuid.UUID, uuid.UUID) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := idParam(c, what)
+		if err != nil {
+			return err
+		}
+		if err := runTx(c.UserContext(), db, func(ctx context.Context, tx bun.Tx) error {
+			return del(ctx, any(tx).(T), siteOf(c), id)
+		}); err != nil {
+			return err
+		}
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+}

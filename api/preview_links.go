@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
@@ -142,38 +141,15 @@ func (h previewLinksHandler) create(c *fiber.Ctx) error {
 	return h.rows(&token).respondOne(c, req.q, fiber.StatusCreated, pl)
 }
 
-// delete serves DELETE /preview-links/:id: the link stops working at once,
-// on every replica (each request through a link reads its row).
-func (h previewLinksHandler) delete(c *fiber.Ctx) error {
-	id, err := idParam(c, "preview link")
-	if err != nil {
-		return err
-	}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return models.RevokePreviewLink(ctx, tx, siteOf(c), id)
-	}); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
 // registerPreviewLinkRoutes registers /preview-links.
 func registerPreviewLinkRoutes(r routes) {
 	h := previewLinksHandler{db: r.deps.DB, links: r.links, cat: r.cat}
 	r.get("/preview-links", models.PermRead, h.rows(nil).list(previewLinkSpec(true), r.links, "/preview-links", r.deps.DB, models.ListPreviewLinks))
 	r.post("/preview-links", models.PermEdit, h.create)
 	r.get("/preview-links/:id", models.PermRead, h.rows(nil).get(previewLinkSpec(false), h.load))
-	r.delete("/preview-links/:id", models.PermEdit, h.delete)
+	// DELETE revokes: the link stops working at once, on every replica
+	// (each request through a link reads its row).
+	r.delete("/preview-links/:id", models.PermEdit, deleteRow(h.db, "preview link", models.RevokePreviewLink))
 	r.cat.add(&resourceType{typ: "preview-links", what: "preview link",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			rows, err := models.PreviewLinksByIDs(ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]*jsonapi.Resource, len(rows))
-			for i := range rows {
-				out[i] = h.resource(&rows[i], nil)
-			}
-			return out, nil
-		}})
+		fetch: fetchRows(h.db, models.PreviewLinksByIDs, renderEach(func(pl *models.PreviewLink) *jsonapi.Resource { return h.resource(pl, nil) }))})
 }

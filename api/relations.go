@@ -323,16 +323,23 @@ func childMany(db bun.IDB, table, parent string, order models.Order) manyFunc {
 // byIDs is the fetchFunc of a type whose records are rows of model M
 // (models.ByIDs), rendered one by one.
 func byIDs[M any](db bun.IDB, render func(*M) *jsonapi.Resource) fetchFunc {
+	return fetchRows(db, models.ByIDs[M], renderEach(render))
+}
+
+// rowsByIDs is a store's read of the site's rows with the given ids
+// (models.ByIDs and the stores that join more than one table).
+type rowsByIDs[M any] func(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) ([]M, error)
+
+// fetchRows is the fetchFunc of a type whose rows load reads and render
+// turns into resources: the one way include and relationship reads load a
+// type's records.
+func fetchRows[M any](db bun.IDB, load rowsByIDs[M], render func(context.Context, uuid.UUID, []M) ([]*jsonapi.Resource, error)) fetchFunc {
 	return func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-		rows, err := models.ByIDs[M](ctx, db, siteID, ids)
+		rows, err := load(ctx, db, siteID, ids)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*jsonapi.Resource, len(rows))
-		for i := range rows {
-			out[i] = render(&rows[i])
-		}
-		return out, nil
+		return render(ctx, siteID, rows)
 	}
 }
 

@@ -152,21 +152,6 @@ func (h releasesHandler) update(c *fiber.Ctx) error {
 	return patchRow(c, h.db, p)
 }
 
-// cancel serves DELETE /releases/:id: an open release is cancelled (its
-// drafts stay, unstaged); 204.
-func (h releasesHandler) cancel(c *fiber.Ctx) error {
-	id, err := idParam(c, "release")
-	if err != nil {
-		return err
-	}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return drafts.CancelRelease(ctx, tx, siteOf(c), id)
-	}); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
 // stage serves POST (stage) and DELETE (unstage) of
 // /releases/:id/relationships/drafts: {"data": [{"type": "drafts", "id"}]}; 204.
 func (h releasesHandler) stage(add bool) fiber.Handler {
@@ -255,18 +240,13 @@ func registerReleaseRoutes(r routes, engine *drafts.Engine) {
 	h := releasesHandler{db: r.deps.DB, engine: engine, links: r.links, cat: r.cat}
 	h.rows = rowRenderer[drafts.Release]{render: h.render, cat: r.cat, version: func(rl *drafts.Release) int { return rl.Version }}
 	r.cat.add(&resourceType{typ: "releases", what: "release", many: map[string]manyFunc{"drafts": h.stagedOf},
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			rows, err := drafts.ReleasesByIDs(ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			return h.render(ctx, siteID, rows)
-		}})
+		fetch: fetchRows(h.db, drafts.ReleasesByIDs, h.render)})
 	r.get("/releases", models.PermRead, h.rows.list(releaseSpec(true), r.links, "/releases", r.deps.DB, drafts.ListReleases))
 	r.post("/releases", models.PermEdit, h.create)
 	r.get("/releases/:id", models.PermRead, h.rows.get(releaseSpec(false), h.load))
 	r.patch("/releases/:id", models.PermEdit, h.update)
-	r.delete("/releases/:id", models.PermEdit, h.cancel)
+	// DELETE cancels an open release; its drafts stay, unstaged.
+	r.delete("/releases/:id", models.PermEdit, deleteRow(h.db, "release", drafts.CancelRelease))
 	r.post("/releases/:id/relationships/drafts", models.PermEdit, h.stage(true))
 	r.delete("/releases/:id/relationships/drafts", models.PermEdit, h.stage(false))
 }

@@ -451,14 +451,8 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	// The relationships' endpoints (GET /revisions/:id/versions among
 	// them): catalog.routes.
 	r.cat.add(&resourceType{typ: "revisions", what: "revision",
-		fetch: func(ctx context.Context, siteID uuid.UUID, ids []uuid.UUID, _ bool) ([]*jsonapi.Resource, error) {
-			revs, err := models.ByIDs[*drafts.Revision](ctx, h.db, siteID, ids)
-			if err != nil {
-				return nil, err
-			}
-			return h.render(ctx, siteID, revs)
-		},
-		many: map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", models.OrderOldest)}})
+		fetch: fetchRows(h.db, models.ByIDs[*drafts.Revision], h.render),
+		many:  map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", models.OrderOldest)}})
 	versions := &resourceType{typ: "versions", what: "version", fetch: byIDs(h.db, h.versionResource)}
 	r.cat.add(versions)
 	r.get("/versions/:id", models.PermRead, r.cat.get(versions))

@@ -265,20 +265,6 @@ func (h webhooksHandler) update(c *fiber.Ctx) error {
 	return patchRow(c, h.db, patchOf(c, req, h.rows(req.fields.secret.Plain), models.FindWebhook, webhookColumns))
 }
 
-// delete serves DELETE /webhooks/:id: the webhook and its deliveries go.
-func (h webhooksHandler) delete(c *fiber.Ctx) error {
-	id, err := idParam(c, "webhook")
-	if err != nil {
-		return err
-	}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		return models.DeleteWebhook(ctx, tx, siteOf(c), id)
-	}); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}
-
 type deliveryAttributes struct {
 	Event          string  `json:"event" oas:"enum:webhook-event"`
 	Status         string  `json:"status" oas:"enum:delivery-status"`
@@ -358,7 +344,8 @@ func registerWebhookRoutes(r routes) error {
 	}
 	h := webhooksHandler{db: r.deps.DB, links: r.links, box: box, allowPrivate: r.deps.Config.Webhooks.AllowPrivate, cat: r.cat}
 	editable(r, "/webhooks", models.PermWebhooks, models.PermWebhooks, h.rows(""), webhookSpec, models.ListWebhooks, h.load, h.create, h.update)
-	r.delete("/webhooks/:id", models.PermWebhooks, h.delete)
+	// DELETE: the webhook and its deliveries go.
+	r.delete("/webhooks/:id", models.PermWebhooks, deleteRow(h.db, "webhook", models.DeleteWebhook))
 	r.get("/webhook-deliveries/:id", models.PermWebhooks, h.deliveryRows().get(deliverySpec(false), h.loadDelivery))
 	r.post("/webhook-deliveries/:id/retry", models.PermWebhooks, h.retry)
 	// The relationships' endpoints (catalog.routes); GET
