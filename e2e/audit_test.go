@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -228,44 +226,8 @@ func TestAuditPruneSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := worker.EnsureSchedules(ctx, s.Temporal, s.Config); err != nil {
-		t.Fatal(err)
-	}
-	hooks := s.Config.Webhooks.TaskQueue
-	id := workflows.AuditPruneScheduleID + "-" + s.Config.TaskQueue
-	t.Cleanup(func() {
-		for _, id := range []string{id, workflows.OAuthPruneScheduleID + "-" + s.Config.TaskQueue,
-			workflows.WebhookSweepScheduleID + "-" + hooks, workflows.WebhookPruneScheduleID + "-" + hooks} {
-			_ = s.Temporal.ScheduleClient().GetHandle(ctx, id).Delete(ctx)
-		}
-	})
-	sched := s.Temporal.ScheduleClient().GetHandle(ctx, id)
-	d, err := sched.Describe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if every := d.Schedule.Spec.Intervals; len(every) != 1 || every[0].Every != time.Hour {
-		t.Errorf("audit prune schedule intervals %+v, want hourly", every)
-	}
-	if err := sched.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var run string
-	for deadline := time.Now().Add(time.Minute); run == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if d, err = sched.Describe(ctx); err == nil && len(d.Info.RecentActions) > 0 {
-			run = d.Info.RecentActions[0].StartWorkflowResult.WorkflowID
-		}
-	}
-	if run == "" {
-		t.Fatal("the triggered prune did not start")
-	}
 	var got workflows.PrunedAuditEvents
-	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := s.Temporal.GetWorkflow(wait, run, "").Get(wait, &got); err != nil {
-		t.Fatalf("prune run %s: %v", run, err)
-	}
-	s.recordHistory(t, run, "prune-audit-events.history.json")
+	run := s.runScheduleNow(t, workflows.AuditPruneScheduleID+"-"+s.Config.TaskQueue, time.Hour, &got, "prune-audit-events.history.json")
 	if got.Events != 3 {
 		t.Errorf("prune run %s deleted %+v, want 3 events", run, got)
 	}

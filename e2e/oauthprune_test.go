@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
-	"github.com/pressroom/pressroom/worker"
 	"github.com/pressroom/pressroom/workflows"
 )
 
@@ -39,44 +37,8 @@ func TestOAuthPruneSchedule(t *testing.T) {
 		}
 	}
 
-	if err := worker.EnsureSchedules(ctx, s.Temporal, s.Config); err != nil {
-		t.Fatal(err)
-	}
-	id := workflows.OAuthPruneScheduleID + "-" + s.Config.TaskQueue
-	sched := s.Temporal.ScheduleClient().GetHandle(ctx, id)
-	t.Cleanup(func() {
-		hooks := s.Config.Webhooks.TaskQueue
-		for _, id := range []string{id, workflows.WebhookSweepScheduleID + "-" + hooks, workflows.WebhookPruneScheduleID + "-" + hooks} {
-			_ = s.Temporal.ScheduleClient().GetHandle(ctx, id).Delete(ctx)
-		}
-	})
-	d, err := sched.Describe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if every := d.Schedule.Spec.Intervals; len(every) != 1 || every[0].Every != time.Hour {
-		t.Errorf("OAuth prune schedule intervals %+v, want hourly", every)
-	}
-	// Run it now rather than wait for the hour.
-	if err := sched.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var run string
-	for deadline := time.Now().Add(time.Minute); run == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if d, err = sched.Describe(ctx); err == nil && len(d.Info.RecentActions) > 0 {
-			run = d.Info.RecentActions[0].StartWorkflowResult.WorkflowID
-		}
-	}
-	if run == "" {
-		t.Fatal("the triggered prune did not start")
-	}
 	var got workflows.PrunedOAuth
-	wait, cancel := context.WithTimeout(ctx, 2*time.Minute) // the run's own timeout is an hour
-	defer cancel()
-	if err := s.Temporal.GetWorkflow(wait, run, "").Get(wait, &got); err != nil {
-		t.Fatalf("prune run %s: %v", run, err)
-	}
-	s.recordHistory(t, run, "prune-expired-oauth.history.json")
+	run := s.runScheduleNow(t, workflows.OAuthPruneScheduleID+"-"+s.Config.TaskQueue, time.Hour, &got, "prune-expired-oauth.history.json")
 	if want := (workflows.PrunedOAuth{AuthRequests: 1, AccessTokens: 1, RefreshTokens: 1}); got != want {
 		t.Errorf("prune run %s deleted %+v, want %+v", run, got, want)
 	}
