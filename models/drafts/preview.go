@@ -46,6 +46,14 @@ func previewOf(ctx context.Context) *Preview {
 	return p
 }
 
+// PreviewReleaseOf is the release of the preview ctx carries, if any.
+func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
+	if p := previewOf(ctx); p != nil {
+		return p.Release, true
+	}
+	return uuid.Nil, false
+}
+
 // Previewing tells whether ctx carries a preview.
 func Previewing(ctx context.Context) bool { return previewOf(ctx) != nil }
 
