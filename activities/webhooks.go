@@ -368,6 +368,11 @@ var subjectShapes = map[string]subjectShape{
 		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
 	"themes": {attrs: []string{"title", "description", "published_at", "created_at", "updated_at"},
 		toOne: map[string][2]string{"user_id": {"user", "users"}}, versioned: true},
+	// release.published and release.cancelled: the release as GET
+	// /releases/:id shows it, its publishing revision named (null for a
+	// cancel); its drafts are unstaged by then, and left out.
+	"releases": {attrs: []string{"title", "description", "status", "created_at", "updated_at"},
+		toOne: map[string][2]string{"user_id": {"user", "users"}, "revision_id": {"revision", "revisions"}}, versioned: true},
 	// webhook.deactivated: the webhook as GET /webhooks/:id shows it (the
 	// event's row holds no sealed secret; its masked form is added below).
 	"webhooks": {attrs: []string{"url", "events", "active", "description", "deactivated_reason", "deactivated_at", "created_at", "updated_at"},

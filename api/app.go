@@ -120,10 +120,11 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	// /oauth/token (DESIGN.md §2).
 	r.get("/asset-types", models.PermRead, assetTypes(d.AssetTypes))
 
+	r.previews = &previews{db: d.DB, engine: drafts.NewEngine(d.Config.Storage), kept: map[uuid.UUID]keptPreview{}}
 	if err := registerResources(r); err != nil {
 		return nil, err
 	}
-	registerPreviewRoutes(app, d, errs, *r.reads)
+	registerPreviewRoutes(app, d, errs, *r.reads, r.previews)
 
 	// Last: the description covers every route registered above (and fails
 	// New when one cannot be described; api/openapi.go).
@@ -178,8 +179,7 @@ func newServer(cfg config.Config, errs fiber.ErrorHandler) *fiber.App {
 // put in the catalog (relations.go): every link a document advertises
 // answers.
 func registerResources(r routes) error {
-	engine := drafts.NewEngine(r.deps.Config.Storage)
-	r.previews = &previews{db: r.deps.DB, engine: engine, kept: map[uuid.UUID]keptPreview{}}
+	engine := r.previews.engine
 	registerUserRoutes(r)
 	registerSiteRoutes(r)
 	registerUploadRoutes(r)

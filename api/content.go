@@ -149,7 +149,9 @@ func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, view
 
 // resource renders a view: the live row, or with drafted the draft's state
 // (paths, from draftedPaths, gives drafted pages their paths).
-func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UUID]string) *jsonapi.Resource {
+// created are the links of a record only the drafted view has (an
+// unpublished create): links.drafted, or under a preview links.previewed.
+func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UUID]string, created links) *jsonapi.Resource {
 	row := v.Row
 	if drafted {
 		row = v.Drafted()
@@ -162,7 +164,7 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	}
 	self, l := h.path(id), h.links
 	if drafted && !v.Row.Live() {
-		l = l.drafted() // an unpublished create: GET /<kind>/:id alone is 404
+		l = created // an unpublished create: GET /<kind>/:id alone is 404
 	}
 	attrs := make(map[string]any, len(h.kind.Fields)+len(h.kind.Derived)+len(timestampAttributes))
 	rels := make(map[string]*jsonapi.Relationship, 4+len(h.lists))

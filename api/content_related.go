@@ -64,9 +64,13 @@ func (h contentHandler) render(ctx context.Context, siteID uuid.UUID, views []*d
 			return nil, err
 		}
 	}
+	created := h.links.drafted()
+	if rel, ok := drafts.PreviewReleaseOf(ctx); ok {
+		created = h.links.previewed(rel)
+	}
 	rs := make([]*jsonapi.Resource, len(views))
 	for i, v := range views {
-		rs[i] = h.resource(v, drafted, paths)
+		rs[i] = h.resource(v, drafted, paths, created)
 	}
 	return rs, h.cat.fillMany(ctx, siteID, h.cat.types[h.kind.Type], rs, drafted)
 }

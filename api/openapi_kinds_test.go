@@ -34,7 +34,7 @@ func TestOpenAPIContentKindsListWhatTheRendererEmits(t *testing.T) {
 		}
 		h := contentHandler{kind: k}
 		for _, drafted := range []bool{false, true} {
-			r := h.resource(&drafts.View{Kind: k, Row: row}, drafted, nil)
+			r := h.resource(&drafts.View{Kind: k, Row: row}, drafted, nil, h.links.drafted())
 			got, want := slices.Sorted(maps.Keys(r.Attributes.(map[string]any))), slices.Sorted(maps.Keys(props))
 			if !slices.Equal(got, want) {
 				t.Errorf("%s (drafted %v): rendered attributes %v, described %v", k.Type, drafted, got, want)

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/render"
 )
 
@@ -89,11 +92,14 @@ func servedByLinks(path string, p models.Permission) bool {
 // gate the read routes a link serves: reads, as routes.add recorded them,
 // registered on an app of their own (linkReads), so the API's route table
 // (and its description) holds each read once.
-func registerPreviewRoutes(app *fiber.App, d Deps, errs fiber.ErrorHandler, reads []linkRead) {
-	g := previewGate{db: d.DB, reads: linkReads(d.Config, errs, reads)}
-	rh := renderHandler{db: d.DB, storage: d.Config.Storage, renderer: render.New(render.Limits{})}
+// The render route reads through the preview of the link's release, as
+// the reads do (previews.wrap: drafts.WithPreview), so a page renders as
+// the release would make it.
+func registerPreviewRoutes(app *fiber.App, d Deps, errs fiber.ErrorHandler, reads []linkRead, pv *previews) {
+	g := previewGate{db: d.DB, base: d.Config.PublicURL, reads: linkReads(d.Config, errs, reads)}
+	rh := renderHandler{db: d.DB, engine: pv.engine, storage: d.Config.Storage, renderer: render.New(render.Limits{})}
 	app.All(previewPrefix+":token/*", g.serve)
-	app.Get(previewPrefix+":token/render/*", rh.serve)
+	app.Get(previewPrefix+":token/render/*", pv.wrap(rh.serve))
 }
 
 // outerContextKey carries the request's context (its deadline) into the
@@ -120,7 +126,9 @@ func linkReads(cfg config.Config, errs fiber.ErrorHandler, reads []linkRead) fas
 }
 
 type previewGate struct {
-	db    *bun.DB
+	db *bun.DB
+	// base is the API's public URL, where documents' links point.
+	base  string
 	reads fasthttp.RequestHandler
 }
 
@@ -172,11 +180,102 @@ func (g previewGate) serve(c *fiber.Ctx) error {
 	}
 	// The read below the link's url, at its own path.
 	rest, full := "/"+c.Params("*"), strings.Clone(c.Path())
+	link := g.base + previewPrefix + strings.Clone(c.Params("token"))
 	c.Locals(outerContextKey{}, c.UserContext())
 	c.Request().URI().SetPath(rest)
 	g.reads(c.Context())
 	c.Request().URI().SetPath(full) // the buffers the outer Ctx reads
+	if body := c.Response().Body(); g.base != "" && bytes.Contains(body, []byte(`"`+g.base+`/`)) {
+		c.Response().SetBody(relink(body, g.base, link))
+	}
 	return nil
+}
+
+// relink points the links of a document read through a preview link at
+// the link: every URL of a "links" member (self, related, first, last,
+// prev, next, at any depth) under the API's base, which needs credentials,
+// becomes the same path and query under the link's url, which answers it
+// as a preview read (a preview-release in its query is the link's release
+// either way); one the link does not serve (a draft relationship) is left
+// out. So every link a document read through a link advertises answers
+// through it, without credentials. Attributes are left as they are. A body
+// that is not a JSON document is returned as it is.
+func relink(body []byte, base, link string) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return body
+	}
+	relinkValue(doc, base, link)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return body
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+}
+
+// relinkValue relinks the "links" objects in v (relink).
+func relinkValue(v any, base, link string) {
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			relinkValue(x, base, link)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if ls, ok := x.(map[string]any); ok && k == "links" {
+				relinkLinks(ls, base, link)
+				if len(ls) == 0 {
+					delete(v, k)
+				}
+				continue
+			}
+			relinkValue(x, base, link)
+		}
+	}
+}
+
+// relinkLinks relinks one links object's members (a URL, or a link
+// object's href).
+func relinkLinks(ls map[string]any, base, link string) {
+	for name, l := range ls {
+		u, isURL := l.(string)
+		obj, isObj := l.(map[string]any)
+		if isObj {
+			u, isURL = obj["href"].(string)
+		}
+		if !isURL {
+			continue // null, or a link object without href
+		}
+		to, ok := linkURL(u, base, link)
+		switch {
+		case !ok:
+			delete(ls, name)
+		case isObj:
+			obj["href"] = to
+		default:
+			ls[name] = to
+		}
+	}
+}
+
+// linkURL is u under the link (u under base, or already under the link),
+// and whether the link serves it; a URL elsewhere is kept as it is.
+func linkURL(u, base, link string) (string, bool) {
+	rest, ok := strings.CutPrefix(u, link+"/")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, base+"/"); !ok {
+			return u, true
+		}
+	}
+	path, _, _ := strings.Cut(rest, "?")
+	if !servedByLinks("/"+path, models.PermRead) {
+		return "", false
+	}
+	return link + "/" + rest, true
 }
 
 // linkEnded says why a link no longer works ("" while it does).
@@ -219,6 +318,7 @@ func includesDraft(include string) bool {
 // renderHandler serves GET {link}/render/<page path>.
 type renderHandler struct {
 	db       *bun.DB
+	engine   *drafts.Engine
 	storage  config.Storage
 	renderer *render.Renderer
 }
@@ -228,7 +328,8 @@ func (h renderHandler) serve(c *fiber.Ctx) error {
 	if len(path) > 2048 {
 		return models.NotFound("page at that path")
 	}
-	data, err := models.LivePageToRender(c.UserContext(), h.db, siteOf(c), path)
+	// The preview of the link's release is in the context (previews.wrap).
+	data, err := h.engine.PageToRender(c.UserContext(), h.db, siteOf(c), path)
 	if errors.Is(err, models.ErrNotFound) {
 		c.Status(fiber.StatusNotFound).Type("html", "utf-8")
 		return c.Send(render.GonePage("No page of this preview is at " + path + "."))

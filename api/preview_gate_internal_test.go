@@ -47,3 +47,25 @@ func TestServedByLinks(t *testing.T) {
 		t.Error("includesDraft")
 	}
 }
+
+// TestRelink: a document's links under the API's base point at the link,
+// those already under the link stay, a link the preview link does not
+// serve (a draft relationship) is left out, attributes are left alone.
+func TestRelink(t *testing.T) {
+	const base, link = "https://api.test", "https://api.test/preview/tok"
+	in := `{"data":{"type":"pages","id":"1","attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890},` +
+		`"relationships":{"draft":{"data":null,"links":{"self":"https://api.test/pages/1/relationships/draft","related":"https://api.test/pages/1/draft"}},` +
+		`"layout":{"data":null,"links":{"self":"https://api.test/preview/tok/pages/1/relationships/layout","related":"https://api.test/pages/1/layout?preview-release=r"}}},` +
+		`"links":{"self":"https://api.test/pages/1?preview-release=r"}},"links":{"next":{"href":"https://api.test/pages?a=1&b=<2>"},"about":"https://example.test/x"}}`
+	want := `{"data":{"attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890},"id":"1",` +
+		`"links":{"self":"https://api.test/preview/tok/pages/1?preview-release=r"},` +
+		`"relationships":{"draft":{"data":null},` +
+		`"layout":{"data":null,"links":{"related":"https://api.test/preview/tok/pages/1/layout?preview-release=r","self":"https://api.test/preview/tok/pages/1/relationships/layout"}}},"type":"pages"},` +
+		`"links":{"about":"https://example.test/x","next":{"href":"https://api.test/preview/tok/pages?a=1&b=<2>"}}}`
+	if got := string(relink([]byte(in), base, link)); got != want {
+		t.Fatalf("relink:\n got %s\nwant %s", got, want)
+	}
+	if got := string(relink([]byte("<html>"), base, link)); got != "<html>" {
+		t.Fatalf("not JSON: %s", got)
+	}
+}

@@ -67,6 +67,12 @@ type links struct {
 // drafted is l for the links of a record only the drafted view has.
 func (l links) drafted() links { return links{base: l.base, query: "?include=draft"} }
 
+// previewed is l for the links of a record only a release's preview has
+// (one the release creates): they read through the same preview.
+func (l links) previewed(release uuid.UUID) links {
+	return links{base: l.base, query: "?" + previewParam + "=" + release.String()}
+}
+
 func (l links) self(path string) *jsonapi.Links { return &jsonapi.Links{Self: l.base + path + l.query} }
 
 // relationship builds a relationship object with its self and related links.

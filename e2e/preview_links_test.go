@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,8 +65,8 @@ func (s *system) pvGet(t *testing.T, method, url, accept string) (int, http.Head
 }
 
 // pvSite publishes a page at /about with a layout, a content, a text
-// block and an image block; it returns the page's id and the image's asset id.
-func pvSite(t *testing.T, s *system, e *editor) (page string) {
+// block and an image block; it returns the page's and the content's ids.
+func pvSite(t *testing.T, s *system, e *editor) (page, content string) {
 	t.Helper()
 	theme := s.thmTheme(t, e.token, "Preview theme")
 	layout := `<!doctype html><html><head><title>{{ page.title }}</title></head><body>
@@ -82,13 +83,13 @@ func pvSite(t *testing.T, s *system, e *editor) (page string) {
 	_, b2 := e.create("content-blocks", map[string]any{"var-name": "hero", "data-type": "image", "body": "Hero", "position": 2},
 		map[string]any{"content": ref("contents", content), "asset": ref("assets", asset)})
 	e.mustPublish(pd, cd, b1, b2)
-	return page
+	return page, content
 }
 
 func TestPreviewLinks(t *testing.T) {
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
-	page := pvSite(t, s, e)
+	page, content := pvSite(t, s, e)
 	release := s.pvRelease(t, s.Site.ID, "Autumn")
 	id, url := e.mustPvLink(release)
 
@@ -158,6 +159,8 @@ func TestPreviewLinks(t *testing.T) {
 	if got["title"] != "About us" || got["h1"] != "About us" || got["text"] != "Welcome" || got["site"] != "Demo" || got["width"] != float64(8) {
 		t.Fatalf("rendered page in the browser: %v", got)
 	}
+
+	pvRenderRelease(t, ctx, s, e, url, release, staged, content)
 
 	// A link cannot write: every method but GET and HEAD is 405.
 	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodPut} {
@@ -239,6 +242,41 @@ func TestPreviewLinks(t *testing.T) {
 	}
 }
 
+// pvRenderRelease stages the page's drafted title and a new image block
+// in release, leaves another new block unstaged, and checks in a real
+// browser that the render through the link shows the release: the drafted
+// title, the staged image loaded from its asset_url, not the unstaged block.
+func pvRenderRelease(t *testing.T, ctx context.Context, s *system, e *editor, url, release, titleDraft, content string) {
+	t.Helper()
+	asset := s.thmAsset(t, e.token, "banner.png")
+	_, banner := e.create("content-blocks", map[string]any{"var-name": "banner", "data-type": "image", "body": "Banner", "position": 3},
+		map[string]any{"content": ref("contents", content), "asset": ref("assets", asset)})
+	e.create("content-blocks", map[string]any{"var-name": "unstaged", "data-type": "text", "body": "Not in the release", "position": 4},
+		map[string]any{"content": ref("contents", content)})
+	if d := e.stage(http.MethodPost, release, titleDraft, banner); d.Status != 204 {
+		t.Fatalf("stage = %d %s", d.Status, d.Raw)
+	}
+	st, _, body := s.pvGet(t, http.MethodGet, url+"/render/about", "text/html")
+	if st != 200 || !strings.Contains(body, `<h1 id="title">About us, drafted</h1>`) || !strings.Contains(body, `<img id="banner" src="http`) || strings.Contains(body, "Not in the release") {
+		t.Fatalf("render through the release = %d %s", st, body)
+	}
+	run(t, ctx, "open the release's preview", chromedp.Navigate(url+"/render/about"), chromedp.WaitVisible("#banner"))
+	got := eval[map[string]any](t, ctx, `(async () => {
+		const img = document.getElementById("banner");
+		if (!img.complete) await new Promise(r => { img.onload = r; img.onerror = r; });
+		return {title: document.title, h1: document.getElementById("title").textContent,
+			src: img.getAttribute("src"), width: img.naturalWidth, unstaged: document.getElementById("unstaged") !== null,
+			hero: document.getElementById("hero").naturalWidth};
+	})()`)
+	if got["title"] != "About us, drafted" || got["h1"] != "About us, drafted" || got["width"] != float64(8) || got["unstaged"] != false || got["hero"] != float64(8) {
+		t.Fatalf("the release's page in the browser: %v", got)
+	}
+	// The same page as the link's JSON:API reads show it.
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/contents/"+content+"/content-blocks", ""); st != 200 || !strings.Contains(body, `"Banner"`) || strings.Contains(body, "Not in the release") {
+		t.Fatalf("the release's blocks through the link = %d %s", st, body)
+	}
+}
+
 // TestPreviewLinkTemplateError: an author's broken layout renders a page
 // naming the line, with status 500, and never a stack trace.
 func TestPreviewLinkTemplateError(t *testing.T) {
@@ -266,4 +304,88 @@ func TestPreviewLinkTemplateError(t *testing.T) {
 	if st, _, body = s.pvGet(t, http.MethodGet, url+"/render/plain", "text/html"); st != 200 || !strings.Contains(body, "<h1>Plain</h1>") {
 		t.Fatalf("page without a layout = %d %s", st, body)
 	}
+}
+
+// TestPreviewLinkDocumentLinks: every link a document read through a
+// preview link advertises (self, relationship, related and pagination
+// links, of the data and of included resources) points under the link's
+// url and answers there without credentials: the crawl follows them all,
+// two levels deep, from documents of a release that updates a page and
+// creates a content and a block.
+func TestPreviewLinkDocumentLinks(t *testing.T) {
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	page, content := pvSite(t, s, e)
+	release := e.createRelease("Links")
+	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": "About us, linked"}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH page = %d %s", d.Status, d.Raw)
+	}
+	created, cd := e.create("contents", map[string]any{"title": "New in the release", "position": 2}, map[string]any{"page": ref("pages", page)})
+	_, bd := e.create("content-blocks", map[string]any{"var-name": "fresh", "data-type": "text", "body": "Fresh", "position": 1}, map[string]any{"content": ref("contents", created)})
+	e.mustStage(release, draftOf(t, d.resource(t)), cd, bd)
+	_, url := e.mustPvLink(release)
+
+	queue := []string{url + "/pages/" + page + "?include=layout", url + "/pages?page[size]=1", url + "/contents/" + created + "?include=content-blocks",
+		url + "/contents?page[size]=1&filter[page]=" + page, url + "/contents/" + content + "/content-blocks?page[size]=1", url + "/site"}
+	seen := map[string]bool{}
+	for depth := 0; depth < 3 && len(queue) > 0; depth++ {
+		var next []string
+		for _, u := range queue {
+			if seen[u] || len(seen) >= 250 {
+				continue
+			}
+			seen[u] = true
+			st, _, body := s.pvGet(t, http.MethodGet, u, "application/vnd.api+json")
+			if st != 200 {
+				t.Errorf("GET %s without credentials = %d %s", u, st, body)
+				continue
+			}
+			var doc any
+			if err := json.Unmarshal([]byte(body), &doc); err != nil {
+				t.Fatalf("GET %s: %v", u, err)
+			}
+			for _, l := range pvLinksOf(doc, false) {
+				if !strings.HasPrefix(l, url+"/") {
+					t.Errorf("GET %s advertises %s, not under the link", u, l)
+					continue
+				}
+				next = append(next, l)
+			}
+		}
+		queue = next
+	}
+	if len(seen) < 30 {
+		t.Fatalf("followed only %d links: %v", len(seen), seen)
+	}
+	// The content the release creates reads through its own links.
+	if st, _, body := s.pvGet(t, http.MethodGet, url+"/contents/"+created, ""); st != 200 || !strings.Contains(body, `"New in the release"`) || strings.Contains(body, "include=draft") {
+		t.Fatalf("a created content through the link = %d %s", st, body)
+	}
+}
+
+// pvLinksOf collects the URLs of every "links" object in a document.
+func pvLinksOf(v any, inLinks bool) []string {
+	var out []string
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			out = append(out, pvLinksOf(x, false)...)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && inLinks {
+				out = append(out, s)
+				continue
+			}
+			if o, ok := x.(map[string]any); ok && inLinks {
+				if h, ok := o["href"].(string); ok {
+					out = append(out, h)
+				}
+				continue
+			}
+			out = append(out, pvLinksOf(x, k == "links")...)
+		}
+	}
+	return out
 }

@@ -45,7 +45,7 @@ func TestReadmeTour(t *testing.T) {
 	}
 	// What the tour's comments promise, in the order it prints them.
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := []string{"editor@demo.test", "", "404", "/tour-", "", "/tour-", "scheduled at ", "published", "404", s.URL + "/password-setup?token="}
+	want := []string{"editor@demo.test", "", "404", "/tour-", "", "/tour-", "scheduled at ", "published", "404", "<h1>News</h1>", "published", "410", s.URL + "/password-setup?token="}
 	if len(lines) != len(want) {
 		t.Fatalf("the tour printed %d lines, want %d", len(lines), len(want))
 	}

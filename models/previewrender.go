@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,53 +54,40 @@ type RenderBlock struct {
 // MaxRenderBlocks bounds the blocks one render reads.
 const MaxRenderBlocks = 2000
 
-// LivePageToRender reads the live page of the site at path (404 for none)
-// with its layout, contents and blocks. It reads the live site; a preview
-// of a release reads it as the release would make it (the releases
-// branch's preview read path, docs/releases.md).
-func LivePageToRender(ctx context.Context, db bun.IDB, siteID uuid.UUID, path string) (*RenderedPage, error) {
-	out := &RenderedPage{}
-	if err := db.NewSelect().Table("sites").Column("title").Where("id = ?", siteID).Scan(ctx, &out.SiteTitle); err != nil {
-		return nil, err
+// RenderSiteAndLayout reads the site's title and, when layoutID is not
+// nil, that layout's Liquid source ("" for a layout the site does not
+// have): what a render needs besides the page (drafts.PageToRender).
+// Layouts are not drafted: a preview renders through the live layout.
+func RenderSiteAndLayout(ctx context.Context, db bun.IDB, siteID uuid.UUID, layoutID *uuid.UUID) (title, layout string, err error) {
+	if err := db.NewSelect().Table("sites").Column("title").Where("id = ?", siteID).Scan(ctx, &title); err != nil {
+		return "", "", fmt.Errorf("site title: %w", err)
 	}
-	err := db.NewSelect().Table("pages").Column("id", "page_type", "slug", "path", "title", "description", "keywords",
-		"search_engine_indexable", "search_engine_followable", "canonical_url", "published_at", "layout_id").
-		Where("site_id = ? AND path = ? AND published_at IS NOT NULL AND trashed_at IS NULL", siteID, path).Limit(1).Scan(ctx, &out.Page)
-	if IsNoRows(err) {
-		return nil, NotFound("page at that path")
-	} else if err != nil {
-		return nil, err
-	}
-	if out.Page.LayoutID != nil {
-		err := db.NewSelect().Table("layouts").Column("content").Where("id = ? AND site_id = ?", *out.Page.LayoutID, siteID).Scan(ctx, &out.Layout)
+	if layoutID != nil {
+		err := db.NewSelect().Table("layouts").Column("content").Where("id = ? AND site_id = ?", *layoutID, siteID).Scan(ctx, &layout)
 		if err != nil && !IsNoRows(err) {
-			return nil, err
+			return "", "", fmt.Errorf("layout: %w", err)
 		}
 	}
-	if err := db.NewSelect().Table("contents").Column("id", "title").
-		Where("site_id = ? AND page_id = ? AND published_at IS NOT NULL AND trashed_at IS NULL", siteID, out.Page.ID).
-		OrderExpr("position, id").Limit(MaxRenderBlocks).Scan(ctx, &out.Contents); err != nil {
-		return nil, err
-	}
-	if len(out.Contents) == 0 {
+	return title, layout, nil
+}
+
+// AssetStorageKeys are the object keys of the site's image assets ids,
+// keyed by the asset's id as text (assets without an image are left out).
+func AssetStorageKeys(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
 		return out, nil
 	}
-	ids := make([]uuid.UUID, len(out.Contents))
-	at := make(map[uuid.UUID]int, len(ids))
-	for i, c := range out.Contents {
-		ids[i], at[c.ID] = c.ID, i
+	var rows []struct {
+		AssetID    uuid.UUID `bun:"asset_id"`
+		StorageKey string    `bun:"storage_key"`
 	}
-	var blocks []RenderBlock
-	if err := db.NewSelect().TableExpr("content_blocks AS b").
-		ColumnExpr("b.content_id, b.var_name, b.data_type, b.body, i.storage_key").
-		Join("LEFT JOIN asset_images AS i ON i.asset_id = b.asset_id AND i.site_id = b.site_id").
-		Where("b.site_id = ? AND b.content_id IN (?) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL", siteID, bun.In(ids)).
-		OrderExpr("b.content_id, b.position, b.id").Limit(MaxRenderBlocks).Scan(ctx, &blocks); err != nil {
-		return nil, err
+	if err := db.NewSelect().Table("asset_images").Column("asset_id", "storage_key").
+		Where("site_id = ? AND asset_id IN (?)", siteID, bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("asset images: %w", err)
 	}
-	for _, b := range blocks {
-		c := &out.Contents[at[b.ContentID]]
-		c.Blocks = append(c.Blocks, b)
+	for _, r := range rows {
+		out[r.AssetID.String()] = r.StorageKey
 	}
 	return out, nil
 }

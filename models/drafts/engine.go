@@ -202,7 +202,11 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 	if withDraft {
 		args = append(args, k.Type)
 	}
-	rows, err := models.QueryPrepared(ctx, db, readQuery(k, withDraft), args...)
+	query, p := readQuery(k, withDraft), previewOf(ctx)
+	if withDraft && p != nil {
+		query, args = readPreviewQuery(k), append(args, models.UUIDParam(p.Release), models.UUIDsParam(p.extraIDs))
+	}
+	rows, err := models.QueryPrepared(ctx, db, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", k.Type, err)
 	}
@@ -227,7 +231,7 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 				return nil, fmt.Errorf("load %s: draft: %w", k.Type, err)
 			}
 		}
-		if p := previewOf(ctx); withDraft && p != nil {
+		if withDraft && p != nil {
 			if v = p.view(v); v == nil {
 				continue
 			}
@@ -262,6 +266,22 @@ func readQuery(k *Kind, withDraft bool) string {
 	}
 	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
 LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id
+WHERE t.site_id = $1 AND t.id = ANY($2)`
+}
+
+// readPreviewQuery is readQuery with drafts under a release's preview: $4
+// the release and $5 the set's other drafts (uuid[], inSet): only the
+// set's drafts are joined, and a page's drafted path is walked over the
+// set's drafts only (as DraftedPaths does under a preview), in the same
+// prepared statement, so a preview read needs no statement of its own for
+// the path.
+func readPreviewQuery(k *Kind) string {
+	path := "NULL::text"
+	if k == Pages {
+		path = `(WITH RECURSIVE ` + draftedPathWalkIn("t", "", "$1", " AND "+inSet("pd", "$4", "$5")) + ` SELECT ` + draftedPathOf + `)`
+	}
+	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
+LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND ` + inSet("d", "$4", "$5") + `
 WHERE t.site_id = $1 AND t.id = ANY($2)`
 }
 

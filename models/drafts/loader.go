@@ -31,7 +31,10 @@ func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
 		if err != nil {
 			return nil, fmt.Errorf("batched load: bad scope %q: %w", scope, err)
 		}
-		return e.LoadMany(ctx, db, k, siteID, ids, view == "draft")
+		// "draft", or "preview <p>": the batch's fetch runs under the
+		// values of its first caller's context, which carry the preview
+		// (coalesce.Batcher), the same one every caller of the scope has.
+		return e.LoadMany(ctx, db, k, siteID, ids, view != "live")
 	}
 	return l
 }
@@ -40,17 +43,12 @@ func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
 // (withDraft); nil when the site has no such record. A batch holds the
 // reads of one site and one view only.
 func (l *Loader) Load(ctx context.Context, siteID, id uuid.UUID, withDraft bool) (*View, error) {
-	if withDraft && Previewing(ctx) {
-		// A release's preview reads alone: a batch's query runs under a
-		// context of its own, which carries no preview.
-		views, err := l.e.LoadMany(ctx, l.db, l.kind, siteID, []uuid.UUID{id}, true)
-		if err != nil {
-			return nil, err
-		}
-		return views[id], nil
-	}
 	scope := siteID.String() + " live"
-	if withDraft {
+	if p := previewOf(ctx); withDraft && p != nil {
+		// A release's preview: the reads of one preview (the API keeps one
+		// *Preview per release and stamp) batch together.
+		scope = fmt.Sprintf("%s preview %p", siteID, p)
+	} else if withDraft {
 		scope = siteID.String() + " draft"
 	}
 	return l.batch.Get(ctx, scope, id)

@@ -31,6 +31,8 @@ type Preview struct {
 	// pulls them in): SQL names the set as the release's drafts and these
 	// (inSet), so a statement carries a short array, not the whole set.
 	extra []string
+	// extraIDs are extra as uuids (a prepared statement's uuid[]).
+	extraIDs []uuid.UUID
 }
 
 type previewKey struct{}
@@ -44,6 +46,14 @@ func WithPreview(ctx context.Context, p *Preview) context.Context {
 func previewOf(ctx context.Context) *Preview {
 	p, _ := ctx.Value(previewKey{}).(*Preview)
 	return p
+}
+
+// PreviewReleaseOf is the release of the preview ctx carries, if any.
+func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
+	if p := previewOf(ctx); p != nil {
+		return p.Release, true
+	}
+	return uuid.Nil, false
 }
 
 // Previewing tells whether ctx carries a preview.
@@ -73,6 +83,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 		p.byID[d.ID] = true
 		if d.ReleaseID == nil || *d.ReleaseID != r.ID {
 			p.extra = append(p.extra, d.ID.String())
+			p.extraIDs = append(p.extraIDs, d.ID)
 		}
 	}
 	return p, nil
@@ -125,7 +136,7 @@ func (p *Preview) view(v *View) *View {
 	if v.Draft != nil && v.Draft.Event == EventDelete {
 		return nil
 	}
-	v.DraftedPath = nil // derived again from the set's drafts only (DraftedPaths)
+	// v.DraftedPath is the set's (readPreviewQuery walks the set's drafts only).
 	return v
 }
 
