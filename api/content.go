@@ -221,17 +221,25 @@ func (h contentHandler) querySpecs() [3]QuerySpec {
 	list := one
 	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, models.OrderOldest
 	list.Search = h.kind.Type
+	list.Extra = []string{trashedParam} // the trash (trash.go)
 	get := one
 	get.Extra = []string{"as-of"}
 	return [3]QuerySpec{one, list, get}
 }
 
 // list serves GET /<kind>: live records, or with include=draft every record
-// as drafted (unpublished creates included).
+// as drafted (unpublished creates included), or with filter[trashed]=true
+// the trash (trash.go).
 func (h contentHandler) list(c *fiber.Ctx) error {
 	q, err := parseQuery(c, h.spec(true))
 	if err != nil {
 		return err
+	}
+	if trashed, err := trashedFilter(q); err != nil || trashed {
+		if err != nil {
+			return err
+		}
+		return h.trash(c, q)
 	}
 	ctx, siteID := c.UserContext(), siteOf(c)
 	withDraft := q.Drafted()

@@ -58,7 +58,7 @@ func (b *specBuilder) kindAttributeSchemas(k *drafts.Kind) {
 // timestampDescriptions say what each timestamp of a content resource is.
 var timestampDescriptions = map[string]string{
 	"published-at": "When the record was first published (null until then).",
-	"trashed-at":   "When the record was drafted for deletion (null otherwise).",
+	"trashed-at":   "When the record was drafted for deletion (null otherwise); in the trash (filter[trashed]=true), when its deletion was published.",
 	"created-at":   "When the record was created.",
 	"updated-at":   "When the record last changed.",
 }

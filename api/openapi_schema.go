@@ -96,10 +96,12 @@ func (b *specBuilder) resourceSchemas(typ string) {
 	}
 	slices.Sort(relNames)
 	// Every relationship carries its linkage, and its links but on a
-	// publish plan (which is not kept: nothing to link to); a to-many one
-	// its first page, with meta.count (and links.next when there is more).
+	// publish plan (which is not kept: nothing to link to) and on a record
+	// of the trash (GET /<kind>?filter[trashed]=true: its row is gone, so
+	// it has no endpoints); a to-many one its first page, with meta.count
+	// (and links.next when there is more).
 	required := []any{"data", "links"}
-	if typ == "publish-plans" {
+	if _, trashable := jsonapi.Relationships[typ]["trashed-by"]; typ == "publish-plans" || trashable {
 		required = []any{"data"}
 	}
 	for _, rel := range relNames {

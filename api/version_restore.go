@@ -141,48 +141,49 @@ func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr 
 	return v.Draft, kh.checkSection(ctx, tx, pr, v)
 }
 
-// bringBack drafts the creates of a deleted record at state, and of its
-// children as they were just before its deletion (a page's contents, a
-// content's blocks), parents first.
+// bringBack drafts the creates of a deleted record at state, and of the
+// records that pointed at it when that state ended (drafts.StateEnd): a
+// page's subpages and contents, a content's blocks, down the tree, parents
+// first, each a create draft the engine ties to its parent's. At most
+// drafts.MaxClosure records.
 func (h restorer) bringBack(ctx context.Context, tx bun.Tx, pr *oauth.Principal, v *drafts.Version, state drafts.Row) ([]*drafts.Draft, error) {
-	at := v.CreatedAt
-	if v.Event == drafts.EventDelete {
-		start, err := drafts.RevisionStart(ctx, tx, v.RevisionID)
-		if err != nil {
-			return nil, err
-		}
-		at = start
+	at, err := drafts.StateEnd(ctx, tx, v)
+	if err != nil {
+		return nil, err
+	}
+	type level struct {
+		kh   contentHandler
+		rows []drafts.Row
 	}
 	var made []*drafts.Draft
-	level := []drafts.Row{state}
-	kh := h.kinds[v.ItemType]
-	for {
-		var ids []uuid.UUID
-		for _, row := range level {
-			d, err := h.recreate(ctx, tx, kh, pr, row)
+	queue := []level{{h.kinds[v.ItemType], []drafts.Row{state}}}
+	for len(queue) > 0 {
+		l := queue[0]
+		queue = queue[1:]
+		ids := make([]uuid.UUID, 0, len(l.rows))
+		for _, row := range l.rows {
+			d, err := h.recreate(ctx, tx, l.kh, pr, row)
 			if err != nil {
 				return nil, err
 			}
 			made = append(made, d)
 			ids = append(ids, row.ID())
 		}
-		if len(kh.kind.Children) == 0 || len(ids) == 0 {
-			return made, nil
+		if len(made) > drafts.MaxClosure {
+			return nil, drafts.ErrTooLarge
 		}
-		child := kh.kind.Children[0]
-		if child.Type == "pages" { // subpages keep their own history: restore them one by one
-			if len(kh.kind.Children) < 2 {
-				return made, nil
+		for _, child := range l.kh.kind.Children {
+			kh := h.kinds[child.Type]
+			rows, err := drafts.ChildrenAsOf(ctx, tx, pr.SiteID, kh.kind, child.Column, ids, at)
+			if err != nil {
+				return nil, err
 			}
-			child = kh.kind.Children[1]
+			if len(rows) > 0 {
+				queue = append(queue, level{kh, rows})
+			}
 		}
-		kh = h.kinds[child.Type]
-		rows, err := drafts.ChildrenAsOf(ctx, tx, pr.SiteID, kh.kind, child.Column, ids, at)
-		if err != nil {
-			return nil, err
-		}
-		level = rows
 	}
+	return made, nil
 }
 
 // recreate drafts the create of the deleted record row of kh's kind,

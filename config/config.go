@@ -106,6 +106,9 @@ type Config struct {
 	// AuditRetention is how long audit events are kept (docs/audit.md);
 	// an hourly schedule deletes older ones.
 	AuditRetention time.Duration
+	// History is the retention of the trash and of old versions
+	// (docs/history.md); an hourly schedule purges past it.
+	History HistoryRetention
 	// SearchLanguage is the stemmer of full-text search (docs/search.md):
 	// one of SearchLanguages.
 	SearchLanguage string
@@ -191,6 +194,25 @@ const (
 	MaxWebhookRetention = 10 * 365 * 24 * time.Hour
 )
 
+// HistoryRetention bounds the records' history (docs/history.md).
+type HistoryRetention struct {
+	// Trash is how long a record whose deletion was published stays in
+	// the trash (PRESSROOM_TRASH_RETENTION) before it is purged.
+	Trash time.Duration
+	// Versions is how long versions are kept (PRESSROOM_VERSION_RETENTION),
+	// except the newest Keep of each record (PRESSROOM_VERSION_KEEP).
+	Versions time.Duration
+	Keep     int
+}
+
+// The bounds of PRESSROOM_TRASH_RETENTION and PRESSROOM_VERSION_RETENTION:
+// an hour at least (a purge within the hour of a delete is what a mistake
+// would do), ten years at most.
+const (
+	MinHistoryRetention = time.Hour
+	MaxHistoryRetention = 10 * 365 * 24 * time.Hour
+)
+
 // The bounds of PRESSROOM_AUDIT_RETENTION, for the same reasons.
 const (
 	MinAuditRetention = 24 * time.Hour
@@ -261,6 +283,9 @@ var Variables = []Variable{
 	{"PRESSROOM_WEBHOOK_SWEEP_EVERY", "1m", "how often a Temporal schedule starts webhook deliveries a crash left unstarted"},
 	{"PRESSROOM_SEARCH_LANGUAGE", "english", "the language full-text search stems words in (docs/search.md): a PostgreSQL snowball language such as english, french, german or spanish. `migrate up` and `serve` switch to it, rewriting the search index once when it changes"},
 	{"PRESSROOM_AUDIT_RETENTION", "8760h", "how long audit events (GET /audit-events: writes, publishes, sign-ins) are kept (365 days); an hourly Temporal schedule deletes older ones. From 24h to 87600h"},
+	{"PRESSROOM_TRASH_RETENTION", "720h", "how long a record whose deletion was published stays in the trash (GET /pages?filter[trashed]=true; 30 days) before an hourly Temporal schedule purges it and its versions, never while a draft refers to it. From 1h to 87600h"},
+	{"PRESSROOM_VERSION_RETENTION", "8760h", "how long versions (a record's history) are kept (365 days); the hourly schedule prunes older ones, except the newest PRESSROOM_VERSION_KEEP of each record and those of a record a draft refers to. From 1h to 87600h"},
+	{"PRESSROOM_VERSION_KEEP", "50", "the newest versions of each record kept whatever their age. From 1 to 100000"},
 	{"PRESSROOM_WEBHOOK_RETENTION", "720h", "how long succeeded and failed webhook deliveries and their events are kept (30 days, from the event); an hourly Temporal schedule deletes older ones, never a pending delivery or its event. From 24h to 87600h"},
 	{"PRESSROOM_WEBHOOK_PENDING_LIMIT", "1000", "most deliveries a webhook may have pending behind one whose last attempt failed; the next event deactivates it instead (active false, with deactivated-reason) and its pending deliveries fail. Set it the same for API and worker. From 1 to 1000000"},
 	{"PRESSROOM_TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed (sign-in throttling, logs) and whose connections the per-address connection limit skips"},
@@ -339,6 +364,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		},
 	}
 	c.AuditRetention = r.durationBetween("PRESSROOM_AUDIT_RETENTION", MinAuditRetention, MaxAuditRetention, "8760h")
+	c.History = r.history()
 	c.SearchLanguage = r.oneOf("PRESSROOM_SEARCH_LANGUAGE", SearchLanguages...)
 	c.TrustedProxies = r.proxies("PRESSROOM_TRUSTED_PROXIES")
 	c.CORSOrigins = r.origins("PRESSROOM_CORS_ORIGINS")
@@ -347,6 +373,15 @@ func FromEnv(getenv Getenv) (Config, error) {
 		c.Storage.PublicEndpoint = strings.TrimRight(r.url("PRESSROOM_S3_PUBLIC_ENDPOINT"), "/")
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// history reads the retention of the trash and of versions.
+func (r *reader) history() HistoryRetention {
+	return HistoryRetention{
+		Trash:    r.durationBetween("PRESSROOM_TRASH_RETENTION", MinHistoryRetention, MaxHistoryRetention, "720h"),
+		Versions: r.durationBetween("PRESSROOM_VERSION_RETENTION", MinHistoryRetention, MaxHistoryRetention, "8760h"),
+		Keep:     int(r.int("PRESSROOM_VERSION_KEEP", 1, 100000)),
+	}
 }
 
 // The variables of the secret keys whose defaults are written in this

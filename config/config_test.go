@@ -73,6 +73,7 @@ var defaults = Config{
 		Retention: 30 * 24 * time.Hour, PendingLimit: 1000,
 	},
 	AuditRetention: 365 * 24 * time.Hour,
+	History:        HistoryRetention{Trash: 30 * 24 * time.Hour, Versions: 365 * 24 * time.Hour, Keep: 50},
 	SearchLanguage: "english",
 }
 
@@ -186,6 +187,9 @@ var nonDefault = map[string]string{
 	"PRESSROOM_WEBHOOK_RETENTION":                    "168h",
 	"PRESSROOM_SEARCH_LANGUAGE":                      "french",
 	"PRESSROOM_AUDIT_RETENTION":                      "720h",
+	"PRESSROOM_TRASH_RETENTION":                      "2h",
+	"PRESSROOM_VERSION_RETENTION":                    "48h",
+	"PRESSROOM_VERSION_KEEP":                         "3",
 	"PRESSROOM_WEBHOOK_PENDING_LIMIT":                "50",
 	"PRESSROOM_PUBLISH_TASK_QUEUE":                   "other-publish-queue",
 	"PRESSROOM_SITE_UPLOAD_LIMIT":                    "7",

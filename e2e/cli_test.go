@@ -604,3 +604,59 @@ func TestCLIMembers(t *testing.T) {
 		t.Errorf("an author's member list: exit %d\n%s%s\nwant a refusal naming the permission memberships", code, stdout, stderr)
 	}
 }
+
+// TestCLIHistoryAndRestore: pressroom history PAGE-PATH lists a page's
+// versions newest first; pressroom restore VERSION drafts it back, which a
+// publish makes live; a deleted page is found in the trash by its path.
+func TestCLIHistoryAndRestore(t *testing.T) {
+	t.Parallel()
+	build := testsupport.BuildPressroom(t)
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	bin := build()
+	c := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+e.token)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		stdout, stderr, code := c.run(t, "", args...)
+		if code != want {
+			t.Fatalf("pressroom %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout, stderr)
+		}
+		return stdout + stderr
+	}
+	id, d := e.page("Launch", "launch", "")
+	e.settle(d)
+	e.settle(e.update("pages", id, map[string]any{"title": "Launch 2"}, nil))
+	out := run(0, "history", "/launch")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "update") || !strings.Contains(lines[1], "Launch 2") ||
+		!strings.Contains(lines[2], "create") || !strings.Contains(lines[2], "Launch") {
+		t.Fatalf("history printed:\n%s", out)
+	}
+	first := strings.Fields(lines[2])[0]
+	out = run(0, "restore", first)
+	if !strings.Contains(out, "drafted update") || !strings.Contains(out, "pressroom publish --draft") {
+		t.Fatalf("restore printed:\n%s", out)
+	}
+	draft := strings.Fields(strings.Split(out, "\n")[0])[2]
+	e.settle(draft)
+	if got := e.live("pages", id); got != "Launch /launch" {
+		t.Errorf("after publishing the restore: %q", got)
+	}
+	// Deleted: history finds it in the trash, restore brings it back.
+	e.settle(e.remove("pages", id))
+	out = run(0, "history", "/launch")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || !strings.Contains(lines[1], "delete") {
+		t.Fatalf("history of the deleted page printed:\n%s", out)
+	}
+	out = run(0, "restore", strings.Fields(lines[2])[0])
+	if !strings.Contains(out, "drafted create") {
+		t.Errorf("restore of the deleted page printed:\n%s", out)
+	}
+	if out := run(1, "restore"); !strings.Contains(out, "name one version id") {
+		t.Errorf("restore without a version printed:\n%s", out)
+	}
+	if out := run(1, "history", "/nowhere"); !strings.Contains(out, "no page of the site") {
+		t.Errorf("history of no page printed:\n%s", out)
+	}
+}

@@ -329,23 +329,12 @@ func PruneAuditEvents(ctx context.Context, db bun.IDB, cutoff time.Time, batch i
 	if batch <= 0 {
 		return done, fmt.Errorf("prune audit events: batch %d is not positive", batch)
 	}
-	for {
-		res, err := db.NewRaw(`DELETE FROM audit_events WHERE id IN (
+	err := PruneInBatches(ctx, db, batch, []PruneStep{{What: "audit events", Count: &done.Events, Query: `DELETE FROM audit_events WHERE id IN (
 			SELECT id FROM audit_events WHERE created_at < ? ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)`,
-			cutoff, batch).Exec(ctx)
-		if err != nil {
-			return done, fmt.Errorf("prune audit events: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return done, fmt.Errorf("prune audit events: %w", err)
-		}
-		done.Events += int(n)
+		Args: []any{cutoff, batch}}}, func() {
 		if progress != nil {
 			progress(done)
 		}
-		if int(n) < batch {
-			return done, nil
-		}
-	}
+	})
+	return done, err
 }

@@ -50,55 +50,38 @@ func PruneExpiredOAuth(ctx context.Context, db bun.IDB, cutoff time.Time, window
 	if batch <= 0 || window <= 0 {
 		return done, fmt.Errorf("prune expired OAuth rows: batch %d and window %s must be positive", batch, window)
 	}
-	steps := []struct {
-		what  string
-		count *int
-		query string
-	}{
-		{"authorization requests", &done.AuthRequests, `DELETE FROM oauth_auth_requests WHERE id IN (
+	args := []any{cutoff, batch, window.Seconds()}
+	steps := []PruneStep{
+		{What: "expired OAuth authorization requests", Count: &done.AuthRequests, Args: args, Query: `DELETE FROM oauth_auth_requests WHERE id IN (
 			SELECT id FROM oauth_auth_requests WHERE expires_at < ?0
 			ORDER BY expires_at LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
-		{"access tokens", &done.AccessTokens, `DELETE FROM oauth_access_tokens WHERE id IN (
+		{What: "expired OAuth access tokens", Count: &done.AccessTokens, Args: args, Query: `DELETE FROM oauth_access_tokens WHERE id IN (
 			SELECT id FROM oauth_access_tokens WHERE expires_at < ?0
 			ORDER BY expires_at LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
-		{"refresh tokens", &done.RefreshTokens, `DELETE FROM oauth_refresh_tokens WHERE id IN (
+		{What: "expired OAuth refresh tokens", Count: &done.RefreshTokens, Args: args, Query: `DELETE FROM oauth_refresh_tokens WHERE id IN (
 			SELECT id FROM oauth_refresh_tokens WHERE expires_at < ?0
 			ORDER BY expires_at LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
-		{"sign-in attempts", &done.LoginAttempts, `DELETE FROM oauth_login_attempts WHERE (id, key) IN (
+		{What: "expired OAuth sign-in attempts", Count: &done.LoginAttempts, Args: args, Query: `DELETE FROM oauth_login_attempts WHERE (id, key) IN (
 			SELECT id, key FROM oauth_login_attempts WHERE expires_at < ?0
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 		// The throttle's own reset rules (api/oauth/throttle.go fail,
 		// reserve, locked) treat these rows as no row at all.
-		{"throttle counts", &done.ThrottleCounts, `DELETE FROM oauth_login_failures WHERE key IN (
+		{What: "expired OAuth throttle counts", Count: &done.ThrottleCounts, Args: args, Query: `DELETE FROM oauth_login_failures WHERE key IN (
 			SELECT key FROM oauth_login_failures
 			WHERE locked_until < ?0 OR (locked_until IS NULL AND window_start < ?0::timestamptz - make_interval(secs => ?2))
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
-		{"signing keys", &done.SigningKeys, `DELETE FROM oauth_signing_keys WHERE id IN (
+		{What: "expired OAuth signing keys", Count: &done.SigningKeys, Args: args, Query: `DELETE FROM oauth_signing_keys WHERE id IN (
 			SELECT id FROM oauth_signing_keys WHERE drop_at < ?0
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 		// An expired link is refused (410) whether its row is there or not.
-		{"password setups", &done.PasswordSetups, `DELETE FROM password_setups WHERE id IN (
+		{What: "expired OAuth password setups", Count: &done.PasswordSetups, Args: args, Query: `DELETE FROM password_setups WHERE id IN (
 			SELECT id FROM password_setups WHERE expires_at < ?0
 			LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 	}
-	for _, s := range steps {
-		for {
-			res, err := db.NewRaw(s.query, cutoff, batch, window.Seconds()).Exec(ctx)
-			if err != nil {
-				return done, fmt.Errorf("prune expired OAuth %s: %w", s.what, err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return done, fmt.Errorf("prune expired OAuth %s: %w", s.what, err)
-			}
-			*s.count += int(n)
-			if progress != nil {
-				progress(done)
-			}
-			if int(n) < batch { // a short batch was the last
-				break
-			}
+	err := PruneInBatches(ctx, db, batch, steps, func() {
+		if progress != nil {
+			progress(done)
 		}
-	}
-	return done, nil
+	})
+	return done, err
 }

@@ -41,41 +41,22 @@ func PruneWebhookHistory(ctx context.Context, db bun.IDB, cutoff time.Time, batc
 	if batch <= 0 {
 		return done, fmt.Errorf("prune webhook history: batch %d is not positive", batch)
 	}
-	steps := []struct {
-		what  string
-		count *int
-		query string
-	}{
+	args := []any{DeliveryPending, cutoff, batch}
+	steps := []PruneStep{
 		// status <> pending matches webhook_deliveries_finished_idx's
 		// predicate word for word, so the planner walks that index.
-		{"deliveries", &done.Deliveries, `DELETE FROM webhook_deliveries WHERE id IN (
+		{What: "webhook deliveries", Count: &done.Deliveries, Args: args, Query: `DELETE FROM webhook_deliveries WHERE id IN (
 			SELECT id FROM webhook_deliveries WHERE status <> ?0 AND created_at < ?1
 			ORDER BY created_at LIMIT ?2 FOR UPDATE SKIP LOCKED)`},
-		{"events", &done.Events, `DELETE FROM webhook_events WHERE id IN (
+		{What: "webhook events", Count: &done.Events, Args: args, Query: `DELETE FROM webhook_events WHERE id IN (
 			SELECT id FROM webhook_events e WHERE created_at < ?1
 			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
 			ORDER BY created_at LIMIT ?2 FOR UPDATE SKIP LOCKED)`},
 	}
-	for _, s := range steps {
-		for {
-			res, err := db.NewRaw(s.query, DeliveryPending, cutoff, batch).Exec(ctx)
-			if err != nil {
-				return done, fmt.Errorf("prune webhook %s: %w", s.what, err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return done, fmt.Errorf("prune webhook %s: %w", s.what, err)
-			}
-			*s.count += int(n)
-			if progress != nil {
-				progress(done)
-			}
-			// A short batch was the last: what is left is younger,
-			// pending, or locked by someone else (the next run's).
-			if int(n) < batch {
-				break
-			}
+	err := PruneInBatches(ctx, db, batch, steps, func() {
+		if progress != nil {
+			progress(done)
 		}
-	}
-	return done, nil
+	})
+	return done, err
 }

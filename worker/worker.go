@@ -142,6 +142,7 @@ func Register(r sdkworker.Registry, c client.Client, d Deps) {
 		SiteLimit: d.Config.SiteUploadLimit})
 	r.RegisterActivity(&activities.OAuthPrune{DB: d.DB, LoginWindow: d.Config.OAuth.LoginWindow, Log: d.Log})
 	r.RegisterActivity(&activities.AuditPrune{DB: d.DB, Retention: d.Config.AuditRetention, Log: d.Log})
+	r.RegisterActivity(&activities.HistoryPrune{DB: d.DB, Retention: d.Config.History, Log: d.Log})
 }
 
 // RegisterWorkflows adds every workflow to r. The replay test registers
@@ -156,6 +157,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.PruneWebhookHistory)
 	r.RegisterWorkflow(workflows.PruneExpiredOAuth)
 	r.RegisterWorkflow(workflows.PruneAuditEvents)
+	r.RegisterWorkflow(workflows.PruneHistory)
 }
 
 // RegisterWebhooks adds the webhook workflows and activities to r.
@@ -194,15 +196,29 @@ func publisher(d Deps) *activities.Publisher {
 }
 
 // EnsureSchedules creates the periodic sweeps (unconfirmed uploads, webhook
-// deliveries), the webhook retention prune and the prune of expired OAuth
-// rows, each unless it exists. Every worker calls it at start; the first
-// one wins.
+// deliveries), the webhook retention prune, the prune of expired OAuth
+// rows, the audit prune and the history prune, each unless it exists.
+// Every worker calls it at start; the first one wins.
 func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) error {
+	for _, s := range schedulesOf(cfg) {
+		_, err := c.ScheduleClient().Create(ctx, s.opts)
+		if err := ignoreExisting(err); err != nil {
+			return fmt.Errorf("create %s schedule: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// schedule is one schedule EnsureSchedules creates.
+type schedule struct {
+	what string
+	opts client.ScheduleOptions
+}
+
+// schedulesOf are the schedules of the configuration cfg.
+func schedulesOf(cfg config.Config) []schedule {
 	hooks := cfg.Webhooks.TaskQueue
-	schedules := []struct {
-		what string
-		opts client.ScheduleOptions
-	}{
+	return []schedule{
 		{"sweep", client.ScheduleOptions{
 			ID:   workflows.SweepScheduleID,
 			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
@@ -253,14 +269,17 @@ func EnsureSchedules(ctx context.Context, c client.Client, cfg config.Config) er
 				TaskQueue: cfg.TaskQueue, WorkflowRunTimeout: time.Hour,
 			},
 		}},
+		// The trash and the versions (docs/history.md), read by the
+		// activity at every run too.
+		{"history prune", client.ScheduleOptions{
+			ID:   workflows.HistoryPruneScheduleID + "-" + cfg.TaskQueue,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.HistoryPruneEvery}}},
+			Action: &client.ScheduleWorkflowAction{
+				ID: "prune-history-" + cfg.TaskQueue, Workflow: workflows.PruneHistory,
+				TaskQueue: cfg.TaskQueue, WorkflowRunTimeout: time.Hour,
+			},
+		}},
 	}
-	for _, s := range schedules {
-		_, err := c.ScheduleClient().Create(ctx, s.opts)
-		if err := ignoreExisting(err); err != nil {
-			return fmt.Errorf("create %s schedule: %w", s.what, err)
-		}
-	}
-	return nil
 }
 
 // ignoreExisting passes on an error other than "the schedule exists".

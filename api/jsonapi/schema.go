@@ -21,16 +21,18 @@ var draftable = []string{"pages", "contents", "content-blocks"}
 // this table, so a relationship rendered with the wrong arity, or one not
 // declared here, or one without data, fails the tests. The API derives
 // every relationship's endpoints and include from this table too
-// (api/relations.go).
+// (api/relations.go). trashed-by: only a record of the trash (GET
+// /<kind>?filter[trashed]=true) carries it, the revision that published
+// its deletion.
 var Relationships = map[string]map[string]Linkage{
 	"sites":               {"theme": toOne("themes")},
 	"users":               {},
 	"themes":              {"user": toOne("users"), "layouts": toMany("layouts"), "theme-assets": toMany("theme-assets")},
 	"layouts":             {"theme": toOne("themes")},
 	"theme-assets":        {"theme": toOne("themes"), "asset": toOne("assets")},
-	"pages":               {"parent": toOne("pages"), "layout": toOne("layouts"), "draft": toOne("drafts")},
-	"contents":            {"page": toOne("pages"), "draft": toOne("drafts"), "content-blocks": toMany("content-blocks")},
-	"content-blocks":      {"content": toOne("contents"), "asset": toOne("assets"), "draft": toOne("drafts"), "hyperlinks": toMany("hyperlinks")},
+	"pages":               {"parent": toOne("pages"), "layout": toOne("layouts"), "draft": toOne("drafts"), "trashed-by": toOne("revisions")},
+	"contents":            {"page": toOne("pages"), "draft": toOne("drafts"), "content-blocks": toMany("content-blocks"), "trashed-by": toOne("revisions")},
+	"content-blocks":      {"content": toOne("contents"), "asset": toOne("assets"), "draft": toOne("drafts"), "hyperlinks": toMany("hyperlinks"), "trashed-by": toOne("revisions")},
 	"drafts":              {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks"), "release": toOne("releases")},
 	"revisions":           {"drafts": toMany("drafts"), "user": toOne("users"), "versions": toMany("versions"), "reverts": toOne("revisions"), "release": toOne("releases")},
 	"publish-plans":       {"drafts": toMany("drafts"), "reverts": toOne("revisions"), "release": toOne("releases")},

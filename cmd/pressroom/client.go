@@ -24,8 +24,8 @@ func (d *draftIDs) Set(v string) error { *d = append(*d, v); return nil }
 
 // runClient runs an editor command (package cli) against the API.
 func runClient(ctx context.Context, name string, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
-	if name == "release preview" {
-		return runReleasePreview(ctx, args, getenv, stdin, stdout, stderr)
+	if name == "release preview" || name == "history" || name == "restore" {
+		return runOwnFlags(ctx, name, args, getenv, stdin, stdout, stderr)
 	}
 	var api string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -77,8 +77,7 @@ func runClient(ctx context.Context, name string, args []string, getenv config.Ge
 	if err := checkArgs(name, fs, &mo); err != nil {
 		return err
 	}
-	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
+	o := clientOptions(api, getenv, stdin, stdout, stderr)
 	switch name {
 	case "login":
 		return clicmd.Login(ctx, o, clicmd.LoginOptions{ClientID: clientID, NoBrowser: noBrowser, Timeout: timeout, Site: site})
@@ -187,8 +186,53 @@ func runReleasePreview(ctx context.Context, args []string, getenv config.Getenv,
 	if fs.NArg() != 1 {
 		return usageError{"release preview: name one release id"}
 	}
-	o := clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
+	o := clientOptions(api, getenv, stdin, stdout, stderr)
 	_, err := clicmd.ReleasePreview(ctx, o, clicmd.PreviewOptions{Release: fs.Arg(0), ExpiresIn: expiresIn})
 	return err
+}
+
+// runHistory runs `pressroom history [-n N] PAGE-PATH` and `pressroom
+// restore [--replace-draft] VERSION` (docs/history.md).
+func runHistory(ctx context.Context, name string, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	var api string
+	var limit int
+	var replace bool
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&api, "api", "", "the API's base URL")
+	if name == "history" {
+		fs.IntVar(&limit, "n", 20, "how many versions")
+	} else {
+		fs.BoolVar(&replace, "replace-draft", false, "replace the record's pending draft")
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("%s: %v", name, err)}
+	}
+	if fs.NArg() != 1 {
+		if name == "history" {
+			return usageError{"history: name one page path (/blog/post)"}
+		}
+		return usageError{"restore: name one version id"}
+	}
+	o := clientOptions(api, getenv, stdin, stdout, stderr)
+	if name == "history" {
+		return clicmd.History(ctx, o, clicmd.HistoryOptions{Path: fs.Arg(0), Limit: limit})
+	}
+	return clicmd.Restore(ctx, o, clicmd.RestoreOptions{Version: fs.Arg(0), ReplaceDraft: replace})
+}
+
+// runOwnFlags runs the editor commands whose flags runClient does not
+// parse: release preview, history and restore.
+func runOwnFlags(ctx context.Context, name string, args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) error {
+	if name == "release preview" {
+		return runReleasePreview(ctx, args, getenv, stdin, stdout, stderr)
+	}
+	return runHistory(ctx, name, args, getenv, stdin, stdout, stderr)
+}
+
+// clientOptions are the options of an editor command against the API api
+// (the flag's value; "" for the default).
+func clientOptions(api string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) clicmd.Options {
+	return clicmd.Options{API: clicmd.APIURL(api, getenv), Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		ConfigDir: configDir(getenv), Terminal: isTerminal(stdin) && isTerminal(stderr)}
 }

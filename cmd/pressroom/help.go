@@ -180,6 +180,39 @@ Examples:
   pressroom release preview 0192f3c4-…
   pressroom release preview --expires-in 48h 0192f3c4-… | pbcopy
 `},
+	{name: "history", synopsis: "history [--api URL] [-n N] PAGE-PATH", summary: "list the versions of a page, newest first", client: true, help: `
+Lists the versions of the page at PAGE-PATH (GET /pages/ID/versions,
+docs/history.md), newest first: version id, when it was published, the event
+(create, update, delete), the attributes and relationships it changed, and
+the title after it. A page deleted lately is found in the trash
+(GET /pages?filter[trashed]=true). Restore one with pressroom restore.
+
+Flags (before the path):
+  --api URL   the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  -n N        how many versions (default 20, at most 100)
+
+Signs in with the stored sign-in (pressroom login) or PRESSROOM_TOKEN.
+
+Examples:
+  pressroom history /blog/launch
+  pressroom history -n 100 /about
+`},
+	{name: "restore", synopsis: "restore [--api URL] [--replace-draft] VERSION", summary: "draft a record back to a version (restore from history or the trash)", client: true, help: `
+Drafts the record of VERSION back to the state that version left
+(POST /versions/VERSION/restore, docs/history.md): an update draft for a live
+record, create drafts for a deleted one (with its subpages, contents and
+blocks as they were). Nothing goes live: it prints the drafts made and the
+pressroom publish command that publishes them. A record with a pending draft
+is refused unless --replace-draft.
+
+Flags (before the version):
+  --api URL         the API (default $PRESSROOM_API_URL, else http://127.0.0.1:8080)
+  --replace-draft   revert the record's pending draft and replace it
+
+Examples:
+  pressroom restore 0192f3c4-…
+  pressroom restore --replace-draft 0192f3c4-…
+`},
 	{name: "publish", synopsis: "publish [--api URL] [--mine | --all [--yes] | --draft ID ...] [-m COMMENT]", summary: "list pending drafts; publish yours, some or all", client: true, help: `
 Without --mine, --all or --draft, lists the site's pending drafts, newest
 first: id, when it last changed, its author, and one line saying what it

@@ -244,7 +244,11 @@ func (v *Version) RestoreState() (Row, error) {
 // ChildrenAsOf are the states of the site's records of kind k whose
 // column parentColumn held one of parents just before at (their last
 // version created before at, not a delete): the children a restore of a
-// deleted record brings back with it. At most MaxClosure.
+// deleted record brings back with it; not those that have a row again
+// (restored since, or moved under another parent). At most MaxClosure.
+// The column and kind are written into the query as literals, so the
+// planner serves the inner lookup from versions_state_*_idx (migration
+// 20261130020000_history_retention).
 func ChildrenAsOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, parentColumn string, parents []uuid.UUID, at time.Time) ([]Row, error) {
 	if len(parents) == 0 {
 		return nil, nil
@@ -255,12 +259,13 @@ func ChildrenAsOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, pa
 	}
 	var states []json.RawMessage
 	err := db.NewRaw(`SELECT state FROM (
-    SELECT DISTINCT ON (v.item_id) v.event, v.state FROM versions v
+    SELECT DISTINCT ON (v.item_id) v.item_id, v.event, v.state FROM versions v
      WHERE v.site_id = ? AND v.item_type = ? AND v.created_at < ?
        AND v.item_id IN (SELECT w.item_id FROM versions w WHERE w.site_id = ? AND w.item_type = ? AND w.state->>? IN (?))
      ORDER BY v.item_id, v.created_at DESC, v.id DESC) last
-  WHERE last.event <> 'delete' AND last.state->>? IN (?) LIMIT ?`,
-		siteID, k.Type, at, siteID, k.Type, parentColumn, bun.In(ids), parentColumn, bun.In(ids), MaxClosure+1).Scan(ctx, &states)
+  WHERE last.event <> 'delete' AND last.state->>? IN (?)
+    AND NOT EXISTS (SELECT 1 FROM ? t WHERE t.id = last.item_id) LIMIT ?`,
+		siteID, k.Type, at, siteID, k.Type, parentColumn, bun.In(ids), parentColumn, bun.In(ids), bun.Ident(k.Table), MaxClosure+1).Scan(ctx, &states)
 	if err != nil {
 		return nil, fmt.Errorf("%s as of %s: %w", k.Type, at, err)
 	}

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models/drafts"
+)
+
+// The trash (docs/history.md): GET /<kind>?filter[trashed]=true lists the
+// records whose deletion a revision published, the latest deleted first,
+// each as it was just before (its delete version's snapshot), with
+// trashed-at (when the deletion was published) and trashed-by (the
+// revision that published it). Their rows are gone, so these resources
+// carry no links: GET /<kind>/:id is 404 for them; their history
+// (GET /<kind>/:id/versions) and POST /versions/:id/restore answer.
+
+// trashedParam is the filter that asks for the trash.
+const trashedParam = "filter[trashed]"
+
+// trashedFilter reads filter[trashed]: true (the trash), false or absent
+// (the live records). The trash takes no sort, filter[q], other filter,
+// include=draft or preview: 400.
+func trashedFilter(q *Query) (bool, error) {
+	switch q.Values.Get(trashedParam) {
+	case "", "false":
+		return false, nil
+	case "true":
+	default:
+		return false, jsonapi.BadRequest("invalid_filter", "filter[trashed] must be true or false.").AtParameter(trashedParam)
+	}
+	for name := range q.Values {
+		switch {
+		case name == trashedParam || name == "page[number]" || name == "page[size]" || name == "include" || strings.HasPrefix(name, "fields["):
+		default:
+			return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) takes only page, include and fields.").AtParameter(name)
+		}
+	}
+	if q.Include["draft"] {
+		return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) holds no drafts: include=draft does not apply.").AtParameter("include")
+	}
+	return true, nil
+}
+
+// trash serves GET /<kind>?filter[trashed]=true.
+func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
+	ctx, siteID := c.UserContext(), siteOf(c)
+	items, total, err := drafts.TrashedItems(ctx, h.db, siteID, h.kind, q.Page.offset(), q.Page.size)
+	if err != nil {
+		return err
+	}
+	rs := make([]*jsonapi.Resource, len(items))
+	for i, t := range items {
+		rs[i] = h.trashedResource(t)
+	}
+	cd, err := h.compound(ctx, q, siteID, nil, rs, false)
+	if err != nil {
+		return err
+	}
+	return cd.respond(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection("/"+h.kind.Type, q, total), map[string]any{"total": total})
+}
+
+// trashedResource renders a trashed record: its attributes as they were,
+// trashed-at, and its to-one relationships, draft (null) and trashed-by,
+// each with data and no links (the record has no endpoints any more).
+func (h contentHandler) trashedResource(t drafts.Trashed) *jsonapi.Resource {
+	row := t.Row
+	id := t.Delete.ItemID.String()
+	attrs := make(map[string]any, len(h.kind.Fields)+len(h.kind.Derived)+len(timestampAttributes))
+	rels := make(map[string]*jsonapi.Relationship, 4)
+	for _, f := range h.kind.Fields {
+		if f.IsRef() {
+			var ref *string
+			if s, ok := row[f.Column].(string); ok && s != "" {
+				ref = &s
+			}
+			rels[f.Name] = &jsonapi.Relationship{Data: jsonapi.ToOne(f.RefType, ref)}
+			continue
+		}
+		attrs[f.Name] = row[f.Column]
+	}
+	for _, f := range h.kind.Derived {
+		attrs[f.Name] = row[f.Column]
+	}
+	for _, ts := range timestampAttributes {
+		attrs[ts.name] = formatTime(row[ts.column])
+	}
+	rev := t.Delete.RevisionID.String()
+	rels["draft"] = &jsonapi.Relationship{Data: jsonapi.ToOne("drafts", nil)}
+	rels["trashed-by"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &rev)}
+	return &jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels,
+		Meta: map[string]any{"version-id": t.Delete.ID.String()}}
+}

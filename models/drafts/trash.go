@@ -1,0 +1,85 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// The trash (issue 31, docs/history.md): the records whose deletion a
+// revision published. Their rows are gone; their versions keep them, the
+// newest a delete whose snapshot is the row as it was. They stay there
+// until restored (POST /versions/:id/restore drafts them back, and they
+// leave the trash) or purged past the trash retention (PruneHistory).
+
+// Trashed is one record of the trash: its delete version (the revision
+// that deleted it, when) and its row just before.
+type Trashed struct {
+	Delete *Version
+	Row    Row
+}
+
+// trashedWhere selects the delete versions that are their record's newest
+// and whose record has no row (a restore's create draft takes it out of
+// the trash). ?0 the site, ?1 the kind, ?2 its table.
+const trashedWhere = `v.site_id = ?0 AND v.item_type = ?1 AND v.event = 'delete'
+   AND NOT EXISTS (SELECT 1 FROM versions n WHERE n.item_type = v.item_type AND n.item_id = v.item_id
+        AND (n.created_at, n.id) > (v.created_at, v.id))
+   AND NOT EXISTS (SELECT 1 FROM ?2 t WHERE t.id = v.item_id)`
+
+// TrashedItems is one page (offset, limit) of the site's trashed records
+// of kind k, the latest deleted first, and how many the trash holds.
+func TrashedItems(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, offset, limit int) ([]Trashed, int64, error) {
+	if limit <= 0 || offset < 0 {
+		return nil, 0, fmt.Errorf("trashed %s: page %d+%d out of range", k.Type, offset, limit)
+	}
+	var vs []*Version
+	err := db.NewSelect().Model(&vs).Where(trashedWhere, siteID, k.Type, bun.Ident(k.Table)).
+		OrderExpr("v.created_at DESC, v.id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("trashed %s: %w", k.Type, err)
+	}
+	var total int64
+	if err := db.NewRaw("SELECT count(*) FROM versions v WHERE "+trashedWhere, siteID, k.Type, bun.Ident(k.Table)).Scan(ctx, &total); err != nil {
+		return nil, 0, fmt.Errorf("count trashed %s: %w", k.Type, err)
+	}
+	out := make([]Trashed, 0, len(vs))
+	for _, v := range vs {
+		row, err := v.RestoreState()
+		if err != nil {
+			return nil, 0, err
+		}
+		if row == nil { // a delete without its snapshot: nothing to show
+			continue
+		}
+		row["trashed_at"] = v.CreatedAt.UTC().Format(time.RFC3339Nano)
+		out = append(out, Trashed{Delete: v, Row: row})
+	}
+	return out, total, nil
+}
+
+// StateEnd is when the state v describes stopped being live: the start of
+// the revision that wrote the record's next version (for a delete, its own
+// revision's), or now when v is the newest. A restore of a deleted record
+// brings back its children as they were then (ChildrenAsOf), so restoring
+// the last version before a delete brings back the contents added after
+// that version too.
+func StateEnd(ctx context.Context, db bun.IDB, v *Version) (time.Time, error) {
+	revision := v.RevisionID
+	if v.Event != EventDelete {
+		var next []uuid.UUID
+		err := db.NewRaw(`SELECT revision_id FROM versions n WHERE n.item_type = ? AND n.item_id = ?
+   AND (n.created_at, n.id) > (?, ?) ORDER BY n.created_at, n.id LIMIT 1`, v.ItemType, v.ItemID, v.CreatedAt, v.ID).Scan(ctx, &next)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("next version: %w", err)
+		}
+		if len(next) == 0 {
+			return time.Now(), nil
+		}
+		revision = next[0]
+	}
+	return RevisionStart(ctx, db, revision)
+}
