@@ -226,6 +226,9 @@ func relinkValue(v any, base, link string) {
 		}
 	case map[string]any:
 		for k, x := range v {
+			if k == "attributes" {
+				continue // an author's value, even one named links
+			}
 			if ls, ok := x.(map[string]any); ok && k == "links" {
 				relinkLinks(ls, base, link)
 				if len(ls) == 0 {

@@ -53,11 +53,11 @@ func TestServedByLinks(t *testing.T) {
 // serve (a draft relationship) is left out, attributes are left alone.
 func TestRelink(t *testing.T) {
 	const base, link = "https://api.test", "https://api.test/preview/tok"
-	in := `{"data":{"type":"pages","id":"1","attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890},` +
+	in := `{"data":{"type":"pages","id":"1","attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890,"x":{"links":{"self":"https://api.test/pages/1"}}},` +
 		`"relationships":{"draft":{"data":null,"links":{"self":"https://api.test/pages/1/relationships/draft","related":"https://api.test/pages/1/draft"}},` +
 		`"layout":{"data":null,"links":{"self":"https://api.test/preview/tok/pages/1/relationships/layout","related":"https://api.test/pages/1/layout?preview-release=r"}}},` +
 		`"links":{"self":"https://api.test/pages/1?preview-release=r"}},"links":{"next":{"href":"https://api.test/pages?a=1&b=<2>"},"about":"https://example.test/x"}}`
-	want := `{"data":{"attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890},"id":"1",` +
+	want := `{"data":{"attributes":{"canonical-url":"https://api.test/pages/1","n":12345678901234567890,"x":{"links":{"self":"https://api.test/pages/1"}}},"id":"1",` +
 		`"links":{"self":"https://api.test/preview/tok/pages/1?preview-release=r"},` +
 		`"relationships":{"draft":{"data":null},` +
 		`"layout":{"data":null,"links":{"related":"https://api.test/preview/tok/pages/1/layout?preview-release=r","self":"https://api.test/preview/tok/pages/1/relationships/layout"}}},"type":"pages"},` +
