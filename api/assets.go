@@ -90,7 +90,8 @@ func idParam(c *fiber.Ctx, what string) (uuid.UUID, error) {
 var assetSpec = QuerySpec{Collection: true, Fields: fieldsOf("assets"), Includes: includesOf("assets"),
 	Sorts:       map[string]string{"title": "title", "created-at": "created_at", "updated-at": "updated_at"},
 	DefaultSort: models.OrderNewest,
-	Filters:     map[string]string{"asset-type": "asset_type", "content-type": "content_type", "title": "title"},
+	Operators:   filterTable("assets"),
+	Type:        "assets",
 	Search:      "assets"}
 
 // registerAssetRoutes registers /assets and /asset-images.

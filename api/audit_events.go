@@ -111,7 +111,7 @@ func (h auditEventsHandler) list(c *fiber.Ctx) error {
 // pageLink is the list's link with page[after] set to after ("": as
 // asked; "-": none, the first page).
 func (h auditEventsHandler) pageLink(values url.Values, after string) string {
-	return cursorLink(h.links, "/audit-events", values, after)
+	return cursorLink(h.links, "/audit-events", values, "page[after]", after)
 }
 
 // auditFilterOf reads GET /audit-events' filters and page.

@@ -23,9 +23,9 @@ type contentHandler struct {
 	kind   *drafts.Kind
 	links  links
 	// The kind's defaults and rules are its fields' (drafts.Kind,
-	// Engine.Check); the queries a list takes are the handler's.
-	filters map[string]string
-	sorts   map[string]string
+	// Engine.Check); the queries a list takes are the handler's (its
+	// filters: filterTable).
+	sorts map[string]string
 	// lists are the kind's read-only to-many relationships, which other
 	// records make up (content_related.go).
 	lists []string
@@ -219,7 +219,8 @@ func (h contentHandler) spec(collection bool) QuerySpec {
 func (h contentHandler) querySpecs() [3]QuerySpec {
 	one := QuerySpec{Includes: includesOf(h.kind.Type), Fields: fieldsOf(h.kind.Type)}
 	list := one
-	list.Collection, list.Filters, list.Sorts, list.DefaultSort = true, h.filters, h.sorts, models.OrderOldest
+	list.Collection, list.Sorts, list.DefaultSort = true, h.sorts, models.OrderOldest
+	list.Operators, list.Type = filterTable(h.kind.Type), h.kind.Type
 	list.Search = h.kind.Type
 	list.Extra = []string{trashedParam} // the trash (trash.go)
 	get := one
@@ -247,6 +248,9 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if q.Page.before != nil {
+		slices.Reverse(views) // read nearest first (models.Keyset)
+	}
 	data, err := h.render(ctx, siteID, views, withDraft)
 	if err != nil {
 		return err
@@ -258,7 +262,7 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/"+h.kind.Type, q, total), map[string]any{"total": total})
+	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/"+h.kind.Type, q, total, data), q.listMeta(total))
 }
 
 // compound collects what include asks for of views, rendered as rs: their
@@ -347,14 +351,11 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 	d := r.deps
 	kinds := map[string]contentHandler{
 		"pages": {db: d.DB, engine: engine, kind: drafts.Pages, links: r.links,
-			filters: map[string]string{"page-type": "page_type", "parent": "parent_id", "path": "path", "layout": "layout_id"},
-			sorts:   map[string]string{"title": "title", "path": "path", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}},
+			sorts: map[string]string{"title": "title", "path": "path", "created-at": "created_at", "updated-at": "updated_at", "published-at": "published_at"}},
 		"contents": {db: d.DB, engine: engine, kind: drafts.Contents, links: r.links,
-			filters: map[string]string{"page": "page_id", "title": "title"},
-			sorts:   map[string]string{"title": "title", "position": "position", "created-at": "created_at", "updated-at": "updated_at"}},
+			sorts: map[string]string{"title": "title", "position": "position", "created-at": "created_at", "updated-at": "updated_at"}},
 		"content-blocks": {db: d.DB, engine: engine, kind: drafts.ContentBlocks, links: r.links,
-			filters: map[string]string{"content": "content_id", "var-name": "var_name", "data-type": "data_type"},
-			sorts:   map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
+			sorts: map[string]string{"position": "position", "var-name": "var_name", "created-at": "created_at", "updated-at": "updated_at"}},
 	}
 	// The read-only to-many relationships (content_related.go).
 	for typ, h := range kinds {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -59,7 +60,7 @@ func (cd *compound) respondOne(c *fiber.Ctx, status int, r *jsonapi.Resource) er
 // respondPage writes a page of the collection at path as primary data, with
 // its pagination links and meta.total.
 func (cd *compound) respondPage(c *fiber.Ctx, l links, path string, rs []*jsonapi.Resource, total int64) error {
-	return cd.respond(c, fiber.StatusOK, sparseAll(cd.q, rs), l.collection(path, cd.q, total), map[string]any{"total": total})
+	return cd.respond(c, fiber.StatusOK, sparseAll(cd.q, rs), l.collection(path, cd.q, total, rs), cd.q.listMeta(total))
 }
 
 // sparseAll applies the sparse fieldsets to primary data.
@@ -156,6 +157,9 @@ func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, spec QuerySpec, l links, path
 	rows, total, err := list(c.UserContext(), q.Apply)
 	if err != nil {
 		return err
+	}
+	if q.Page.before != nil {
+		slices.Reverse(rows) // read nearest first (models.Keyset)
 	}
 	rs, cd, err := rr.compound(c, q, siteID, rows)
 	if err != nil {

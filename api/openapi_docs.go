@@ -122,7 +122,7 @@ func shapeDoc(method, path, typ string, sp *special) {
 	switch {
 	case sp.kind == opMany:
 		sp.summary = "List " + typ
-		sp.description = fmt.Sprintf("One page of the site's %s (page[size] at most %d, %d by default) with first, prev, next and last links; the parameters list the sort keys and filters it takes. %s", typ, maxPageSize, defaultPageSize, d.doc)
+		sp.description = fmt.Sprintf("One page of the site's %s (page[size] at most %d, %d by default) with first, prev, next and last links and meta.total; or, by cursor (page[after] or page[before], from links.next and links.prev), the records after or before one in the list's order, with first (page[after]=), last (page[before]=), prev and next links and no meta.total. The parameters list the sort keys and filters it takes: filter[name] is equality, filter[name][op] another operator (docs/api-conventions.md). %s", typ, maxPageSize, defaultPageSize, d.doc)
 	case method == fiber.MethodPost:
 		sp.summary = "Create " + d.one
 		sp.description = "Creates " + d.one + " in the caller's site from the attributes and relationships sent (ids are made by the server) and answers 201 with it and its Location. " + d.doc

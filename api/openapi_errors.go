@@ -47,7 +47,7 @@ var errorCodes = map[string]errorCode{
 	"unknown_include":    {400, "an include path the endpoint does not offer"},
 	"unknown_sort":       {400, "a sort key the endpoint does not offer"},
 	"invalid_page":       {400, "page[number] or page[size] out of range, or page[after] not a cursor of the list"},
-	"invalid_filter":     {400, "a filter value of the wrong form: filter[q] without words, with too many or too long; a filter of GET /audit-events that is not a user id, a type:id or an RFC 3339 time"},
+	"invalid_filter":     {400, "a filter value of the wrong form: filter[q] without words, with too many or too long; an operator the filter does not take; a value not of the filter's type (an id, an RFC 3339 time, one of the listed values); a filter of GET /audit-events that is not a user id, a type:id or an RFC 3339 time"},
 	"invalid_parameter":  {400, "an endpoint-specific parameter (wait) out of range"},
 	// The body (jsonapi.Decode, decode.go, intake).
 	"malformed_document":        {400, "the body is not a JSON:API document of one resource"},

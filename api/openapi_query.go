@@ -147,12 +147,71 @@ func (b *specBuilder) queryParameters(spec QuerySpec) []any {
 		out = append(out, map[string]any{"name": "filter[" + name + "]", "in": "query",
 			"description": "Only records whose " + name + " equals this value.", "schema": map[string]any{"type": "string"}})
 	}
+	out = append(out, operatorParameters(spec.Operators)...)
+	if spec.cursors() {
+		out = append(out,
+			map[string]any{"name": "page[after]", "in": "query", "description": "Page by cursor: the records after this one, in the list's order (a cursor from links.next; opaque). Not with page[number] or filter[q].",
+				"schema": map[string]any{"type": "string"}},
+			map[string]any{"name": "page[before]", "in": "query", "description": "Page by cursor: the records before this one, in the list's order (a cursor from links.prev; opaque). Not with page[number], page[after] or filter[q].",
+				"schema": map[string]any{"type": "string"}})
+	}
 	out = append(out,
 		map[string]any{"name": "page[number]", "in": "query", "description": "The page to answer, from 1.",
 			"schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1}},
 		map[string]any{"name": "page[size]", "in": "query", "description": fmt.Sprintf("Records per page, at most %d.", maxPageSize),
 			"schema": map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "default": defaultPageSize}})
 	return append(out, b.extraParameters(spec)...)
+}
+
+// operatorParameters describe a list's operator filters (filters.go): one
+// parameter per filter and operator.
+func operatorParameters(table map[string]FilterField) []any {
+	var out []any
+	for _, name := range slices.Sorted(mapKeys(table)) {
+		f := table[name]
+		for _, op := range f.Ops {
+			param, schema := "filter["+name+"]", map[string]any{"type": "string"}
+			if op != models.OpEq {
+				param += "[" + string(op) + "]"
+			}
+			what := name
+			switch f.Type {
+			case filterTime:
+				schema["format"] = "date-time"
+			case filterID, filterUser:
+				schema["format"] = "uuid"
+			}
+			if f.Type == filterUser {
+				what = "last changer (the user of the pending draft with include=draft, else of the last published version; an asset's uploader)"
+			}
+			if f.Null {
+				schema = map[string]any{"anyOf": []any{schema, map[string]any{"type": "string", "enum": []any{"null"}}}}
+			}
+			if len(f.Values) > 0 && op == models.OpEq {
+				schema["enum"] = f.Values
+			}
+			out = append(out, map[string]any{"name": param, "in": "query", "description": operatorDoc(op, what, f.Null), "schema": schema})
+		}
+	}
+	return out
+}
+
+// operatorDoc is the description of filter[what][op].
+func operatorDoc(op models.FilterOp, what string, null bool) string {
+	s := map[models.FilterOp]string{
+		models.OpEq:       "Only records whose " + what + " equals this value.",
+		models.OpContains: "Only records whose " + what + " contains this text, case-insensitively (% and _ match themselves).",
+		models.OpPrefix:   "Only records whose " + what + " starts with this text (case-sensitive; % and _ match themselves).",
+		models.OpIn:       "Only records whose " + what + " is one of these comma-separated values.",
+		models.OpGt:       "Only records whose " + what + " is after this time (RFC 3339).",
+		models.OpGte:      "Only records whose " + what + " is at or after this time (RFC 3339).",
+		models.OpLt:       "Only records whose " + what + " is before this time (RFC 3339).",
+		models.OpLte:      "Only records whose " + what + " is at or before this time (RFC 3339).",
+	}[op]
+	if null {
+		s += " null: only records without one."
+	}
+	return s
 }
 
 func (b *specBuilder) extraParameters(spec QuerySpec) []any {

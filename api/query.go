@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,8 +23,15 @@ const (
 	maxPageSize     = 100
 )
 
-// page is a requested page of a collection.
-type page struct{ number, size int }
+// page is a requested page of a collection: by number, or by cursor
+// (after or before a record; number stays 1, unused).
+type page struct {
+	number, size  int
+	after, before *uuid.UUID
+}
+
+// cursor tells whether the page is asked by cursor.
+func (p page) cursor() bool { return p.after != nil || p.before != nil }
 
 func (p page) offset() int { return (p.number - 1) * p.size }
 
@@ -42,6 +50,10 @@ type QuerySpec struct {
 	DefaultSort models.Order
 	// Filters maps filter[name] to a SQL column compared for equality.
 	Filters map[string]string
+	// Operators are the list's operator filters (filters.go), of the
+	// records of the type Type.
+	Operators map[string]FilterField
+	Type      string
 	// Search names the type whose records filter[q] searches (models.Search;
 	// "" takes no filter[q]).
 	Search string
@@ -61,6 +73,10 @@ type Query struct {
 	Page    page
 	sort    []sortKey
 	filters map[string]string
+	// ops are the operator filters, read by parseFilter.
+	ops []models.ColumnValue
+	// siteID scopes a cursor's row.
+	siteID uuid.UUID
 	// search is filter[q], set up for the caller's site and view.
 	search *models.Search
 	spec   QuerySpec
@@ -119,19 +135,13 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			}
 		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
 			q.filters[m[2]] = v
-		case m != nil && m[1] == "page" && spec.Collection && (m[2] == "number" || m[2] == "size"):
-			n, err := strconv.Atoi(v)
-			limit := 1_000_000
-			if m[2] == "size" {
-				limit = maxPageSize
+		case spec.Collection && len(spec.Operators) > 0 && strings.HasPrefix(name, "filter["):
+			if err := q.parseOperator(name, v); err != nil {
+				return nil, err
 			}
-			if err != nil || n < 1 || n > limit {
-				return nil, jsonapi.BadRequest("invalid_page", fmt.Sprintf("%s must be a whole number from 1 to %d.", name, limit)).AtParameter(name)
-			}
-			if m[2] == "size" {
-				q.Page.size = n
-			} else {
-				q.Page.number = n
+		case m != nil && m[1] == "page" && spec.Collection:
+			if err := q.parsePage(name, m[2], v); err != nil {
+				return nil, err
 			}
 		case name == previewParam && (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead):
 			// A release's preview (preview.go): checked and applied around
@@ -148,7 +158,89 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
 	}
-	return q, nil
+	if q.Page.cursor() {
+		q.siteID = siteOf(c) // lists are behind RequireToken
+	}
+	return q, q.checkCursor()
+}
+
+// parseOperator reads an operator filter of the spec's table (an unknown
+// one is an unknown parameter).
+func (q *Query) parseOperator(name, v string) error {
+	field, op := "", models.OpEq
+	if m := operatorFilter.FindStringSubmatch(name); m != nil {
+		field, op = m[1], models.FilterOp(m[2])
+	} else if m := bracketed.FindStringSubmatch(name); m != nil {
+		field = m[2]
+	}
+	f, known, err := parseFilter(name, field, op, v, q.spec.Type, q.spec.Operators)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
+	}
+	q.ops = append(q.ops, f)
+	return nil
+}
+
+// parsePage reads page[number], page[size] and (on a list with a fixed
+// order) the cursors page[after] and page[before].
+func (q *Query) parsePage(name, key, v string) error {
+	switch key {
+	case "number", "size":
+		n, err := strconv.Atoi(v)
+		limit := 1_000_000
+		if key == "size" {
+			limit = maxPageSize
+		}
+		if err != nil || n < 1 || n > limit {
+			return jsonapi.BadRequest("invalid_page", fmt.Sprintf("%s must be a whole number from 1 to %d.", name, limit)).AtParameter(name)
+		}
+		if key == "size" {
+			q.Page.size = n
+		} else {
+			q.Page.number = n
+		}
+		return nil
+	case "after", "before":
+		if q.spec.cursors() {
+			id, err := parseCursor(name, v)
+			if key == "after" {
+				q.Page.after = &id
+			} else {
+				q.Page.before = &id
+			}
+			return err
+		}
+	}
+	return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
+}
+
+// cursors tells whether the spec's list pages by cursor too: one in a
+// fixed order (the relevance of /search is not one).
+func (s QuerySpec) cursors() bool {
+	return s.Collection && s.DefaultSort != models.OrderNone && s.Search != searchEveryType
+}
+
+// checkCursor refuses what a cursor page cannot be combined with.
+func (q *Query) checkCursor() error {
+	if !q.Page.cursor() {
+		return nil
+	}
+	param := "page[after]"
+	if q.Page.after == nil {
+		param = "page[before]"
+	}
+	switch {
+	case q.Page.after != nil && q.Page.before != nil:
+		return jsonapi.BadRequest("invalid_page", "page[after] and page[before] cannot be combined.").AtParameter("page[before]")
+	case q.Values.Has("page[number]"):
+		return jsonapi.BadRequest("invalid_page", "page[number] cannot be combined with "+param+": page by number or by cursor.").AtParameter("page[number]")
+	case q.search != nil:
+		return jsonapi.BadRequest("invalid_page", "A search (filter[q]) is ranked by relevance: page it by page[number], not "+param+".").AtParameter(param)
+	}
+	return nil
 }
 
 // parseSearch reads filter[q] of a list that takes it: the words to
@@ -213,7 +305,15 @@ func (q *Query) parseSort(v string) error {
 // Apply adds the filters, the order and the page to a collection query.
 // It is a models.Page: models.ListQuery writes the SQL.
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
-	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Offset: q.Page.offset(), Search: q.search}
+	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Search: q.search, Drafted: q.Drafted(), Filters: slices.Clone(q.ops)}
+	switch {
+	case q.Page.after != nil:
+		l.Keyset = &models.Keyset{ID: *q.Page.after, SiteID: q.siteID}
+	case q.Page.before != nil:
+		l.Keyset = &models.Keyset{ID: *q.Page.before, SiteID: q.siteID, Before: true}
+	default:
+		l.Offset = q.Page.offset()
+	}
 	for name, v := range q.filters {
 		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v, None: q.spec.NoneFilters[name] && v == "none"})
 	}
@@ -255,8 +355,12 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 }
 
 // collection builds first/prev/next/last links for a collection at
-// path, keeping the other query parameters.
-func (l links) collection(path string, q *Query, total int64) *jsonapi.Links {
+// path, keeping the other query parameters; for a page by cursor, of
+// the records rs (total: how many follow the cursor), first/prev/next.
+func (l links) collection(path string, q *Query, total int64, rs []*jsonapi.Resource) *jsonapi.Links {
+	if q.Page.cursor() {
+		return l.cursorPage(path, q, total, rs)
+	}
 	last := max(1, int((total+int64(q.Page.size)-1)/int64(q.Page.size)))
 	at := func(n int) string {
 		v := url.Values{}
@@ -275,6 +379,41 @@ func (l links) collection(path string, q *Query, total int64) *jsonapi.Links {
 		out.Next = at(q.Page.number + 1)
 	}
 	return out
+}
+
+// cursorPage is collection's links for a page by cursor: first is
+// page[after]= (empty: from the start), last page[before]= (from the
+// end); there is no total to number pages by.
+func (l links) cursorPage(path string, q *Query, total int64, rs []*jsonapi.Resource) *jsonapi.Links {
+	at := func(param string) string {
+		v := url.Values{}
+		for k, vs := range q.Values {
+			v[k] = vs
+		}
+		v.Del("page[after]")
+		v.Del("page[before]")
+		v.Set(param, "")
+		return cursorLink(l, path, v, "", "")
+	}
+	out := &jsonapi.Links{Self: cursorLink(l, path, q.Values, "", ""), First: at("page[after]"), Last: at("page[before]")}
+	more := total > int64(q.Page.size)
+	after, before := q.Page.after != nil, q.Page.before != nil
+	if len(rs) > 0 && (after && *q.Page.after != uuid.Nil || before && more) {
+		out.Prev = cursorLink(l, path, q.Values, "page[before]", cursorOf(rs[0].ID))
+	}
+	if len(rs) > 0 && (before && *q.Page.before != uuid.Nil || after && more) {
+		out.Next = cursorLink(l, path, q.Values, "page[after]", cursorOf(rs[len(rs)-1].ID))
+	}
+	return out
+}
+
+// listMeta is a list's meta: its total, for a page by number (a page by
+// cursor counts only the records past its cursor).
+func (q *Query) listMeta(total int64) map[string]any {
+	if q.Page.cursor() {
+		return nil
+	}
+	return map[string]any{"total": total}
 }
 
 // queryParams accepts only the named parameters (simple endpoints).

@@ -128,9 +128,9 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		}
 		path, meta := "/"+t.typ+"/"+src.ID, map[string]any{"total": p.total}
 		if !linkage {
-			return cd.respond(c, fiber.StatusOK, sparseAll(q, listed), cat.links.collection(path+"/"+name, q, int64(p.total)), meta)
+			return cd.respond(c, fiber.StatusOK, sparseAll(q, listed), cat.links.collection(path+"/"+name, q, int64(p.total), nil), meta)
 		}
-		l := cat.links.collection(path+"/relationships/"+name, q, int64(p.total))
+		l := cat.links.collection(path+"/relationships/"+name, q, int64(p.total), nil)
 		l.Related = cat.links.base + path + "/" + name
 		doc := map[string]any{"links": l, "data": jsonapi.ToMany(typ, p.ids), "meta": meta, "jsonapi": jsonapi.V11}
 		if len(q.Include) > 0 {

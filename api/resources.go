@@ -132,19 +132,20 @@ func cleanText(s string) string {
 	}, s)
 }
 
-// cursorLink is path's link with the query values and page[after] set to
-// after ("": as asked; "-": none, the first page).
-func cursorLink(l links, path string, values url.Values, after string) string {
+// cursorLink is path's link with the query values and the cursor param
+// (page[after] or page[before]) set to cursor ("": as asked; "-": no
+// cursor, the first page).
+func cursorLink(l links, path string, values url.Values, param, cursor string) string {
 	v := url.Values{}
 	for k, vs := range values {
 		v[k] = vs
 	}
-	switch after {
-	case "":
-	case "-":
+	if cursor != "" {
 		v.Del("page[after]")
-	default:
-		v.Set("page[after]", after)
+		v.Del("page[before]")
+	}
+	if cursor != "" && cursor != "-" {
+		v.Set(param, cursor)
 	}
 	if len(v) == 0 {
 		return l.base + path

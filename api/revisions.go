@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -427,6 +428,9 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 	revs, total, err := drafts.ListRevisions(ctx, h.db, siteID, q.Apply)
 	if err != nil {
 		return err
+	}
+	if q.Page.before != nil {
+		slices.Reverse(revs) // read nearest first (models.Keyset)
 	}
 	data, err := h.render(ctx, siteID, revs)
 	if err != nil {

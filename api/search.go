@@ -110,7 +110,7 @@ func (h searchHandler) search(c *fiber.Ctx) error {
 	if err := h.cat.include(ctx, siteID, q, cd, data, drafted); err != nil {
 		return err
 	}
-	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/search", q, total), map[string]any{"total": total})
+	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/search", q, total, nil), map[string]any{"total": total})
 }
 
 // registerSearchRoutes registers GET /search.

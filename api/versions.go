@@ -118,10 +118,10 @@ func (h contentHandler) history(c *fiber.Ctx) error {
 		rs[i] = q.Sparse(versionResource(h.links, v))
 	}
 	path := h.path(id.String()) + "/versions"
-	links := &jsonapi.Links{Self: cursorLink(h.links, path, q.Values, ""), First: cursorLink(h.links, path, q.Values, "-")}
+	links := &jsonapi.Links{Self: cursorLink(h.links, path, q.Values, "page[after]", ""), First: cursorLink(h.links, path, q.Values, "page[after]", "-")}
 	if more {
 		last := vs[len(vs)-1]
-		links.Next = cursorLink(h.links, path, q.Values, models.Cursor(last.CreatedAt, last.ID))
+		links.Next = cursorLink(h.links, path, q.Values, "page[after]", models.Cursor(last.CreatedAt, last.ID))
 	}
 	return respond(c, fiber.StatusOK, jsonapi.Document{Data: rs, Links: links})
 }

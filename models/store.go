@@ -162,6 +162,10 @@ type ListQuery struct {
 	// Search keeps only the rows it finds (filter[q]), most relevant first
 	// unless Sort is given (relevance then breaks its ties).
 	Search *Search
+	// Keyset is a cursor page (then Offset is 0 and Search nil).
+	Keyset *Keyset
+	// Drafted tells the filters the list shows the drafted view.
+	Drafted bool
 }
 
 // Order names the fixed order of a collection or of a to-many
@@ -202,6 +206,14 @@ type ColumnValue struct {
 	Column, Value string
 	// None asks for rows without a value (NULL) instead.
 	None bool
+	// Op is the operator ("" is equality, compared as text unless Arg is
+	// set); contains and prefix read Value, the others Arg.
+	Op FilterOp
+	// Arg is the typed value: a uuid.UUID, a time.Time, a []string for in.
+	Arg any
+	// LastUser, an item type, compares Arg with who last changed the row
+	// instead of a column.
+	LastUser string
 }
 
 // SortColumn is one sort key of a ListQuery.
@@ -213,12 +225,12 @@ type SortColumn struct {
 // Apply adds the filters, the order and the page to a collection query
 // (a Page).
 func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
+	table, alias := fromOf(sel)
 	for _, f := range l.Filters {
-		if f.None {
-			sel = sel.Where("? IS NULL", bun.Ident(f.Column))
-			continue
-		}
-		sel = sel.Where("?::text = ?", bun.Ident(f.Column), f.Value)
+		sel = f.where(sel, alias, l.Drafted)
+	}
+	if l.Keyset != nil {
+		return l.applyKeyset(sel, table, alias).Limit(int64(l.Limit))
 	}
 	if l.Search != nil {
 		sel = l.Search.apply(sel, len(l.Sort) == 0)

@@ -1,0 +1,156 @@
+package models
+
+import (
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+)
+
+// FilterOp is the operator of a list filter (filter[name][op], api's
+// filter table; docs/api-conventions.md).
+type FilterOp string
+
+// The operators. OpEq is filter[name] itself.
+const (
+	OpEq       FilterOp = "eq"
+	OpContains FilterOp = "contains" // case-insensitive substring
+	OpPrefix   FilterOp = "prefix"   // case-sensitive prefix
+	OpGt       FilterOp = "gt"
+	OpGte      FilterOp = "gte"
+	OpLt       FilterOp = "lt"
+	OpLte      FilterOp = "lte"
+	OpIn       FilterOp = "in" // one of a list (Arg is a []string)
+)
+
+var comparisons = map[FilterOp]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}
+
+// EscapeLike escapes LIKE's wildcards (% and _) and its escape character
+// (\) in s, so a value matches only itself.
+func EscapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// where adds the filter to sel, whose rows are of the table aliased alias
+// (drafted: the list shows the drafted view).
+func (f ColumnValue) where(sel *bun.SelectQuery, alias string, drafted bool) *bun.SelectQuery {
+	col := bun.Ident(f.Column)
+	switch {
+	case f.LastUser != "":
+		return sel.Where("? = ?", lastUser(f.LastUser, alias, drafted), f.Arg)
+	case f.None:
+		return sel.Where("? IS NULL", col)
+	case f.Op == OpContains:
+		return sel.Where(`? ILIKE ? ESCAPE '\'`, col, "%"+EscapeLike(f.Value)+"%")
+	case f.Op == OpPrefix:
+		return sel.Where(`? LIKE ? ESCAPE '\'`, col, EscapeLike(f.Value)+"%")
+	case f.Op == OpIn:
+		return sel.Where("? IN (?)", col, bun.In(f.Arg))
+	case comparisons[f.Op] != "":
+		return sel.Where("? "+comparisons[f.Op]+" ?", col, f.Arg)
+	case f.Arg != nil:
+		return sel.Where("? = ?", col, f.Arg)
+	}
+	return sel.Where("?::text = ?", col, f.Value)
+}
+
+// lastUser is the SQL of the user who last changed a row of the item type
+// typ aliased alias: a draftable record's pending draft's author in the
+// drafted view, else its last version's; an asset's uploader.
+func lastUser(typ, alias string, drafted bool) schema.QueryWithArgs {
+	id := bun.Ident(alias + ".id")
+	if typ == "assets" {
+		return bun.SafeQuery("(SELECT u.user_id FROM asset_uploads u WHERE u.asset_id = ? ORDER BY u.created_at DESC, u.id DESC LIMIT 1)", id)
+	}
+	live := bun.SafeQuery("(SELECT v.user_id FROM versions v WHERE v.item_type = ? AND v.item_id = ? ORDER BY v.created_at DESC, v.id DESC LIMIT 1)", typ, id)
+	if !drafted {
+		return live
+	}
+	return bun.SafeQuery("COALESCE((SELECT d.user_id FROM drafts d WHERE d.item_type = ? AND d.item_id = ?), ?)", typ, id, live)
+}
+
+// Keyset is a cursor page of a ListQuery (page[after], page[before]): the
+// rows after, or before, the site's row ID in the list's order (ID
+// uuid.Nil: from the list's start, or backwards from its end).
+type Keyset struct {
+	ID, SiteID uuid.UUID
+	Before     bool
+}
+
+// orderKey is one key of a list's order.
+type orderKey struct {
+	expr any // a bun.Ident or bun.Safe
+	desc bool
+}
+
+// keys is the list's whole order: its sort, then its default order (which
+// ends in the row's id, so the order is total).
+func (l ListQuery) keys() []orderKey {
+	var out []orderKey
+	for _, s := range l.Sort {
+		out = append(out, orderKey{expr: bun.Ident(s.Column), desc: s.Desc})
+	}
+	for _, part := range strings.Split(l.DefaultSort.SQL(), ", ") {
+		expr, desc := strings.CutSuffix(part, " DESC")
+		out = append(out, orderKey{expr: bun.Safe(expr), desc: desc})
+	}
+	return out
+}
+
+// fromOf is the table and alias of sel's rows.
+func fromOf(sel *bun.SelectQuery) (table, alias string) {
+	if m, ok := sel.GetModel().(bun.TableModel); ok && m.Table() != nil {
+		return m.Table().Name, m.Table().Alias
+	}
+	table, alias, ok := strings.Cut(sel.GetTableName(), " AS ")
+	if !ok {
+		alias = table
+	}
+	return table, alias
+}
+
+// applyKeyset keeps the rows after (before) the cursor's row and orders
+// them (before: backwards, nearest first; the caller reverses the page).
+// Each key of the cursor's row is read by id from the same table: a
+// cursor holds an id only. NULL sorts last ascending, first descending,
+// as PostgreSQL orders it.
+func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.SelectQuery {
+	keys := l.keys()
+	if l.Keyset.ID == uuid.Nil {
+		return orderKeys(sel, keys, l.Keyset.Before)
+	}
+	at := func(expr any) schema.QueryWithArgs {
+		return bun.SafeQuery("(SELECT ? FROM ? AS ? WHERE ? = ? AND ? = ?)", expr, bun.Ident(table), bun.Ident(alias),
+			bun.Ident(alias+".id"), l.Keyset.ID, bun.Ident(alias+".site_id"), l.Keyset.SiteID)
+	}
+	var or []string
+	var args []any
+	for i, k := range keys {
+		var and []string
+		for _, prev := range keys[:i] {
+			and = append(and, "? IS NOT DISTINCT FROM ?")
+			args = append(args, prev.expr, at(prev.expr))
+		}
+		if k.desc != l.Keyset.Before {
+			and = append(and, "(? IS NOT NULL AND (? IS NULL OR ? < ?))")
+		} else {
+			and = append(and, "(? IS NULL AND ? IS NOT NULL OR ? > ?)")
+		}
+		args = append(args, k.expr, at(k.expr), k.expr, at(k.expr))
+		or = append(or, "("+strings.Join(and, " AND ")+")")
+	}
+	return orderKeys(sel.Where("("+strings.Join(or, " OR ")+")", args...), keys, l.Keyset.Before)
+}
+
+// orderKeys orders sel by keys (backwards: reversed).
+func orderKeys(sel *bun.SelectQuery, keys []orderKey, backwards bool) *bun.SelectQuery {
+	for _, k := range keys {
+		dir := " ASC"
+		if k.desc != backwards {
+			dir = " DESC"
+		}
+		sel = sel.OrderExpr("?"+dir, k.expr)
+	}
+	return sel
+}

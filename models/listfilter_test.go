@@ -1,0 +1,87 @@
+package models
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+func TestEscapeLike(t *testing.T) {
+	for in, want := range map[string]string{`100%`: `100\%`, `a_b`: `a\_b`, `c:\x`: `c:\\x`, `\%_`: `\\\%\_`, `plain`: `plain`} {
+		if got := EscapeLike(in); got != want {
+			t.Errorf("EscapeLike(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// renderDB renders queries only: no driver is registered.
+func renderDB(t *testing.T) *bun.DB {
+	sqldb, err := sql.Open("render-only", "")
+	if err == nil {
+		t.Cleanup(func() { _ = sqldb.Close() })
+	}
+	return bun.NewDB(sqldb, pgdialect.New())
+}
+
+// The operators' SQL: wildcards escaped, typed comparisons, the last
+// changer read from the drafts and versions of the right item type, and
+// every value a literal.
+func TestListQueryFilters(t *testing.T) {
+	db := renderDB(t)
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	user := uuid.MustParse("0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b")
+	l := ListQuery{DefaultSort: OrderOldest, Limit: 20, Drafted: true, Filters: []ColumnValue{
+		{Column: "title", Op: OpContains, Value: "100%_x"},
+		{Column: "path", Op: OpPrefix, Value: "/blog/"},
+		{Column: "updated_at", Op: OpGte, Arg: at},
+		{Column: "page_type", Op: OpIn, Arg: []string{"home", "page"}},
+		{Column: "parent_id", None: true},
+		{Op: OpEq, Arg: user, LastUser: "pages"},
+	}}
+	got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String()
+	for _, want := range []string{
+		`"title" ILIKE '%100\%\_x%' ESCAPE '\'`,
+		`"path" LIKE '/blog/%' ESCAPE '\'`,
+		`"updated_at" >= '2026-11-01 00:00:00+00:00'`,
+		`"page_type" IN ('home', 'page')`,
+		`"parent_id" IS NULL`,
+		`COALESCE((SELECT d.user_id FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = "t"."id"), (SELECT v.user_id FROM versions v WHERE v.item_type = 'pages' AND v.item_id = "t"."id"`,
+		`= '0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b'`,
+		`ORDER BY created_at, id LIMIT 20`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("SQL lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// A keyset page compares each key of the order with the cursor's row's,
+// read by id within the site, and orders by the same keys (backwards
+// for page[before]); no OFFSET.
+func TestListQueryKeyset(t *testing.T) {
+	db := renderDB(t)
+	id, site := uuid.New(), uuid.New()
+	l := ListQuery{Sort: []SortColumn{{Column: "title", Desc: true}}, DefaultSort: OrderOldest, Limit: 5, Offset: 40,
+		Keyset: &Keyset{ID: id, SiteID: site}}
+	cursor := `(SELECT "title" FROM "pages" AS "t" WHERE "t"."id" = '` + id.String() + `' AND "t"."site_id" = '` + site.String() + `')`
+	got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String()
+	for _, want := range []string{`("title" IS NOT NULL AND (` + cursor + ` IS NULL OR "title" < ` + cursor + `))`,
+		`ORDER BY "title" DESC, created_at ASC, id ASC LIMIT 5`} {
+		if !strings.Contains(got, want) || strings.Contains(got, "OFFSET") {
+			t.Errorf("SQL lacks %s (or has an OFFSET):\n%s", want, got)
+		}
+	}
+	l.Keyset.Before = true
+	if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, `ORDER BY "title" ASC, created_at DESC, id DESC LIMIT 5`) {
+		t.Errorf("a page before orders backwards:\n%s", got)
+	}
+	l.Keyset.ID = uuid.Nil
+	if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); strings.Contains(got, "WHERE") {
+		t.Errorf("the last page (page[before]=) has no cursor to compare:\n%s", got)
+	}
+}
