@@ -59,7 +59,7 @@ func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
 	if err != nil {
 		return err
 	}
-	return cd.respond(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection("/"+h.kind.Type, q, total), map[string]any{"total": total})
+	return cd.respond(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection("/"+h.kind.Type, q, total, rs), map[string]any{"total": total})
 }
 
 // trashedResource renders a trashed record: its attributes as they were,
