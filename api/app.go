@@ -200,6 +200,7 @@ func registerResources(r routes) error {
 	registerOAuthClientRoutes(r)
 	registerMembershipRoutes(r)
 	registerReleaseRoutes(r, engine)
+	registerReleaseReviewRoutes(r)
 	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)
 }

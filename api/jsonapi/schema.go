@@ -46,6 +46,7 @@ var Relationships = map[string]map[string]Linkage{
 	"oauth-clients":       {},
 	"audit-events":        {"user": toOne("users"), "oauth-client": toOne("oauth-clients")},
 	"memberships":         {"user": toOne("users"), "site": toOne("sites")},
-	"releases":            {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions")},
+	"releases":            {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions"), "reviews": toMany("release-reviews")},
+	"release-reviews":     {"release": toOne("releases"), "user": toOne("users")},
 	"preview-links":       {"release": toOne("releases"), "user": toOne("users")},
 }
