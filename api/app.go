@@ -201,6 +201,7 @@ func registerResources(r routes) error {
 	registerMembershipRoutes(r)
 	registerReleaseRoutes(r, engine)
 	registerReleaseReviewRoutes(r)
+	registerCommentRoutes(r)
 	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)
 }

@@ -56,6 +56,7 @@ var attributeTypes = map[string]any{
 	"releases":            releaseAttributes{},
 	"preview-links":       previewLinkAttributes{},
 	"release-reviews":     releaseReviewAttributes{},
+	"comments":            commentAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -78,6 +79,7 @@ var requestAttributeTypes = map[string]any{
 	"releases":          releaseRequest{},
 	"preview-links":     previewLinkRequest{},
 	"release-reviews":   releaseReviewRequest{},
+	"comments":          commentRequest{},
 }
 
 // patchAttributeTypes are the structs a PATCH of a type decodes into when

@@ -85,7 +85,8 @@ var releaseColumns = []attrColumn[drafts.Release, releaseFields]{
 }
 
 func releaseSpec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: includesOf("releases"), Fields: fieldsOf("releases")}
+	// include=drafts.comments: the comments of the release's drafts.
+	s := QuerySpec{Includes: includesOf("releases", "drafts.comments"), Fields: fieldsOf("releases", "comments")}
 	if collection {
 		s.Collection = true
 		s.Filters = map[string]string{"status": "status"}
