@@ -200,6 +200,8 @@ func registerResources(r routes) error {
 	registerOAuthClientRoutes(r)
 	registerMembershipRoutes(r)
 	registerReleaseRoutes(r, engine)
+	registerReleaseReviewRoutes(r)
+	registerCommentRoutes(r)
 	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)
 }

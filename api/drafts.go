@@ -87,7 +87,24 @@ func (dr *draftRenderer) render(ctx context.Context, siteID uuid.UUID, ds []*dra
 		setPage(r.Relationships["hyperlinks"], "hyperlinks", idPage{ids: uuidStrings(dl.Hyperlinks), total: dl.HyperlinksTotal}, false)
 		out[i] = r
 	}
-	return out, nil
+	return out, dr.fillComments(ctx, siteID, ds, out)
+}
+
+// fillComments sets the drafts' comments linkage (one query for all).
+func (dr *draftRenderer) fillComments(ctx context.Context, siteID uuid.UUID, ds []*drafts.Draft, rs []*jsonapi.Resource) error {
+	ids := make([]uuid.UUID, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	pages, err := commentsOf(dr.db, "drafts")(ctx, siteID, ids, false, 0, maxPageSize)
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		r.Relationships["comments"] = dr.links.relationship("/drafts/"+ds[i].ID.String(), "comments", nil)
+		setPage(r.Relationships["comments"], "comments", pages[ds[i].ID], false)
+	}
+	return nil
 }
 
 // fetch is the drafts' fetchFunc.
@@ -245,7 +262,8 @@ func registerDraftRoutes(r routes, engine *drafts.Engine) {
 	rows := rowRenderer[*drafts.Draft]{render: h.render.render, cat: r.cat}
 	t := &resourceType{typ: "drafts", what: "draft", fetch: h.render.fetch, drafted: map[string]bool{"item": true},
 		many: map[string]manyFunc{"publication-dependencies": h.render.dependencies(drafts.Publication),
-			"reversion-dependencies": h.render.dependencies(drafts.Reversion), "hyperlinks": h.render.hyperlinksTo}}
+			"reversion-dependencies": h.render.dependencies(drafts.Reversion), "hyperlinks": h.render.hyperlinksTo,
+			"comments": commentsOf(h.db, "drafts")}}
 	r.cat.add(t)
 	r.get("/drafts", models.PermRead, rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
 	r.get("/drafts/:id", models.PermRead, r.cat.get(t))

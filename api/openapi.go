@@ -55,6 +55,8 @@ var attributeTypes = map[string]any{
 	"memberships":         membershipAttributes{},
 	"releases":            releaseAttributes{},
 	"preview-links":       previewLinkAttributes{},
+	"release-reviews":     releaseReviewAttributes{},
+	"comments":            commentAttributes{},
 }
 
 // requestAttributeTypes are the structs create and update requests are
@@ -76,6 +78,8 @@ var requestAttributeTypes = map[string]any{
 	"memberships":       membershipRequest{},
 	"releases":          releaseRequest{},
 	"preview-links":     previewLinkRequest{},
+	"release-reviews":   releaseReviewRequest{},
+	"comments":          commentRequest{},
 }
 
 // patchAttributeTypes are the structs a PATCH of a type decodes into when
@@ -192,8 +196,8 @@ var specialRoutes = map[string]special{
 	"GET /site": {summary: "The caller's site", kind: opOne, typ: "sites",
 		description: "The site the access token belongs to; every other record the API serves is scoped to it. include=theme adds the live theme."},
 	"PATCH /site": {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites",
-		errors:      []string{"invalid_title", "invalid_slug", "taken", "theme_required", "missing_relationship", "invalid_relationship_type"},
-		description: "Changes the site's title or subdomain-slug (unique among sites), or its live theme through relationships.theme. Optimistic like every versioned write: send If-Match (the ETag) or meta.version, and a stale one is 412."},
+		errors:      []string{"invalid_title", "invalid_slug", "invalid_approvals", "taken", "theme_required", "missing_relationship", "invalid_relationship_type"},
+		description: "Changes the site's title or subdomain-slug (unique among sites), release-approvals (0 to 5: how many valid approvals a release needs before it is published; admins only, as every change of the site), or its live theme through relationships.theme. Optimistic like every versioned write: send If-Match (the ETag) or meta.version, and a stale one is 412."},
 	"GET /site/theme": {summary: "The site's live theme", kind: opOne, typ: "themes", nullable: true,
 		description: "The theme the site's pages render with, or data null while no theme has been published."},
 	"GET /site/relationships/theme": {summary: "The site's theme linkage", kind: opLinkage, typ: "sites", rel: "theme",
@@ -210,8 +214,8 @@ var specialRoutes = map[string]special{
 		errors:      []string{"invalid_file_name", "invalid_key", "unknown_key", "invalid_file_size", "file_too_large", "invalid_user_agent", "file_missing", "content_type_mismatch", "already_uploaded", "too_many_uploads"},
 		description: "Tells the API a file is in storage under a signature's key. The upload joins its site's processing queue (status processing, meta.queue-position while it waits); poll the Location (GET /asset-uploads/{id}?wait=10s waits for the end) until it is finished, with its asset and image, or error with an error-message."},
 	"POST /revisions": {summary: "Publish drafts", kind: opOneOrAccepted, typ: "revisions", body: "revisions", idempotent: true,
-		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict", "not_found", "release_not_open", "release_empty"},
-		description: "Publishes the drafts listed in relationships.drafts (each identifier may carry meta.version), with what they depend on, in one revision: 201 when it published within the wait, 202 while it is still publishing (poll the Location), 422 publish_failed when it failed and nothing changed. With publish-at it is scheduled (201, status scheduled) and publishes then. With relationships.reverts instead of drafts it rolls a published revision back (force restores over later changes). With relationships.release instead of drafts it publishes that open release's staged drafts with their closure (the release goes publishing, then published; a failure leaves it open); it needs publish like any revision. An Idempotency-Key makes a retry answer the first request's result."},
+		errors:      []string{"missing_relationship", "invalid_relationship", "invalid_relationship_type", "required", "too_many", "invalid_comments", "invalid_publish_at", "invalid_force", "invalid_idempotency_key", "draft_in_flight", "stale_version", "path_taken", "publish_failed", "revert_conflict", "revision_not_published", "conflict", "not_found", "release_not_open", "release_empty", "approval_required"},
+		description: "Publishes the drafts listed in relationships.drafts (each identifier may carry meta.version), with what they depend on, in one revision: 201 when it published within the wait, 202 while it is still publishing (poll the Location), 422 publish_failed when it failed and nothing changed. With publish-at it is scheduled (201, status scheduled) and publishes then. With relationships.reverts instead of drafts it rolls a published revision back (force restores over later changes). With relationships.release instead of drafts it publishes that open release's staged drafts with their closure (the release goes publishing, then published; a failure leaves it open); it needs publish like any revision. While the site requires approvals (PATCH /site release-approvals above 0), drafts go live only through an approved release: a revision listing drafts, or publishing or scheduling a release that is not approved, is 409 approval_required with approvals-count and approvals-required in meta (a rollback stays allowed). An Idempotency-Key makes a retry answer the first request's result."},
 	"DELETE /revisions/:id": {summary: "Cancel a scheduled revision", kind: opNoContent, typ: "revisions",
 		errors:      []string{"revision_not_scheduled"},
 		description: "Cancels a revision scheduled with publish-at: its drafts are free again. 409 once it is publishing, published, failed or cancelled."},

@@ -177,6 +177,7 @@ var attributeEnums = map[string][]string{
 	"draft-event":     {drafts.EventCreate, drafts.EventUpdate, drafts.EventDelete},
 	"revision-status": {drafts.Scheduled, drafts.Publishing, drafts.Published, drafts.Failed, drafts.Cancelled},
 	"release-status":  drafts.ReleaseStatuses,
+	"review-verdict":  {drafts.VerdictRequested, drafts.VerdictApproved, drafts.VerdictChangesRequested},
 	"upload-status":   {models.UploadProcessing, models.UploadFinished, models.UploadError},
 	"delivery-status": {models.DeliveryPending, models.DeliverySucceeded, models.DeliveryFailed},
 	"webhook-event":   webhooks.Events,

@@ -27,6 +27,10 @@ type releaseAttributes struct {
 	Title       string  `json:"title"`
 	Description *string `json:"description"`
 	Status      string  `json:"status" oas:"enum:release-status"`
+	// The review step (docs/releases.md "Review"): valid approvals, and
+	// how many the site requires (release-approvals).
+	ApprovalsCount    int `json:"approvals-count"`
+	ApprovalsRequired int `json:"approvals-required"`
 	timestamps
 }
 
@@ -34,8 +38,10 @@ type releaseAttributes struct {
 type releaseRequest struct {
 	Title       *string `json:"title" oas:"required"`
 	Description *string `json:"description" oas:"nullable"`
-	// Read-only, accepted only to be refused with a pointer at it.
-	Status any `json:"status"`
+	// Read-only, accepted only to be refused with a pointer at them.
+	Status            any `json:"status"`
+	ApprovalsCount    any `json:"approvals-count"`
+	ApprovalsRequired any `json:"approvals-required"`
 	readOnlyTimestamps
 }
 
@@ -49,7 +55,7 @@ type releaseFields struct {
 const maxReleaseDescription = 10000
 
 func (r releaseRequest) validate(sent map[string]bool, create bool) (f releaseFields, err error) {
-	if err = checkReadOnly(sent, "status"); err != nil {
+	if err = checkReadOnly(sent, "status", "approvals-count", "approvals-required"); err != nil {
 		return f, err
 	}
 	if create || sent["title"] {
@@ -70,7 +76,7 @@ func (r releaseRequest) validate(sent map[string]bool, create bool) (f releaseFi
 
 // releaseReadOnlyRels are the relationships of a release the server sets
 // (drafts change through their relationship endpoints).
-var releaseReadOnlyRels = relNames{readOnly: []string{"drafts", "user", "revision"}}
+var releaseReadOnlyRels = relNames{readOnly: []string{"drafts", "user", "revision", "reviews"}}
 
 // releaseColumns are the attributes a PATCH /releases may change.
 var releaseColumns = []attrColumn[drafts.Release, releaseFields]{
@@ -79,7 +85,8 @@ var releaseColumns = []attrColumn[drafts.Release, releaseFields]{
 }
 
 func releaseSpec(collection bool) QuerySpec {
-	s := QuerySpec{Includes: includesOf("releases"), Fields: fieldsOf("releases")}
+	// include=drafts.comments: the comments of the release's drafts.
+	s := QuerySpec{Includes: includesOf("releases", "drafts.comments"), Fields: fieldsOf("releases", "comments")}
 	if collection {
 		s.Collection = true
 		s.Filters = map[string]string{"status": "status"}
@@ -97,23 +104,34 @@ type releasesHandler struct {
 	rows   rowRenderer[drafts.Release]
 }
 
-// resource renders r (its drafts' linkage: catalog.fillMany).
-func (h releasesHandler) resource(r *drafts.Release) *jsonapi.Resource {
+// resource renders r in its review state st (its drafts' linkage:
+// catalog.fillMany).
+func (h releasesHandler) resource(r *drafts.Release, st drafts.ReviewState) *jsonapi.Resource {
 	p := "/releases/" + r.ID.String()
 	return versioned(&jsonapi.Resource{Type: "releases", ID: r.ID.String(), Links: h.links.self(p),
-		Attributes: releaseAttributes{Title: r.Title, Description: r.Description, Status: r.Status, timestamps: timestampsOf(r.CreatedAt, r.UpdatedAt)},
+		Attributes: releaseAttributes{Title: r.Title, Description: r.Description, Status: drafts.ShownStatus(r, st),
+			ApprovalsCount: st.Approvals, ApprovalsRequired: st.Required, timestamps: timestampsOf(r.CreatedAt, r.UpdatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"drafts":   h.links.relationship(p, "drafts", nil),
 			"user":     h.links.relationship(p, "user", jsonapi.ToOne("users", optionalID(r.UserID))),
 			"revision": h.links.relationship(p, "revision", jsonapi.ToOne("revisions", optionalID(r.RevisionID))),
+			"reviews":  h.links.relationship(p, "reviews", nil),
 		}}, r.Version)
 }
 
 // render renders releases with their drafts' linkage.
 func (h releasesHandler) render(ctx context.Context, siteID uuid.UUID, rows []drafts.Release) ([]*jsonapi.Resource, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	states, err := drafts.ReviewStates(ctx, h.db, siteID, ids)
+	if err != nil {
+		return nil, err
+	}
 	rs := make([]*jsonapi.Resource, len(rows))
 	for i := range rows {
-		rs[i] = h.resource(&rows[i])
+		rs[i] = h.resource(&rows[i], states[rows[i].ID])
 	}
 	return rs, h.cat.fillMany(ctx, siteID, h.cat.types["releases"], rs, false)
 }
@@ -239,7 +257,7 @@ func (h releasesHandler) stagedOf(ctx context.Context, siteID uuid.UUID, parents
 func registerReleaseRoutes(r routes, engine *drafts.Engine) {
 	h := releasesHandler{db: r.deps.DB, engine: engine, links: r.links, cat: r.cat}
 	h.rows = rowRenderer[drafts.Release]{render: h.render, cat: r.cat, version: func(rl *drafts.Release) int { return rl.Version }}
-	r.cat.add(&resourceType{typ: "releases", what: "release", many: map[string]manyFunc{"drafts": h.stagedOf},
+	r.cat.add(&resourceType{typ: "releases", what: "release", many: map[string]manyFunc{"drafts": h.stagedOf, "reviews": reviewsOf(h.db)},
 		fetch: fetchRows(h.db, drafts.ReleasesByIDs, h.render)})
 	r.get("/releases", models.PermRead, h.rows.list(releaseSpec(true), r.links, "/releases", r.deps.DB, drafts.ListReleases))
 	r.post("/releases", models.PermEdit, h.create)

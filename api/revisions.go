@@ -256,6 +256,8 @@ func (h revisionsHandler) create(c *fiber.Ctx) error {
 			if rl, err = drafts.ReleaseDrafts(ctx, tx, rev, *req.release); err != nil {
 				return err
 			}
+		} else if err := drafts.CheckDirectPublish(ctx, tx, pr.SiteID); err != nil {
+			return err // the site's review step: drafts go live through an approved release
 		}
 		// A section's publisher: the closure, locked, lies in the section
 		// (Publish checks again over the closure it computes).

@@ -19,13 +19,17 @@ import (
 type siteAttributes struct {
 	Title         string `json:"title"`
 	SubdomainSlug string `json:"subdomain-slug"` // a DNS label (slugPattern), unique among sites
+	// ReleaseApprovals is how many valid approvals a release needs before
+	// it is published (docs/releases.md "Review"); 0: no review step.
+	ReleaseApprovals int `json:"release-approvals"`
 	timestamps
 }
 
 // siteUpdate is what PATCH /site accepts; pointers tell sent from omitted.
 type siteUpdate struct {
-	Title         *string `json:"title"`
-	SubdomainSlug *string `json:"subdomain-slug" oas:"pattern:dns-label"`
+	Title            *string `json:"title"`
+	SubdomainSlug    *string `json:"subdomain-slug" oas:"pattern:dns-label"`
+	ReleaseApprovals *int    `json:"release-approvals"`
 	readOnlyTimestamps
 }
 
@@ -45,7 +49,7 @@ func siteSpec() QuerySpec {
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 	theme := optionalID(s.ThemeID)
 	r := &jsonapi.Resource{Type: "sites", ID: s.ID.String(),
-		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, timestamps: timestampsOf(s.CreatedAt, s.UpdatedAt)},
+		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, ReleaseApprovals: s.ReleaseApprovals, timestamps: timestampsOf(s.CreatedAt, s.UpdatedAt)},
 		Links:      h.links.self("/site"),
 		Relationships: map[string]*jsonapi.Relationship{
 			// The live theme: PATCH it to publish a theme.
@@ -120,6 +124,12 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 			return jsonapi.Unprocessable("invalid_slug", "subdomain-slug must be 1 to 63 lowercase letters, digits or inner hyphens.").AtPointer("/data/attributes/subdomain-slug")
 		}
 		change.Slug = attrs.SubdomainSlug
+	}
+	if attrs.ReleaseApprovals != nil {
+		if n := *attrs.ReleaseApprovals; n < 0 || n > 5 {
+			return jsonapi.Unprocessable("invalid_approvals", "release-approvals is a whole number from 0 to 5.").AtPointer("/data/attributes/release-approvals")
+		}
+		change.ReleaseApprovals = attrs.ReleaseApprovals
 	}
 	if err := checkRelationshipNames(doc.Data.Relationships, []string{"theme"}, nil); err != nil {
 		return err

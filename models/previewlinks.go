@@ -79,7 +79,7 @@ func CreatePreviewLink(ctx context.Context, db bun.IDB, siteID, releaseID uuid.U
 	if err != nil {
 		return nil, "", err
 	}
-	if status != "open" {
+	if status != "open" && status != "in-review" { // an open release, or one in review
 		return nil, "", &Error{Kind: ErrConflict, Code: "release_not_open", At: Rel("release", PartID),
 			Detail: "The release is " + status + ": only an open release can be previewed."}
 	}

@@ -19,8 +19,11 @@ type Site struct {
 	ID            uuid.UUID `bun:"id,pk,type:uuid"`
 	Title         string    `bun:"title,notnull"`
 	SubdomainSlug string    `bun:"subdomain_slug,notnull"`
-	CreatedAt     time.Time `bun:"created_at,notnull,default:current_timestamp"`
-	UpdatedAt     time.Time `bun:"updated_at,notnull,default:current_timestamp"`
+	// ReleaseApprovals is how many valid approvals a release needs before
+	// it is published (0–5; 0: no review step; docs/releases.md "Review").
+	ReleaseApprovals int       `bun:"release_approvals,notnull"`
+	CreatedAt        time.Time `bun:"created_at,notnull,default:current_timestamp"`
+	UpdatedAt        time.Time `bun:"updated_at,notnull,default:current_timestamp"`
 }
 
 // User is a person who signs in: created in one site (site_id), a member

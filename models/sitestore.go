@@ -24,6 +24,8 @@ func FindSite(ctx context.Context, db bun.IDB, siteID uuid.UUID, lock bool) (*Th
 // SiteChange is a change of a site; nil members stay as they are.
 type SiteChange struct {
 	Title, Slug *string
+	// ReleaseApprovals, when set, is the site's release-approvals (0–5).
+	ReleaseApprovals *int
 	// Theme, when set, is the theme to publish (an unknown one is
 	// RefNotFound at the relationship theme).
 	Theme *uuid.UUID
@@ -54,6 +56,10 @@ func UpdateSite(ctx context.Context, tx bun.Tx, siteID uuid.UUID, change SiteCha
 	if change.Slug != nil {
 		s.SubdomainSlug = *change.Slug
 		cols = append(cols, "subdomain_slug")
+	}
+	if change.ReleaseApprovals != nil {
+		s.ReleaseApprovals = *change.ReleaseApprovals
+		cols = append(cols, "release_approvals")
 	}
 	if change.Theme != nil && (s.ThemeID == nil || *s.ThemeID != *change.Theme) {
 		res, err := tx.NewRaw(`UPDATE themes SET

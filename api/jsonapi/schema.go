@@ -33,7 +33,7 @@ var Relationships = map[string]map[string]Linkage{
 	"pages":               {"parent": toOne("pages"), "layout": toOne("layouts"), "draft": toOne("drafts"), "trashed-by": toOne("revisions")},
 	"contents":            {"page": toOne("pages"), "draft": toOne("drafts"), "content-blocks": toMany("content-blocks"), "trashed-by": toOne("revisions")},
 	"content-blocks":      {"content": toOne("contents"), "asset": toOne("assets"), "draft": toOne("drafts"), "hyperlinks": toMany("hyperlinks"), "trashed-by": toOne("revisions")},
-	"drafts":              {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks"), "release": toOne("releases")},
+	"drafts":              {"item": toOne(draftable...), "user": toOne("users"), "publication-dependencies": toMany("drafts"), "reversion-dependencies": toMany("drafts"), "hyperlinks": toMany("hyperlinks"), "release": toOne("releases"), "comments": toMany("comments")},
 	"revisions":           {"drafts": toMany("drafts"), "user": toOne("users"), "versions": toMany("versions"), "reverts": toOne("revisions"), "release": toOne("releases")},
 	"publish-plans":       {"drafts": toMany("drafts"), "reverts": toOne("revisions"), "release": toOne("releases")},
 	"version-comparisons": {},
@@ -48,6 +48,8 @@ var Relationships = map[string]map[string]Linkage{
 	"oauth-clients":       {},
 	"audit-events":        {"user": toOne("users"), "oauth-client": toOne("oauth-clients")},
 	"memberships":         {"user": toOne("users"), "site": toOne("sites")},
-	"releases":            {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions")},
+	"releases":            {"drafts": toMany("drafts"), "user": toOne("users"), "revision": toOne("revisions"), "reviews": toMany("release-reviews")},
+	"release-reviews":     {"release": toOne("releases"), "user": toOne("users")},
+	"comments":            {"item": toOne("pages", "contents", "content-blocks", "drafts", "releases"), "user": toOne("users")},
 	"preview-links":       {"release": toOne("releases"), "user": toOne("users")},
 }

@@ -111,6 +111,10 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 	if err != nil {
 		return nil, err
 	}
+	// With the drafts locked: the release's approval still holds.
+	if err := approvalHolds(ctx, tx, rev); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
 	snapshots, err := snapshotItems(ctx, tx, ordered)
 	if err != nil {
@@ -484,4 +488,22 @@ func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, failure *
 		// The webhook event commits with the failure (docs/webhooks.md).
 		return models.RecordEvent(ctx, tx, models.Event{SiteID: siteIDs[0], Type: webhooks.RevisionFailed, SubjectType: "revisions", SubjectID: revisionID})
 	})
+}
+
+// approvalHolds refuses (a PublishError) publishing a release whose
+// approval lapsed since it was scheduled, while the site requires
+// approvals: the revision fails and the release is in review again.
+func approvalHolds(ctx context.Context, tx bun.Tx, rev *Revision) error {
+	if rev.ReleaseID == nil {
+		return nil
+	}
+	states, err := ReviewStates(ctx, tx, rev.SiteID, []uuid.UUID{*rev.ReleaseID})
+	if err != nil {
+		return err
+	}
+	if s := states[*rev.ReleaseID]; !s.Approved() {
+		return &PublishError{Code: "approval_required", Meta: map[string]any{"approvals-count": s.Approvals, "approvals-required": s.Required},
+			Message: fmt.Sprintf("the release's approval lapsed before it was published: %d of %d valid approvals (a draft changed, or was staged or unstaged)", s.Approvals, s.Required)}
+	}
+	return nil
 }

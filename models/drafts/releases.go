@@ -74,13 +74,17 @@ func ListReleases(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models
 // errNotOpen is the refusal of any change to a release that is not open.
 func errNotOpen(r *Release) *models.Error {
 	return &models.Error{Kind: models.ErrConflict, Code: "release_not_open",
-		Detail: fmt.Sprintf("The release is %s: only an open release can change.", r.Status)}
+		Detail: fmt.Sprintf("The release is %s: only an open release (or one in review) can change.", r.Status)}
 }
 
-// CheckOpen refuses a change of a release that is not open (409
-// release_not_open).
+// Changeable tells whether a release in status may change: open, or in
+// review (the review step, reviews.go).
+func Changeable(status string) bool { return status == ReleaseOpen || status == ReleaseInReview }
+
+// CheckOpen refuses a change of a release that is not open or in review
+// (409 release_not_open).
 func CheckOpen(r *Release) error {
-	if r.Status != ReleaseOpen {
+	if !Changeable(r.Status) {
 		return errNotOpen(r)
 	}
 	return nil
@@ -93,7 +97,7 @@ func LockOpenRelease(ctx context.Context, tx bun.IDB, siteID, id uuid.UUID) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if r.Status != ReleaseOpen {
+	if !Changeable(r.Status) {
 		return nil, errNotOpen(r)
 	}
 	return r, nil
@@ -163,6 +167,9 @@ func StageDrafts(ctx context.Context, tx bun.IDB, siteID, id uuid.UUID, ids []uu
 		Where("site_id = ? AND id IN (?)", siteID, bun.In(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("stage drafts: %w", err)
 	}
+	if err := lapseReviews(ctx, tx, r.ID); err != nil {
+		return err
+	}
 	return touchRelease(ctx, tx, r, r.Status)
 }
 
@@ -190,6 +197,9 @@ func UnstageDrafts(ctx context.Context, tx bun.IDB, siteID, id uuid.UUID, ids []
 	if _, err := tx.NewUpdate().Model((*Draft)(nil)).Set("release_id = NULL").
 		Where("site_id = ? AND release_id = ? AND id IN (?)", siteID, r.ID, bun.In(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("unstage drafts: %w", err)
+	}
+	if err := lapseReviews(ctx, tx, r.ID); err != nil {
+		return err
 	}
 	return touchRelease(ctx, tx, r, r.Status)
 }
@@ -236,6 +246,11 @@ func ReleaseDrafts(ctx context.Context, tx bun.Tx, rev *Revision, relID uuid.UUI
 		return nil, &models.Error{Kind: models.ErrInvalid, Code: "release_empty", At: models.Rel("release", models.PartData),
 			Detail: "The release has no drafts staged: nothing to publish."}
 	}
+	// The review step (reviews.go): while the site requires approvals,
+	// only an approved release publishes or is scheduled.
+	if err := CheckApproved(ctx, tx, rev.SiteID, r.ID); err != nil {
+		return nil, err
+	}
 	rev.DraftIDs, rev.ReleaseID = draftIDs(staged), &r.ID
 	return r, nil
 }
@@ -266,7 +281,7 @@ func StagedIDs(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) ([]uuid.UU
 
 // releaseFollows sets the status of rev's release (if any) after rev
 // published (published, with the event release.published), failed or was
-// cancelled (open again, with its drafts).
+// cancelled (open again, with its drafts; in review if it was reviewed).
 func releaseFollows(ctx context.Context, tx bun.IDB, rev *Revision, status string) error {
 	if rev.ReleaseID == nil {
 		return nil
@@ -280,6 +295,14 @@ func releaseFollows(ctx context.Context, tx bun.IDB, rev *Revision, status strin
 	}
 	if status == ReleaseOpen {
 		r.RevisionID = nil
+		// A release that was reviewed goes back in review, not open.
+		reviewed, err := reviewedSince(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		if reviewed {
+			status = ReleaseInReview
+		}
 	}
 	if err := touchRelease(ctx, tx, r, status); err != nil {
 		return err

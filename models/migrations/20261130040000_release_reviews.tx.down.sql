@@ -1,0 +1,2 @@
+DROP TABLE release_reviews;
+ALTER TABLE sites DROP COLUMN release_approvals;
