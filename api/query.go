@@ -135,6 +135,10 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			}
 		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
 			q.filters[m[2]] = v
+		case contains(spec.Extra, name):
+			// The endpoint's own parameter (filter[trashed], as-of, wait…),
+			// read by its handler; before the operator filters, whose table
+			// would refuse a filter it does not know.
 		case spec.Collection && len(spec.Operators) > 0 && strings.HasPrefix(name, "filter["):
 			if err := q.parseOperator(name, v); err != nil {
 				return nil, err
@@ -146,7 +150,6 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		case name == previewParam && (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead):
 			// A release's preview (preview.go): checked and applied around
 			// the handler, by previewing.
-		case contains(spec.Extra, name):
 		default:
 			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 		}

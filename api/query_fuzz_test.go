@@ -224,3 +224,27 @@ func sortedBytes(s string) string {
 	slices.Sort(b)
 	return string(b)
 }
+
+// TestEndpointParametersBeforeOperatorFilters: a list's own filter
+// parameter (the trash's filter[trashed]) reaches its handler although the
+// list's operator table does not know it; a filter neither knows is 400.
+func TestEndpointParametersBeforeOperatorFilters(t *testing.T) {
+	app := fiber.New()
+	spec := QuerySpec{Collection: true, Operators: filterTable("pages"), Type: "pages", DefaultSort: models.OrderOldest,
+		Extra: []string{trashedParam}}
+	parse := func(raw string) (*Query, error) {
+		c := app.AcquireCtx(&fasthttp.RequestCtx{})
+		defer app.ReleaseCtx(c)
+		oauth.WithPrincipal(c, &oauth.Principal{SiteID: uuid.New()})
+		c.Request().URI().SetQueryString(raw)
+		return parseQuery(c, spec)
+	}
+	if q, err := parse("filter[trashed]=true&filter[title][contains]=x"); err != nil || q.Values.Get(trashedParam) != "true" {
+		t.Fatalf("filter[trashed]=true: %v", err)
+	}
+	_, err := parse("filter[nope]=x")
+	var je *jsonapi.Error
+	if !errors.As(err, &je) || je.Code != "unknown_parameter" || je.Source == nil || je.Source.Parameter != "filter[nope]" {
+		t.Fatalf("filter[nope]=x: %v, want 400 unknown_parameter at filter[nope]", err)
+	}
+}
