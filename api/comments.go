@@ -132,14 +132,7 @@ func (h commentsHandler) create(c *fiber.Ctx) error {
 	pr := oauth.PrincipalOf(c)
 	cm := &models.Comment{SiteRecord: models.NewSiteRecord(pr.SiteID), ItemType: typ, ItemID: id, UserID: models.Person(pr.UserID),
 		Body: req.fields.body, Resolved: req.fields.resolved}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		auditItem(ctx, cm.ID)
-		return models.CreateComment(ctx, tx, cm)
-	}); err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderLocation, h.links.base+"/comments/"+cm.ID.String())
-	return h.rows.respondOne(c, req.q, fiber.StatusCreated, cm)
+	return createRow(c, h.db, h.rows, req.q, cm.ID, cm, models.CreateComment)
 }
 
 // update serves PATCH /comments/:id: the author changes the body; anyone

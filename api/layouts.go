@@ -7,7 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
@@ -165,14 +164,7 @@ func (h layoutsHandler) create(c *fiber.Ctx) error {
 	}
 	l := &models.Layout{SiteRecord: models.NewSiteRecord(siteOf(c)), ThemeID: themeID, Title: req.fields.title, FileName: req.fields.fileName,
 		Description: req.fields.description, Unique: req.fields.unique, Content: req.fields.content, Version: 1}
-	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		auditItem(ctx, l.ID)
-		return models.CreateLayout(ctx, tx, l)
-	})
-	if err != nil {
-		return err
-	}
-	return h.rows().respondOne(c, req.q, fiber.StatusCreated, l)
+	return createRow(c, h.db, h.rows(), req.q, l.ID, l, models.CreateLayout)
 }
 
 // update serves PATCH /layouts/:id: changes the attributes sent, and only those.

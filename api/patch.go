@@ -113,6 +113,19 @@ func patchRow[M any](c *fiber.Ctx, db *bun.DB, p rowPatch[M]) error {
 	}
 }
 
+// createRow stores row, whose id is id, in one audited transaction and
+// answers 201 with it (respondOne sets its Location); create's error goes
+// through the error table.
+func createRow[M any](c *fiber.Ctx, db *bun.DB, rr rowRenderer[M], q *Query, id uuid.UUID, row *M, create func(context.Context, bun.IDB, *M) error) error {
+	if err := runTx(c.UserContext(), db, func(ctx context.Context, tx bun.Tx) error {
+		auditItem(ctx, id)
+		return create(ctx, tx, row)
+	}); err != nil {
+		return err
+	}
+	return rr.respondOne(c, q, fiber.StatusCreated, row)
+}
+
 // deleteRow is the handler of a DELETE /<type>/:id whose store function
 // del removes (or ends) the site's row id in one audited transaction: 204,
 // or del's error through the error table. T is bun.Tx for a store that

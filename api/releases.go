@@ -149,14 +149,7 @@ func (h releasesHandler) create(c *fiber.Ctx) error {
 	pr := oauth.PrincipalOf(c)
 	r := &drafts.Release{SiteRecord: models.NewSiteRecord(pr.SiteID), Title: req.fields.title, Description: req.fields.description,
 		UserID: models.Person(pr.UserID)}
-	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		auditItem(ctx, r.ID)
-		return drafts.CreateRelease(ctx, tx, r)
-	}); err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderLocation, h.links.base+"/releases/"+r.ID.String())
-	return h.rows.respondOne(c, req.q, fiber.StatusCreated, r)
+	return createRow(c, h.db, h.rows, req.q, r.ID, r, drafts.CreateRelease)
 }
 
 // update serves PATCH /releases/:id (title, description) of an open release.

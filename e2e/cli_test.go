@@ -47,6 +47,17 @@ func (c *pressroomCLI) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// expect runs the binary without input, fails the test unless it exits
+// with want, and returns stdout and stderr together.
+func (c *pressroomCLI) expect(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := c.run(t, "", args...)
+	if code != want {
+		t.Fatalf("pressroom %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout, stderr)
+	}
+	return stdout + stderr
+}
+
 // run runs the binary and returns stdout, stderr and the exit code.
 func (c *pressroomCLI) run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
@@ -568,14 +579,7 @@ func TestCLIMembers(t *testing.T) {
 	admin := s.editor(t, "editor@demo.test")
 	bin := build()
 	c := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+admin.token)
-	run := func(want int, args ...string) string {
-		t.Helper()
-		stdout, stderr, code := c.run(t, "", args...)
-		if code != want {
-			t.Fatalf("pressroom %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout, stderr)
-		}
-		return stdout + stderr
-	}
+	run := func(want int, args ...string) string { t.Helper(); return c.expect(t, want, args...) }
 	out := run(0, "member", "add", "-email", "ada@demo.test", "-role", "author", "-name", "Ada")
 	if !strings.Contains(out, "added ada@demo.test as author") || !strings.Contains(out, "password setup link") {
 		t.Errorf("member add printed:\n%s", out)
@@ -615,14 +619,7 @@ func TestCLIHistoryAndRestore(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	bin := build()
 	c := newPressroomCLI(t, bin, s.URL, "PRESSROOM_TOKEN="+e.token)
-	run := func(want int, args ...string) string {
-		t.Helper()
-		stdout, stderr, code := c.run(t, "", args...)
-		if code != want {
-			t.Fatalf("pressroom %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout, stderr)
-		}
-		return stdout + stderr
-	}
+	run := func(want int, args ...string) string { t.Helper(); return c.expect(t, want, args...) }
 	id, d := e.page("Launch", "launch", "")
 	e.settle(d)
 	e.settle(e.update("pages", id, map[string]any{"title": "Launch 2"}, nil))
