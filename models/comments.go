@@ -72,10 +72,17 @@ func CommentsByIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid
 }
 
 // CommentPages ranks the comments on each of the site's records parents of
-// type itemType, oldest first (their to-many relationship comments).
+// type itemType, oldest first (their to-many relationship comments). It
+// compares item_key, the column comments_item_idx leads with after
+// site_id: an include=draft read of a site of many comments reads only
+// its drafts' own.
 func CommentPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, itemType string, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+	keys := make([]string, len(parents))
+	for i, id := range parents {
+		keys[i] = itemType + ":" + id.String()
+	}
 	rows, err := RankPages(ctx, db, `WITH b AS (SELECT id, item_id AS parent, created_at AS pos FROM comments
-  WHERE site_id = ?0 AND item_type = ?4 AND item_id IN (?1))`, siteID, parents, offset, limit, itemType)
+  WHERE site_id = ?0 AND item_key IN (?4))`, siteID, parents, offset, limit, bun.In(keys))
 	if err != nil {
 		return nil, fmt.Errorf("comments of %s: %w", itemType, err)
 	}
