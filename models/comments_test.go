@@ -44,7 +44,7 @@ func TestCommentPagesReadsOnlyTheItemsComments(t *testing.T) {
 		t.Fatalf("CommentPages ran %d statements, want 1: %q", len(stmts), stmts)
 	}
 	var plan []string
-	if err := db.NewRaw("EXPLAIN " + stmts[0]).Scan(ctx, &plan); err != nil {
+	if err := db.NewRaw("EXPLAIN "+stmts[0]).Scan(ctx, &plan); err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(plan, "\n")
