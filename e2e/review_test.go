@@ -208,6 +208,31 @@ func TestReviewScheduledApprovalLapses(t *testing.T) {
 	}
 }
 
+// TestReviewDirectScheduledBeforeApprovals: a revision naming drafts
+// directly, scheduled while the site required no approvals, does not
+// publish once the site requires them: it fails saying so, and the page
+// stays a draft. Drafts go live only through an approved release.
+func TestReviewDirectScheduledBeforeApprovals(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	_, draft := admin.page("Scheduled directly", "scheduled-directly", "")
+	rev := admin.mustSchedule(time.Now().Add(5*time.Second), draft)
+	if d := admin.setApprovals(1); d.Status != 200 {
+		t.Fatalf("release-approvals 1 = %d %s", d.Status, d.Raw)
+	}
+	r, _ := admin.awaitStatus(rev.ID, "scheduled", time.Minute)
+	if r.Attributes["status"] == "publishing" {
+		r, _ = admin.awaitStatus(rev.ID, "publishing", time.Minute)
+	}
+	if r.Attributes["status"] != "failed" || !strings.Contains(fmt.Sprint(r.Attributes["error-message"]), "requires 1 approval") {
+		t.Errorf("the direct revision scheduled before approvals: %v, %v; want failed, approval required", r.Attributes["status"], r.Attributes["error-message"])
+	}
+	if got := admin.do(http.MethodGet, "/pages?filter[path]=/scheduled-directly", nil).ids(t); len(got) != 0 {
+		t.Errorf("the page went live without an approved release: %v", got)
+	}
+}
+
 func TestReviewTenancy(t *testing.T) {
 	t.Parallel()
 	s := start(t)

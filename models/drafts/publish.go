@@ -492,9 +492,25 @@ func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, failure *
 
 // approvalHolds refuses (a PublishError) publishing a release whose
 // approval lapsed since it was scheduled, while the site requires
-// approvals: the revision fails and the release is in review again.
+// approvals: the revision fails and the release is in review again. A
+// revision that names drafts directly fails too when the site requires
+// approvals now: it was made (scheduled, or raced PATCH /site) while the
+// site required none, and drafts go live only through an approved release.
+// The site's row is read FOR SHARE, so a PATCH /site that turns approvals
+// on waits for this publish or is seen by it.
 func approvalHolds(ctx context.Context, tx bun.Tx, rev *Revision) error {
+	if rev.RevertsID != nil {
+		return nil // a rollback stays allowed (it never comes here today)
+	}
 	if rev.ReleaseID == nil {
+		var required int
+		if err := tx.NewSelect().Table("sites").Column("release_approvals").Where("id = ?", rev.SiteID).For("SHARE").Scan(ctx, &required); err != nil {
+			return fmt.Errorf("site approvals: %w", err)
+		}
+		if required > 0 {
+			return &PublishError{Code: "approval_required", Meta: map[string]any{"approvals-count": 0, "approvals-required": required},
+				Message: fmt.Sprintf("the site requires %d approval(s) since this revision was made: drafts go live only through an approved release", required)}
+		}
 		return nil
 	}
 	states, err := ReviewStates(ctx, tx, rev.SiteID, []uuid.UUID{*rev.ReleaseID})
