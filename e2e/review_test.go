@@ -208,6 +208,44 @@ func TestReviewScheduledApprovalLapses(t *testing.T) {
 	}
 }
 
+// TestReviewCoversThePulledInDrafts: an approval covers what publishing
+// the release publishes, not only what is staged. A child page's create
+// staged alone pulls in its new parent's create: the parent's author may
+// not approve it (four eyes), and an edit of the parent's draft, never
+// staged, lapses the approval.
+func TestReviewCoversThePulledInDrafts(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
+	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
+	admin.setApprovals(1)
+	parent, _ := admin.page("New section", "new-section", "")
+	_, child := author.page("Child", "child", parent)
+	rel := author.createRelease("Child only")
+	author.mustStage(rel, child)
+	author.mustReview(rel, "requested")
+	if d := admin.review(rel, "approved"); d.Status != http.StatusForbidden || d.Errors[0].Code != "own_approval" {
+		t.Errorf("approval by the author of a pulled-in draft = %d %s, want 403 own_approval", d.Status, d.Raw)
+	}
+	ed.mustReview(rel, "approved")
+	if got := author.releaseState(rel); got != "approved 1/1" {
+		t.Fatalf("after the approval: %s, want approved 1/1", got)
+	}
+	if d := admin.do(http.MethodPatch, "/pages/"+parent, map[string]any{"data": map[string]any{"type": "pages", "id": parent,
+		"attributes": map[string]any{"title": "New section, renamed"}}}); d.Status != 200 {
+		t.Fatalf("editing the parent's draft = %d %s", d.Status, d.Raw)
+	}
+	if got := author.releaseState(rel); got != "in-review 0/1" {
+		t.Errorf("after an edit of the pulled-in parent: %s, want in-review 0/1", got)
+	}
+	wantApprovalRequired(t, "publishing after the pulled-in parent changed", ed.publishRelease(rel))
+	ed.mustReview(rel, "approved")
+	if d := ed.publishRelease(rel); d.Status != 201 {
+		t.Fatalf("publishing the release approved again = %d %s", d.Status, d.Raw)
+	}
+}
+
 // TestReviewDirectScheduledBeforeApprovals: a revision naming drafts
 // directly, scheduled while the site required no approvals, does not
 // publish once the site requires them: it fails saying so, and the page

@@ -112,7 +112,7 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 		return nil, err
 	}
 	// With the drafts locked: the release's approval still holds.
-	if err := approvalHolds(ctx, tx, rev); err != nil {
+	if err := approvalHolds(ctx, tx, rev, ordered); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
@@ -498,7 +498,7 @@ func MarkFailed(ctx context.Context, db bun.IDB, revisionID uuid.UUID, failure *
 // site required none, and drafts go live only through an approved release.
 // The site's row is read FOR SHARE, so a PATCH /site that turns approvals
 // on waits for this publish or is seen by it.
-func approvalHolds(ctx context.Context, tx bun.Tx, rev *Revision) error {
+func approvalHolds(ctx context.Context, tx bun.Tx, rev *Revision, ordered []*Draft) error {
 	if rev.RevertsID != nil {
 		return nil // a rollback stays allowed (it never comes here today)
 	}
@@ -517,9 +517,17 @@ func approvalHolds(ctx context.Context, tx bun.Tx, rev *Revision) error {
 	if err != nil {
 		return err
 	}
-	if s := states[*rev.ReleaseID]; !s.Approved() {
+	s := states[*rev.ReleaseID]
+	if s.Required > 0 && s.Approved() {
+		// The closure locked here, against what each valid approval
+		// recorded: a draft pulled in since nobody approved.
+		if s.Approvals, err = approvalsCovering(ctx, tx, *rev.ReleaseID, ordered); err != nil {
+			return err
+		}
+	}
+	if !s.Approved() {
 		return &PublishError{Code: "approval_required", Meta: map[string]any{"approvals-count": s.Approvals, "approvals-required": s.Required},
-			Message: fmt.Sprintf("the release's approval lapsed before it was published: %d of %d valid approvals (a draft changed, or was staged or unstaged)", s.Approvals, s.Required)}
+			Message: fmt.Sprintf("the release's approval lapsed before it was published: %d of %d valid approvals (a draft it publishes changed, was pulled in, or was staged or unstaged)", s.Approvals, s.Required)}
 	}
 	return nil
 }

@@ -13,11 +13,15 @@ import (
 
 // Review before publishing (issue 30 §1, docs/releases.md "Review"). A
 // release's reviews are requests and verdicts. An approval records the
-// meta.version of every draft staged in the release when it was given
-// (Drafts); it lapses (stale) when that set or any version no longer
-// matches the release's drafts, compared when read (reviewLapsed), so any
-// edit of a staged draft, by whatever code path, lapses it in the edit's
-// own transaction; staging and unstaging set Stale in their transaction.
+// meta.version of every draft publishing the release would publish when it
+// was given (Drafts): the staged drafts and the drafts their publication
+// closure pulls in. It lapses (stale) when one of those drafts changed or
+// is gone, or a staged draft is not among them, compared when read
+// (reviewLapsed), so any edit, by whatever code path, lapses it in the
+// edit's own transaction; staging and unstaging set Stale in their
+// transaction. The publish checks the closure it locked against the
+// approvals once more (approvalHolds), so a draft pulled in after the
+// approval cannot slip through either.
 // A site's release_approvals is how many valid approvals, by distinct
 // people, a release needs before it may be published.
 
@@ -56,9 +60,12 @@ type ReleaseReview struct {
 }
 
 // reviewLapsed is true for a review (alias rr) that no longer holds: marked
-// stale, or its recorded drafts and versions differ from the release's.
-const reviewLapsed = `(rr.stale OR rr.drafts <> (SELECT coalesce(jsonb_object_agg(d.id::text, d.version), '{}'::jsonb)
-  FROM drafts d WHERE d.release_id = rr.release_id))`
+// stale, one of its recorded drafts changed or gone (each read by its
+// primary key), or a draft staged in the release that it did not record.
+const reviewLapsed = `(rr.stale
+  OR EXISTS (SELECT 1 FROM jsonb_each_text(rr.drafts) j LEFT JOIN drafts d ON d.id = j.key::uuid
+    WHERE d.version IS DISTINCT FROM j.value::int)
+  OR EXISTS (SELECT 1 FROM drafts d WHERE d.release_id = rr.release_id AND rr.drafts -> d.id::text IS NULL))`
 
 // ReviewState is where a release's review stands.
 type ReviewState struct {
@@ -112,7 +119,12 @@ func ReviewStates(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.
   count(DISTINCT v.user_id) FILTER (WHERE v.verdict = 'approved' AND NOT v.lapsed) AS approvals,
   count(*) FILTER (WHERE v.verdict = 'requested') AS requests
 FROM (SELECT rr.release_id, rr.user_id, rr.verdict, `+reviewLapsed+` AS lapsed
-      FROM release_reviews rr WHERE rr.site_id = ? AND rr.release_id IN (?)) v
+      FROM release_reviews rr WHERE rr.site_id = ?0 AND rr.release_id IN (?1) AND rr.verdict = 'approved'
+        AND rr.id IN (SELECT DISTINCT ON (release_id, user_id) id FROM release_reviews
+          WHERE site_id = ?0 AND release_id IN (?1) AND verdict = 'approved' ORDER BY release_id, user_id, created_at DESC)
+      UNION ALL
+      SELECT rr.release_id, rr.user_id, rr.verdict, false FROM release_reviews rr
+      WHERE rr.site_id = ?0 AND rr.release_id IN (?1) AND rr.verdict = 'requested') v
 GROUP BY v.release_id`, siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("review states: %w", err)
@@ -121,6 +133,36 @@ GROUP BY v.release_id`, siteID, bun.In(ids)).Scan(ctx, &rows)
 		out[r.ReleaseID] = ReviewState{Approvals: r.Approvals, Required: required, Requested: r.Requests > 0}
 	}
 	return out, nil
+}
+
+// approvalsCovering counts the people whose latest approval of release
+// holds and recorded every draft of ordered at its version: the approvals
+// that cover what a publish of the release applies.
+func approvalsCovering(ctx context.Context, tx bun.IDB, release uuid.UUID, ordered []*Draft) (int, error) {
+	var latest []ReleaseReview
+	err := tx.NewSelect().Model(&latest).DistinctOn("rr.user_id").ColumnExpr("rr.*").ColumnExpr(reviewLapsed+" AS lapsed").
+		Where("rr.release_id = ? AND rr.verdict = ?", release, VerdictApproved).OrderExpr("rr.user_id, rr.created_at DESC").Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("approvals of release: %w", err)
+	}
+	n := 0
+	for _, rv := range latest {
+		if !rv.Lapsed && covers(rv.Drafts, ordered) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// covers tells whether an approval's recorded drafts hold each of ds at
+// its version.
+func covers(recorded map[string]int, ds []*Draft) bool {
+	for _, d := range ds {
+		if v, ok := recorded[d.ID.String()]; !ok || v != d.Version {
+			return false
+		}
+	}
+	return true
 }
 
 // FindReview is the site's review id; NotFound("review") without it.
@@ -163,7 +205,16 @@ func CreateReview(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID, by Revie
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReviewer(staged, by, verdict); err != nil {
+	// What an approval covers, and whose edits four eyes judges:
+	// everything the release's publish would publish, not only what is
+	// staged (the drafts its closure pulls in, locked too).
+	covered := staged
+	if verdict == VerdictApproved && len(staged) > 0 {
+		if covered, err = Closure(ctx, tx, siteID, staged, Publication, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkReviewer(covered, by, verdict); err != nil {
 		return nil, err
 	}
 	n, err := tx.NewSelect().Model((*ReleaseReview)(nil)).Where("release_id = ?", r.ID).Count(ctx)
@@ -175,8 +226,8 @@ func CreateReview(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID, by Revie
 			Detail: fmt.Sprintf("A release has at most %d reviews.", MaxReviewsPerRelease)}
 	}
 	rv := &ReleaseReview{SiteRecord: models.NewSiteRecord(siteID), ReleaseID: r.ID, UserID: by.UserID, Verdict: verdict, Comment: comment,
-		Drafts: make(map[string]int, len(staged))}
-	for _, d := range staged {
+		Drafts: make(map[string]int, len(covered))}
+	for _, d := range covered {
 		rv.Drafts[d.ID.String()] = d.Version
 	}
 	if _, err := tx.NewInsert().Model(rv).Exec(ctx); err != nil {
@@ -210,7 +261,7 @@ func checkReviewer(staged []*Draft, by Reviewer, verdict string) error {
 	for _, d := range staged {
 		if d.UserID != nil && *d.UserID == *by.UserID {
 			return &models.Error{Kind: models.ErrForbidden, Code: "own_approval",
-				Detail: fmt.Sprintf("You last changed draft %s of this release: someone else must approve it (four eyes).", d.ID)}
+				Detail: fmt.Sprintf("You last changed draft %s, which publishing this release publishes: someone else must approve it (four eyes).", d.ID)}
 		}
 	}
 	return nil
