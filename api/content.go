@@ -248,9 +248,7 @@ func (h contentHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if q.Page.before != nil {
-		slices.Reverse(views) // read nearest first (models.Keyset)
-	}
+	views = cursorRows(q, views)
 	data, err := h.render(ctx, siteID, views, withDraft)
 	if err != nil {
 		return err

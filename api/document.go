@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -158,9 +157,7 @@ func (rr rowRenderer[M]) respondPage(c *fiber.Ctx, spec QuerySpec, l links, path
 	if err != nil {
 		return err
 	}
-	if q.Page.before != nil {
-		slices.Reverse(rows) // read nearest first (models.Keyset)
-	}
+	rows = cursorRows(q, rows)
 	rs, cd, err := rr.compound(c, q, siteID, rows)
 	if err != nil {
 		return err

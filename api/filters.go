@@ -3,8 +3,10 @@ package api
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -182,4 +184,32 @@ func parseCursor(param, s string) (uuid.UUID, error) {
 		return uuid.Nil, jsonapi.BadRequest("invalid_page", param+" must be a cursor from this list's links (next or prev).").AtParameter(param)
 	}
 	return id, nil
+}
+
+// searchCursorOf is GET /search's page[after]/page[before] cursor of a
+// hit: its rank (a real, written exactly), type and id (opaque, as
+// cursorOf).
+func searchCursorOf(h models.SearchHit) string {
+	rank := strconv.FormatFloat(float64(float32(h.Rank)), 'g', -1, 32)
+	return base64.RawURLEncoding.EncodeToString([]byte("s:" + rank + ":" + h.Type + ":" + h.ID.String()))
+}
+
+// parseSearchCursor reads a searchCursorOf; an empty one is nil, the
+// ranking's start (page[after]) or end (page[before]).
+func parseSearchCursor(param, s string) (*models.SearchCursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	bad := jsonapi.BadRequest("invalid_page", param+" must be a cursor from this search's links (next or prev).").AtParameter(param)
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	parts := strings.Split(string(raw), ":")
+	if err != nil || len(parts) != 4 || parts[0] != "s" || !slices.Contains(models.SearchTypes, parts[2]) {
+		return nil, bad
+	}
+	rank, err := strconv.ParseFloat(parts[1], 32)
+	id, ierr := uuid.Parse(parts[3])
+	if err != nil || ierr != nil || math.IsNaN(rank) || math.IsInf(rank, 0) {
+		return nil, bad
+	}
+	return &models.SearchCursor{Rank: float32(rank), Type: parts[2], ID: id}, nil
 }

@@ -148,11 +148,18 @@ func (b *specBuilder) queryParameters(spec QuerySpec) []any {
 			"description": "Only records whose " + name + " equals this value.", "schema": map[string]any{"type": "string"}})
 	}
 	out = append(out, operatorParameters(spec.Operators)...)
+	if spec.Search == searchEveryType {
+		out = append(out,
+			map[string]any{"name": "page[after]", "in": "query", "description": "Page by cursor: the hits after this one in the ranking (rank descending, then type and id; a cursor from links.next; opaque). Empty: from the first hit. No meta.total. Not with page[number].",
+				"schema": map[string]any{"type": "string"}},
+			map[string]any{"name": "page[before]", "in": "query", "description": "Page by cursor: the hits before this one in the ranking (a cursor from links.prev; opaque). Empty: the last page. Not with page[number] or page[after].",
+				"schema": map[string]any{"type": "string"}})
+	}
 	if spec.cursors() {
 		out = append(out,
-			map[string]any{"name": "page[after]", "in": "query", "description": "Page by cursor: the records after this one, in the list's order (a cursor from links.next; opaque). Not with page[number] or filter[q].",
+			map[string]any{"name": "page[after]", "in": "query", "description": "Page by cursor: the records after this one, in the list's order (a cursor from links.next; opaque). Empty: from the start. No meta.total. Not with page[number] or filter[q] (a search of one type is paged by number; GET /search takes a cursor).",
 				"schema": map[string]any{"type": "string"}},
-			map[string]any{"name": "page[before]", "in": "query", "description": "Page by cursor: the records before this one, in the list's order (a cursor from links.prev; opaque). Not with page[number], page[after] or filter[q].",
+			map[string]any{"name": "page[before]", "in": "query", "description": "Page by cursor: the records before this one, in the list's order (a cursor from links.prev; opaque). Empty: the last page. Not with page[number], page[after] or filter[q].",
 				"schema": map[string]any{"type": "string"}})
 	}
 	out = append(out,

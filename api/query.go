@@ -24,10 +24,13 @@ const (
 )
 
 // page is a requested page of a collection: by number, or by cursor
-// (after or before a record; number stays 1, unused).
+// (after or before a record; number stays 1, unused). On GET /search a
+// cursor is a hit's place in the ranking, hit (nil: from the start or the
+// end), and after or before holds its id.
 type page struct {
 	number, size  int
 	after, before *uuid.UUID
+	hit           *models.SearchCursor
 }
 
 // cursor tells whether the page is asked by cursor.
@@ -207,6 +210,20 @@ func (q *Query) parsePage(name, key, v string) error {
 		}
 		return nil
 	case "after", "before":
+		if q.spec.Search == searchEveryType {
+			hit, err := parseSearchCursor(name, v)
+			id := uuid.Nil
+			if hit != nil {
+				id = hit.ID
+			}
+			q.Page.hit = hit
+			if key == "after" {
+				q.Page.after = &id
+			} else {
+				q.Page.before = &id
+			}
+			return err
+		}
 		if q.spec.cursors() {
 			id, err := parseCursor(name, v)
 			if key == "after" {
@@ -216,12 +233,21 @@ func (q *Query) parsePage(name, key, v string) error {
 			}
 			return err
 		}
+		if q.spec.Collection {
+			// A to-many relationship's page (GET /<type>/:id/<name> and its
+			// linkage) is read per parent in the relationship's order,
+			// ranked and cut by number (models.RankPages), the same query
+			// that pages the linkage of many records at once; it has no
+			// keyset (docs/api-conventions.md).
+			return jsonapi.BadRequest("invalid_page", "This list (a relationship's records) is paged by page[number] only, not by "+name+".").AtParameter(name)
+		}
 	}
 	return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 }
 
-// cursors tells whether the spec's list pages by cursor too: one in a
-// fixed order (the relevance of /search is not one).
+// cursors tells whether the spec's list pages by record cursor too: one
+// in a fixed order. GET /search pages by its own cursor, a hit's rank,
+// type and id (parseSearchCursor).
 func (s QuerySpec) cursors() bool {
 	return s.Collection && s.DefaultSort != models.OrderNone && s.Search != searchEveryType
 }
@@ -240,8 +266,8 @@ func (q *Query) checkCursor() error {
 		return jsonapi.BadRequest("invalid_page", "page[after] and page[before] cannot be combined.").AtParameter("page[before]")
 	case q.Values.Has("page[number]"):
 		return jsonapi.BadRequest("invalid_page", "page[number] cannot be combined with "+param+": page by number or by cursor.").AtParameter("page[number]")
-	case q.search != nil:
-		return jsonapi.BadRequest("invalid_page", "A search (filter[q]) is ranked by relevance: page it by page[number], not "+param+".").AtParameter(param)
+	case q.search != nil && q.spec.Search != searchEveryType:
+		return jsonapi.BadRequest("invalid_page", "A search (filter[q]) of one type's list is ranked by relevance: page it by page[number], or by cursor on GET /search, not "+param+".").AtParameter(param)
 	}
 	return nil
 }
@@ -362,7 +388,7 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 // the records rs (total: how many follow the cursor), first/prev/next.
 func (l links) collection(path string, q *Query, total int64, rs []*jsonapi.Resource) *jsonapi.Links {
 	if q.Page.cursor() {
-		return l.cursorPage(path, q, total, rs)
+		return l.cursorPage(path, q, total, len(rs), func(i int) string { return cursorOf(rs[i].ID) })
 	}
 	last := max(1, int((total+int64(q.Page.size)-1)/int64(q.Page.size)))
 	at := func(n int) string {
@@ -386,8 +412,10 @@ func (l links) collection(path string, q *Query, total int64, rs []*jsonapi.Reso
 
 // cursorPage is collection's links for a page by cursor: first is
 // page[after]= (empty: from the start), last page[before]= (from the
-// end); there is no total to number pages by.
-func (l links) cursorPage(path string, q *Query, total int64, rs []*jsonapi.Resource) *jsonapi.Links {
+// end); there is no total to number pages by. n is the records on the
+// page, cursorAt(i) the cursor of the i-th; total the rows the list read
+// (one past the page when another follows).
+func (l links) cursorPage(path string, q *Query, total int64, n int, cursorAt func(int) string) *jsonapi.Links {
 	at := func(param string) string {
 		v := url.Values{}
 		for k, vs := range q.Values {
@@ -401,13 +429,31 @@ func (l links) cursorPage(path string, q *Query, total int64, rs []*jsonapi.Reso
 	out := &jsonapi.Links{Self: cursorLink(l, path, q.Values, "", ""), First: at("page[after]"), Last: at("page[before]")}
 	more := total > int64(q.Page.size)
 	after, before := q.Page.after != nil, q.Page.before != nil
-	if len(rs) > 0 && (after && *q.Page.after != uuid.Nil || before && more) {
-		out.Prev = cursorLink(l, path, q.Values, "page[before]", cursorOf(rs[0].ID))
+	if n > 0 && (after && *q.Page.after != uuid.Nil || before && more) {
+		out.Prev = cursorLink(l, path, q.Values, "page[before]", cursorAt(0))
 	}
-	if len(rs) > 0 && (before && *q.Page.before != uuid.Nil || after && more) {
-		out.Next = cursorLink(l, path, q.Values, "page[after]", cursorOf(rs[len(rs)-1].ID))
+	if n > 0 && (before && *q.Page.before != uuid.Nil || after && more) {
+		out.Next = cursorLink(l, path, q.Values, "page[after]", cursorAt(n-1))
 	}
 	return out
+}
+
+// cursorRows is a list's rows as its page shows them. A cursor page read
+// one row past the page (models.Keyset) to learn that another follows
+// (its total is then the rows read, which links.collection compares with
+// page[size]); that row is dropped, and a page[before] page, read nearest
+// first, is put back in the list's order.
+func cursorRows[T any](q *Query, rows []T) []T {
+	if !q.Page.cursor() {
+		return rows
+	}
+	if len(rows) > q.Page.size {
+		rows = rows[:q.Page.size]
+	}
+	if q.Page.before != nil {
+		slices.Reverse(rows)
+	}
+	return rows
 }
 
 // listMeta is a list's meta: its total, for a page by number (a page by

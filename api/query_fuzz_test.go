@@ -193,6 +193,11 @@ func checkApply(t *testing.T, db *bun.DB, q *Query) {
 		t.Fatalf("filter values leak out of their SQL literals:\n%s\n%s", got, want)
 	}
 	tail := " LIMIT " + strconv.Itoa(q.Page.size)
+	if q.Page.cursor() {
+		// A cursor page reads one row past the page (which tells that
+		// another follows: models.Keyset), still bounded.
+		tail = " LIMIT " + strconv.Itoa(q.Page.size+1)
+	}
 	if q.Page.offset() > 0 {
 		tail += " OFFSET " + strconv.Itoa(q.Page.offset())
 	}

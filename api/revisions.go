@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -431,9 +430,7 @@ func (h revisionsHandler) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if q.Page.before != nil {
-		slices.Reverse(revs) // read nearest first (models.Keyset)
-	}
+	revs = cursorRows(q, revs)
 	data, err := h.render(ctx, siteID, revs)
 	if err != nil {
 		return err

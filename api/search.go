@@ -67,7 +67,9 @@ type searchHandler struct {
 }
 
 // search serves GET /search: one page of the site's pages, contents,
-// content blocks and assets matching filter[q], most relevant first.
+// content blocks and assets matching filter[q], most relevant first, by
+// number or by cursor (page[after], page[before]: a hit's rank, type and
+// id; no meta.total).
 func (h searchHandler) search(c *fiber.Ctx) error {
 	q, err := parseQuery(c, searchSpec())
 	if err != nil {
@@ -77,10 +79,15 @@ func (h searchHandler) search(c *fiber.Ctx) error {
 		return jsonapi.BadRequest("invalid_filter", "GET /search needs filter[q], the words to search for.").AtParameter("filter[q]")
 	}
 	ctx, siteID, drafted := c.UserContext(), siteOf(c), q.search.Drafted
-	hits, total, err := models.SearchAll(ctx, h.db, *q.search, q.Page.size, q.Page.offset())
+	var keyset *models.SearchKeyset
+	if q.Page.cursor() {
+		keyset = &models.SearchKeyset{At: q.Page.hit, Before: q.Page.before != nil}
+	}
+	hits, total, err := models.SearchAll(ctx, h.db, *q.search, q.Page.size, q.Page.offset(), keyset)
 	if err != nil {
 		return err
 	}
+	hits = cursorRows(q, hits)
 	byType := map[string][]string{}
 	for _, hit := range hits {
 		byType[hit.Type] = append(byType[hit.Type], hit.ID.String())
@@ -109,6 +116,12 @@ func (h searchHandler) search(c *fiber.Ctx) error {
 	cd := newCompound(q, data...)
 	if err := h.cat.include(ctx, siteID, q, cd, data, drafted); err != nil {
 		return err
+	}
+	if q.Page.cursor() {
+		// A hit's cursor is its place in the ranking (rank, type, id); one
+		// that vanished between the search and its rendering still has one.
+		l := h.links.cursorPage("/search", q, total, len(hits), func(i int) string { return searchCursorOf(hits[i]) })
+		return cd.respond(c, fiber.StatusOK, sparseAll(q, data), l, nil)
 	}
 	return cd.respond(c, fiber.StatusOK, sparseAll(q, data), h.links.collection("/search", q, total, nil), map[string]any{"total": total})
 }

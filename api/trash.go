@@ -33,6 +33,12 @@ func trashedFilter(q *Query) (bool, error) {
 	}
 	for name := range q.Values {
 		switch {
+		case name == "page[after]" || name == "page[before]":
+			// The trash is the delete versions' snapshots (drafts.TrashedItems),
+			// ordered by when each was deleted and read by offset: its rows
+			// are versions, not the list's table, so the list's keyset (a
+			// cursor is a row of the table) does not apply.
+			return false, jsonapi.BadRequest("invalid_page", "The trash (filter[trashed]=true) is paged by page[number] only, not by "+name+".").AtParameter(name)
 		case name == trashedParam || name == "page[number]" || name == "page[size]" || name == "include" || strings.HasPrefix(name, "fields["):
 		default:
 			return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) takes only page, include and fields.").AtParameter(name)

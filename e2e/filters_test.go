@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
@@ -211,30 +214,33 @@ func TestListFilterErrors(t *testing.T) {
 	e := s.editor(t, "editor@demo.test")
 	cursor := "cjowMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDA" // r:<nil uuid>
 	for path, want := range map[string]struct{ code, param string }{
-		"/pages?filter[nope]=1":                                      {"unknown_parameter", "filter[nope]"},
-		"/pages?filter[nope][contains]=1":                            {"unknown_parameter", "filter[nope][contains]"},
-		"/pages?filter[title][bogus]=1":                              {"invalid_filter", "filter[title][bogus]"},
-		"/pages?filter[title][gte]=a":                                {"invalid_filter", "filter[title][gte]"},
-		"/pages?filter[title][contains]=":                            {"invalid_filter", "filter[title][contains]"},
-		"/pages?filter[updated-at]=2026-01-01T00:00:00Z":             {"invalid_filter", "filter[updated-at]"},
-		"/pages?filter[updated-at][gte]=yesterday":                   {"invalid_filter", "filter[updated-at][gte]"},
-		"/pages?filter[updated-at][lt]=2026-13-01":                   {"invalid_filter", "filter[updated-at][lt]"},
-		"/pages?filter[parent]=nobody":                               {"invalid_filter", "filter[parent]"},
-		"/pages?filter[parent][contains]=a":                          {"invalid_filter", "filter[parent][contains]"},
-		"/pages?filter[user]=null":                                   {"invalid_filter", "filter[user]"},
-		"/pages?filter[page-type][in]=page,bogus":                    {"invalid_filter", "filter[page-type][in]"},
-		"/pages?filter[page-type]=bogus":                             {"invalid_filter", "filter[page-type]"},
-		"/pages?filter[title][contains]=" + strings.Repeat("a", 501): {"invalid_filter", "filter[title][contains]"},
-		"/contents?filter[page]=x":                                   {"invalid_filter", "filter[page]"},
-		"/content-blocks?filter[data-type][in]=html,video":           {"invalid_filter", "filter[data-type][in]"},
-		"/assets?filter[title][gte]=a":                               {"invalid_filter", "filter[title][gte]"},
-		"/assets?filter[user]=1":                                     {"invalid_filter", "filter[user]"},
-		"/pages?page[number]=2&page[after]=" + cursor:                {"invalid_page", "page[number]"},
-		"/pages?page[after]=not-a-cursor":                            {"invalid_page", "page[after]"},
-		"/pages?page[before]=" + cursor + "&page[after]=":            {"invalid_page", "page[before]"},
-		"/pages?filter[q]=hello&page[after]=":                        {"invalid_page", "page[after]"},
-		"/search?filter[q]=hello&page[after]=":                       {"unknown_parameter", "page[after]"},
-		"/themes?filter[title][contains]=a":                          {"unknown_parameter", "filter[title][contains]"},
+		"/pages?filter[nope]=1":                                                         {"unknown_parameter", "filter[nope]"},
+		"/pages?filter[nope][contains]=1":                                               {"unknown_parameter", "filter[nope][contains]"},
+		"/pages?filter[title][bogus]=1":                                                 {"invalid_filter", "filter[title][bogus]"},
+		"/pages?filter[title][gte]=a":                                                   {"invalid_filter", "filter[title][gte]"},
+		"/pages?filter[title][contains]=":                                               {"invalid_filter", "filter[title][contains]"},
+		"/pages?filter[updated-at]=2026-01-01T00:00:00Z":                                {"invalid_filter", "filter[updated-at]"},
+		"/pages?filter[updated-at][gte]=yesterday":                                      {"invalid_filter", "filter[updated-at][gte]"},
+		"/pages?filter[updated-at][lt]=2026-13-01":                                      {"invalid_filter", "filter[updated-at][lt]"},
+		"/pages?filter[parent]=nobody":                                                  {"invalid_filter", "filter[parent]"},
+		"/pages?filter[parent][contains]=a":                                             {"invalid_filter", "filter[parent][contains]"},
+		"/pages?filter[user]=null":                                                      {"invalid_filter", "filter[user]"},
+		"/pages?filter[page-type][in]=page,bogus":                                       {"invalid_filter", "filter[page-type][in]"},
+		"/pages?filter[page-type]=bogus":                                                {"invalid_filter", "filter[page-type]"},
+		"/pages?filter[title][contains]=" + strings.Repeat("a", 501):                    {"invalid_filter", "filter[title][contains]"},
+		"/contents?filter[page]=x":                                                      {"invalid_filter", "filter[page]"},
+		"/content-blocks?filter[data-type][in]=html,video":                              {"invalid_filter", "filter[data-type][in]"},
+		"/assets?filter[title][gte]=a":                                                  {"invalid_filter", "filter[title][gte]"},
+		"/assets?filter[user]=1":                                                        {"invalid_filter", "filter[user]"},
+		"/pages?page[number]=2&page[after]=" + cursor:                                   {"invalid_page", "page[number]"},
+		"/pages?page[after]=not-a-cursor":                                               {"invalid_page", "page[after]"},
+		"/pages?page[before]=" + cursor + "&page[after]=":                               {"invalid_page", "page[before]"},
+		"/pages?filter[q]=hello&page[after]=":                                           {"invalid_page", "page[after]"},
+		"/search?filter[q]=hello&page[after]=" + cursor:                                 {"invalid_page", "page[after]"}, // a list's cursor, not a search's
+		"/pages?filter[trashed]=true&page[after]=":                                      {"invalid_page", "page[after]"},
+		"/contents/" + uuid.Nil.String() + "/content-blocks?page[before]=":              {"invalid_page", "page[before]"},
+		"/contents/" + uuid.Nil.String() + "/relationships/content-blocks?page[after]=": {"invalid_page", "page[after]"},
+		"/themes?filter[title][contains]=a":                                             {"unknown_parameter", "filter[title][contains]"},
 	} {
 		d := e.do(http.MethodGet, path, nil)
 		if d.Status != 400 || len(d.Errors) == 0 || d.Errors[0].Code != want.code || d.Errors[0].Source.Parameter != want.param {
@@ -305,6 +311,20 @@ func TestCursorPages(t *testing.T) {
 			t.Errorf("sort %q: next %v then prev %v, want %v then %v", sort, second.ids, again.ids, all[3:6], first.ids)
 		}
 	}
+	// The ends: a page that holds exactly the rest of the list has no next
+	// (the list read one row past it and found none), and the first page
+	// has no prev, either way round.
+	if p := e.list("/pages?page[size]=7&page[after]="); len(p.ids) != 7 || p.links["next"] != "" || p.links["prev"] != "" {
+		t.Errorf("the whole list as one page after the start: %v %v", p.ids, p.links)
+	}
+	if p := e.list("/pages?page[size]=7&page[before]="); len(p.ids) != 7 || p.links["next"] != "" || p.links["prev"] != "" {
+		t.Errorf("the whole list as one page before the end: %v %v", p.ids, p.links)
+	}
+	if p := e.list("/pages?page[size]=6&page[after]="); len(p.ids) != 6 || p.links["next"] == "" || p.links["prev"] != "" {
+		t.Errorf("six of seven: %v %v, want a next and no prev", p.ids, p.links)
+	} else if last := e.list(relative(t, p.links["next"])); len(last.ids) != 1 || last.links["next"] != "" || last.links["prev"] == "" {
+		t.Errorf("the last one: %v %v, want a prev and no next", last.ids, last.links)
+	}
 	// A cursor list of another kind: GET /revisions (one).
 	if p := e.list("/revisions?page[size]=1&page[after]="); len(p.ids) != 1 || p.links["next"] != "" {
 		t.Errorf("revisions by cursor = %v %v", p.ids, p.links)
@@ -341,5 +361,45 @@ func TestCursorPages(t *testing.T) {
 				t.Errorf("GET %s by %s walked %v", path, cursor, seen)
 			}
 		}
+	}
+
+	checkCursorPlan(t, s, e)
+}
+
+// checkCursorPlan: a cursor page 9,000 rows deep in a site of 10,000 pages
+// is an index range scan from the cursor (the row comparison of
+// models.Keyset on pages_site_created_idx), not a read of the 9,000 rows
+// before it; and the API serves that page with a next link.
+func checkCursorPlan(t *testing.T, s *system, e *editor) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO pages (id, site_id, page_type, slug, path, title, created_at, published_at)
+		 SELECT gen_random_uuid(), ?, 'page', 'deep-' || n, '/deep-' || n, 'deep page ' || n, now() + n * interval '1 ms', now() FROM generate_series(1, 10000) n`,
+		`ANALYZE pages`,
+	} {
+		if _, err := s.DB.ExecContext(ctx, q, s.Site.ID); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var id uuid.UUID
+	if err := s.DB.NewRaw("SELECT id FROM pages WHERE site_id = ? AND published_at IS NOT NULL ORDER BY created_at, id OFFSET 9000 LIMIT 1", s.Site.ID).Scan(ctx, &id); err != nil {
+		t.Fatal(err)
+	}
+	// The query drafts.ListViews runs for GET /pages?page[after]=….
+	l := models.ListQuery{DefaultSort: models.OrderOldest, Limit: 20, Keyset: &models.Keyset{ID: id, SiteID: s.Site.ID}}
+	sel := l.Apply(s.DB.NewSelect().TableExpr("pages AS t").ColumnExpr("to_jsonb(t)").Where("t.site_id = ?", s.Site.ID).Where("t.published_at IS NOT NULL"))
+	var plan []string
+	if err := s.DB.NewRaw("EXPLAIN ANALYZE "+sel.String()).Scan(ctx, &plan); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "Index Scan using pages_site_created_idx on pages t") || !strings.Contains(text, "ROW(created_at, id) > ROW(") ||
+		strings.Contains(text, "Rows Removed by Filter: 9") {
+		t.Errorf("a cursor page 9,000 rows deep is no index range scan:\n%s", text)
+	}
+	cursor := base64.RawURLEncoding.EncodeToString([]byte("r:" + id.String())) // as links.next writes it
+	if p := e.list("/pages?page[size]=20&page[after]=" + cursor); len(p.ids) != 20 || p.links["next"] == "" || p.links["prev"] == "" {
+		t.Errorf("GET /pages 9,000 deep: %d pages, links %v", len(p.ids), p.links)
 	}
 }

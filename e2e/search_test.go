@@ -161,4 +161,54 @@ func TestSearch(t *testing.T) {
 	if d.Status != 200 || len(resources(t, d)) != 1 || !strings.Contains(string(d.Raw), `"next"`) {
 		t.Errorf("paged /search = %d %s", d.Status, d.Raw)
 	}
+
+	searchCursors(t, e)
+}
+
+// searchCursors: GET /search pages by cursor (its rank, type and id), both
+// ways, through hits of equal rank (ties broken by type and id), in the
+// order page[number] shows; the last page has no next, the first no prev.
+func searchCursors(t *testing.T, e *editor) {
+	t.Helper()
+	var drafts, pages []string
+	for i := range 5 {
+		id, d := e.create("pages", map[string]any{"title": "Snorkel guide", "slug": "snorkel-" + string(rune('a'+i))}, nil)
+		drafts, pages = append(drafts, d), append(pages, id)
+	}
+	_, d := e.create("contents", map[string]any{"title": "Snorkel"}, map[string]any{"page": ref("pages", pages[0])})
+	e.mustPublish(append(drafts, d)...)
+	all := e.list("/search?filter[q]=snorkel&page[size]=100").ids
+	if len(all) != 6 {
+		t.Fatalf("GET /search snorkel = %v", all)
+	}
+	var fwd []string
+	p := e.list("/search?filter[q]=snorkel&page[size]=2&page[after]=")
+	if p.links["prev"] != "" {
+		t.Errorf("the first search page has a prev: %v", p.links)
+	}
+	for i := 0; ; i++ {
+		fwd = append(fwd, p.ids...)
+		if p.links["next"] == "" || i > 5 {
+			break
+		}
+		p = e.list(relative(t, p.links["next"]))
+	}
+	if strings.Join(fwd, ",") != strings.Join(all, ",") || len(p.ids) != 2 {
+		t.Errorf("/search forward by cursor = %v, want %v (the last page of 2, without next)", fwd, all)
+	}
+	var back []string
+	p = e.list("/search?filter[q]=snorkel&page[size]=4&page[before]=")
+	for i := 0; ; i++ {
+		back = append(append([]string{}, p.ids...), back...)
+		if p.links["prev"] == "" || i > 5 {
+			break
+		}
+		p = e.list(relative(t, p.links["prev"]))
+	}
+	if strings.Join(back, ",") != strings.Join(all, ",") || len(p.ids) != 2 || p.links["next"] == "" {
+		t.Errorf("/search backward by cursor = %v, want %v (the first page of 2, with a next)", back, all)
+	}
+	if d := e.do(http.MethodGet, "/search?filter[q]=snorkel&page[size]=2&page[after]=", nil); strings.Contains(string(d.Raw), `"total"`) {
+		t.Errorf("a cursor page of /search has a total: %s", d.Raw)
+	}
 }

@@ -110,20 +110,61 @@ func fromOf(sel *bun.SelectQuery) (table, alias string) {
 	return table, alias
 }
 
-// applyKeyset keeps the rows after (before) the cursor's row and orders
-// them (before: backwards, nearest first; the caller reverses the page).
+// applyKeyset keeps the rows after (before) the cursor's row, orders them
+// (before: backwards, nearest first; the caller reverses the page) and
+// reads one row more than the page: that row, which the caller drops,
+// tells whether another page follows, so a cursor page runs no count.
 // Each key of the cursor's row is read by id from the same table: a
 // cursor holds an id only. NULL sorts last ascending, first descending,
 // as PostgreSQL orders it.
+//
+// When every key runs in one direction and none can be NULL (the default
+// orders created_at, id and the like), the keyset is one row comparison,
+// (k1, …, id) > (v1, …, cursor), which a btree index on the same columns
+// answers as a range scan from the cursor. Otherwise (mixed directions,
+// a nullable sort key) it is the expanded form: k1 > v1 OR (k1 = v1 AND
+// k2 > v2) …, NULLs placed as PostgreSQL orders them.
 func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.SelectQuery {
 	keys := l.keys()
-	if l.Keyset.ID == uuid.Nil {
-		return orderKeys(sel, keys, l.Keyset.Before)
+	if l.Keyset.ID != uuid.Nil {
+		at := func(expr any) any {
+			if isID(expr) {
+				return l.Keyset.ID
+			}
+			return bun.SafeQuery("(SELECT ? FROM ? AS ? WHERE ? = ? AND ? = ?)", expr, bun.Ident(table), bun.Ident(alias),
+				bun.Ident(alias+".id"), l.Keyset.ID, bun.Ident(alias+".site_id"), l.Keyset.SiteID)
+		}
+		if dir, ok := uniform(keys); ok {
+			sel = rowCompare(sel, keys, at, dir != l.Keyset.Before)
+		} else {
+			sel = expanded(sel, keys, at, l.Keyset.Before)
+		}
 	}
-	at := func(expr any) schema.QueryWithArgs {
-		return bun.SafeQuery("(SELECT ? FROM ? AS ? WHERE ? = ? AND ? = ?)", expr, bun.Ident(table), bun.Ident(alias),
-			bun.Ident(alias+".id"), l.Keyset.ID, bun.Ident(alias+".site_id"), l.Keyset.SiteID)
+	return orderKeys(sel, keys, l.Keyset.Before, l.Limit+1)
+}
+
+// rowCompare keeps the rows whose keys come after (less: before) the
+// cursor's, as one row comparison.
+func rowCompare(sel *bun.SelectQuery, keys []orderKey, at func(any) any, less bool) *bun.SelectQuery {
+	cols, vals := make([]string, len(keys)), make([]string, len(keys))
+	var args []any
+	for i, k := range keys {
+		cols[i], vals[i] = "?", "?"
+		args = append(args, k.expr)
 	}
+	for _, k := range keys {
+		args = append(args, at(k.expr))
+	}
+	op := " > "
+	if less {
+		op = " < "
+	}
+	return sel.Where("("+strings.Join(cols, ", ")+")"+op+"("+strings.Join(vals, ", ")+")", args...)
+}
+
+// expanded is the keyset as a disjunction, for orders a row comparison
+// cannot express.
+func expanded(sel *bun.SelectQuery, keys []orderKey, at func(any) any, before bool) *bun.SelectQuery {
 	var or []string
 	var args []any
 	for i, k := range keys {
@@ -132,7 +173,7 @@ func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.S
 			and = append(and, "? IS NOT DISTINCT FROM ?")
 			args = append(args, prev.expr, at(prev.expr))
 		}
-		if k.desc != l.Keyset.Before {
+		if k.desc != before {
 			and = append(and, "(? IS NOT NULL AND (? IS NULL OR ? < ?))")
 		} else {
 			and = append(and, "(? IS NULL AND ? IS NOT NULL OR ? > ?)")
@@ -140,15 +181,57 @@ func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.S
 		args = append(args, k.expr, at(k.expr), k.expr, at(k.expr))
 		or = append(or, "("+strings.Join(and, " AND ")+")")
 	}
-	return orderKeys(sel.Where("("+strings.Join(or, " OR ")+")", args...), keys, l.Keyset.Before)
+	return sel.Where("("+strings.Join(or, " OR ")+")", args...)
 }
 
-// orderKeys orders sel by keys (backwards: reversed).
-func orderKeys(sel *bun.SelectQuery, keys []orderKey, backwards bool) *bun.SelectQuery {
+// notNullColumns are the columns every table declares NOT NULL that lists
+// sort by (a key over another column may be NULL).
+var notNullColumns = map[string]bool{"id": true, "created_at": true, "updated_at": true, "file_name": true, "path": true}
+
+// column is a key's column: the expression without its table alias and
+// lower().
+func column(expr any) string {
+	var s string
+	switch e := expr.(type) {
+	case bun.Ident:
+		s = string(e)
+	case bun.Safe:
+		s = string(e)
+	}
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "lower("), ")")
+	if _, after, ok := strings.Cut(s, "."); ok {
+		s = after
+	}
+	return s
+}
+
+func isID(expr any) bool { return column(expr) == "id" }
+
+// uniform tells whether keys all run in one direction (desc) and none
+// can be NULL: then a row comparison orders them as ORDER BY does.
+func uniform(keys []orderKey) (desc, ok bool) {
 	for _, k := range keys {
+		if !notNullColumns[column(k.expr)] || k.desc != keys[0].desc {
+			return false, false
+		}
+	}
+	return keys[0].desc, true
+}
+
+// orderKeys orders sel by keys (backwards: reversed) and, limit > 0,
+// reads limit rows. The limit is written after the last key, not with
+// bun's Limit: ScanAndCount then runs the one query and counts the rows it
+// read (bun counts in a second query only a query with a Limit or
+// Offset), which is all a cursor page needs.
+func orderKeys(sel *bun.SelectQuery, keys []orderKey, backwards bool, limit int) *bun.SelectQuery {
+	for i, k := range keys {
 		dir := " ASC"
 		if k.desc != backwards {
 			dir = " DESC"
+		}
+		if i == len(keys)-1 && limit > 0 {
+			sel = sel.OrderExpr("?"+dir+" LIMIT ?", k.expr, limit)
+			continue
 		}
 		sel = sel.OrderExpr("?"+dir, k.expr)
 	}

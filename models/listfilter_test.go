@@ -62,7 +62,10 @@ func TestListQueryFilters(t *testing.T) {
 
 // A keyset page compares each key of the order with the cursor's row's,
 // read by id within the site, and orders by the same keys (backwards
-// for page[before]); no OFFSET.
+// for page[before]); no OFFSET, and one row more than the page (which
+// tells that another follows), as part of the ORDER BY so that bun's
+// ScanAndCount runs no count query. With a nullable key (title) or mixed
+// directions it is the expanded form.
 func TestListQueryKeyset(t *testing.T) {
 	db := renderDB(t)
 	id, site := uuid.New(), uuid.New()
@@ -71,17 +74,41 @@ func TestListQueryKeyset(t *testing.T) {
 	cursor := `(SELECT "title" FROM "pages" AS "t" WHERE "t"."id" = '` + id.String() + `' AND "t"."site_id" = '` + site.String() + `')`
 	got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String()
 	for _, want := range []string{`("title" IS NOT NULL AND (` + cursor + ` IS NULL OR "title" < ` + cursor + `))`,
-		`ORDER BY "title" DESC, created_at ASC, id ASC LIMIT 5`} {
+		`ORDER BY "title" DESC, created_at ASC, id ASC LIMIT 6`} {
 		if !strings.Contains(got, want) || strings.Contains(got, "OFFSET") {
 			t.Errorf("SQL lacks %s (or has an OFFSET):\n%s", want, got)
 		}
 	}
 	l.Keyset.Before = true
-	if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, `ORDER BY "title" ASC, created_at DESC, id DESC LIMIT 5`) {
+	if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, `ORDER BY "title" ASC, created_at DESC, id DESC LIMIT 6`) {
 		t.Errorf("a page before orders backwards:\n%s", got)
 	}
 	l.Keyset.ID = uuid.Nil
 	if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); strings.Contains(got, "WHERE") {
 		t.Errorf("the last page (page[before]=) has no cursor to compare:\n%s", got)
+	}
+}
+
+// An order of NOT NULL keys in one direction is one row comparison (an
+// index range scan from the cursor), the id compared with the cursor
+// itself; page[before] turns it around.
+func TestListQueryKeysetRowComparison(t *testing.T) {
+	db := renderDB(t)
+	id, site := uuid.New(), uuid.New()
+	cursor := `(SELECT created_at FROM "pages" AS "t" WHERE "t"."id" = '` + id.String() + `' AND "t"."site_id" = '` + site.String() + `')`
+	for _, c := range []struct {
+		l    ListQuery
+		want string
+	}{
+		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
+			`WHERE ((created_at, id) > (` + cursor + `, '` + id.String() + `')) ORDER BY created_at ASC, id ASC LIMIT 21`},
+		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site, Before: true}},
+			`WHERE ((created_at, id) < (` + cursor + `, '` + id.String() + `')) ORDER BY created_at DESC, id DESC LIMIT 21`},
+		{ListQuery{Sort: []SortColumn{{Column: "updated_at", Desc: true}}, DefaultSort: OrderNewest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
+			`"updated_at" IS NOT NULL AND`}, // updated_at DESC, created_at DESC, id ASC: mixed
+	} {
+		if got := c.l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, c.want) {
+			t.Errorf("SQL lacks %s:\n%s", c.want, got)
+		}
 	}
 }

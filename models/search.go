@@ -106,17 +106,52 @@ type SearchHit struct {
 	Highlight string    `bun:"-"`
 }
 
+// SearchCursor is a place in a search's order (rank descending, then
+// type and id): a hit's rank as ts_rank computed it (a real), its type and
+// id. A cursor page of GET /search starts after, or before, one.
+type SearchCursor struct {
+	Rank float32
+	Type string
+	ID   uuid.UUID
+}
+
+// SearchKeyset is a cursor page of SearchAll: the hits after (Before:
+// before) At, or with At nil from the start (the end).
+type SearchKeyset struct {
+	At     *SearchCursor
+	Before bool
+}
+
 // SearchAll is one page of every type's hits, most relevant first, and how
-// many there are in all.
-func SearchAll(ctx context.Context, db bun.IDB, s Search, limit, offset int) ([]SearchHit, int64, error) {
+// many there are in all: by offset, or (keyset set) by cursor, when it
+// reads limit+1 hits and the total is the hits read (the last tells that
+// another page follows; the caller drops it), nearest the cursor first.
+// Every match is ranked either way (the order is the rank's); a cursor
+// page saves the count and the offset's skipped rows.
+func SearchAll(ctx context.Context, db bun.IDB, s Search, limit, offset int, keyset *SearchKeyset) ([]SearchHit, int64, error) {
 	q, args := s.hits()
 	var hits []SearchHit
-	total, err := db.NewSelect().TableExpr("("+q+") AS h", args...).ColumnExpr("h.item_type, h.hit_id, h.rank").
-		OrderExpr("h.rank DESC, h.item_type, h.hit_id").Limit(int64(limit)).Offset(int64(offset)).ScanAndCount(ctx, &hits)
-	if err != nil {
+	sel := db.NewSelect().TableExpr("("+q+") AS h", args...).ColumnExpr("h.item_type, h.hit_id, h.rank")
+	if keyset == nil {
+		total, err := sel.OrderExpr("h.rank DESC, h.item_type, h.hit_id").Limit(int64(limit)).Offset(int64(offset)).ScanAndCount(ctx, &hits)
+		if err != nil {
+			return nil, 0, fmt.Errorf("search: %w", err)
+		}
+		return hits, total, nil
+	}
+	// Rank descending, type and id ascending: mixed directions, so the
+	// rank is compared on its own and the tie by a row comparison.
+	after, order := "h.rank < ?0::real OR h.rank = ?0::real AND (h.item_type, h.hit_id) > (?1, ?2)", "h.rank DESC, h.item_type, h.hit_id"
+	if keyset.Before {
+		after, order = "h.rank > ?0::real OR h.rank = ?0::real AND (h.item_type, h.hit_id) < (?1, ?2)", "h.rank, h.item_type DESC, h.hit_id DESC"
+	}
+	if at := keyset.At; at != nil {
+		sel = sel.Where("("+after+")", at.Rank, at.Type, at.ID)
+	}
+	if err := sel.OrderExpr(order).Limit(int64(limit+1)).Scan(ctx, &hits); err != nil && !IsNoRows(err) {
 		return nil, 0, fmt.Errorf("search: %w", err)
 	}
-	return hits, total, nil
+	return hits, int64(len(hits)), nil
 }
 
 // The text each type's highlight is cut from, over its row t (and in the

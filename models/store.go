@@ -162,7 +162,8 @@ type ListQuery struct {
 	// Search keeps only the rows it finds (filter[q]), most relevant first
 	// unless Sort is given (relevance then breaks its ties).
 	Search *Search
-	// Keyset is a cursor page (then Offset is 0 and Search nil).
+	// Keyset is a cursor page (then Offset is 0 and Search nil): it reads
+	// Limit+1 rows, the last only telling that another page follows.
 	Keyset *Keyset
 	// Drafted tells the filters the list shows the drafted view.
 	Drafted bool
@@ -230,7 +231,7 @@ func (l ListQuery) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 		sel = f.where(sel, alias, l.Drafted)
 	}
 	if l.Keyset != nil {
-		return l.applyKeyset(sel, table, alias).Limit(int64(l.Limit))
+		return l.applyKeyset(sel, table, alias)
 	}
 	if l.Search != nil {
 		sel = l.Search.apply(sel, len(l.Sort) == 0)
