@@ -264,7 +264,7 @@ func registerReleaseRoutes(r routes, engine *drafts.Engine) {
 	r.get("/releases/:id", models.PermRead, h.rows.get(releaseSpec(false), h.load))
 	r.patch("/releases/:id", models.PermEdit, h.update)
 	// DELETE cancels an open release; its drafts stay, unstaged.
-	r.delete("/releases/:id", models.PermEdit, deleteRow(h.db, "release", drafts.CancelRelease))
+	r.delete("/releases/:id", models.PermEdit, newReviewNotifier(r.deps).cancel())
 	r.post("/releases/:id/relationships/drafts", models.PermEdit, h.stage(true))
 	r.delete("/releases/:id/relationships/drafts", models.PermEdit, h.stage(false))
 }
