@@ -215,3 +215,37 @@ func TestReviewRemindersSurviveRestarts(t *testing.T) {
 	s.awaitWorkflow(t, wfID, time.Minute)
 	s.recordHistory(t, wfID, "release-review-reminded.history.json")
 }
+
+// A review committed while no worker can take its Update (every worker
+// down) is recorded and answered 201 all the same; the commit sweep of the
+// first worker back sends it, and its event arrives once.
+func TestReviewSentByTheCommitSweep(t *testing.T) {
+	t.Parallel()
+	s := startWithoutWorker(t)
+	admin := s.editor(t, "editor@demo.test")
+	rcv := newReceiver(t, nil)
+	admin.createWebhook(rcv.URL+"/hook", reviewEvents...)
+	author, _, rel := reviewedRelease(t, s, "Swept")
+
+	began := time.Now()
+	req := author.mustReview(rel, "requested")
+	if took := time.Since(began); took > workflows.ReviewNoticeWait+5*time.Second {
+		t.Errorf("the request took %s with no worker, want at most the notice wait (%s) and change", took, workflows.ReviewNoticeWait)
+	}
+	if n := s.count(t, "SELECT count(*) FROM release_reviews WHERE id = ? AND notified_at IS NULL", req.ID); n != 1 {
+		t.Fatalf("the review is marked notified with no worker to accept it")
+	}
+	s.startWorker(t)
+	awaitReview(t, rcv, "release.review-requested", 1, 2*time.Minute)
+	deadline := time.Now().Add(time.Minute)
+	for s.count(t, "SELECT count(*) FROM release_reviews WHERE id = ? AND notified_at IS NULL", req.ID) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the commit sweep did not mark the review notified")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // a second delivery would come now
+	if n, distinct := countReview(reviewMessages(t, rcv), "release.review-requested"); n != 1 || distinct != 1 {
+		t.Errorf("review-requested received %d times (%d events), want once", n, distinct)
+	}
+}
