@@ -16,7 +16,8 @@ import (
 )
 
 // CommitSweep starts the workflows of committed work whose start never
-// happened: upload attempts and revisions (docs/architecture.md, "From a
+// happened: upload attempts and revisions, and sends the reviews whose
+// Update never reached their release's review workflow (docs/architecture.md, "From a
 // commit to a workflow"). The API commits the row, then starts its
 // workflow and marks it started; an API that dies between the two, or a
 // start Temporal refuses, leaves the row unstarted, and the worker runs
@@ -28,6 +29,10 @@ type CommitSweep struct {
 	// TaskQueue and PublishTaskQueue are where the API starts ingestions
 	// and publishes.
 	TaskQueue, PublishTaskQueue string
+	// ReviewTaskQueue and ReviewReminder are what the API starts review
+	// workflows with (the webhook queue, PRESSROOM_REVIEW_REMINDER).
+	ReviewTaskQueue string
+	ReviewReminder  time.Duration
 	// Grace replaces StartGrace when above 0 (tests).
 	Grace time.Duration
 }
@@ -52,7 +57,8 @@ func (s *CommitSweep) StartUnstarted(ctx context.Context) (int, error) {
 	before := time.Now().Add(-grace)
 	uploads, uerr := s.startUploads(ctx, before)
 	revisions, rerr := s.startRevisions(ctx, before)
-	return uploads + revisions, errors.Join(uerr, rerr)
+	reviews, verr := s.notifyReviews(ctx, before)
+	return uploads + revisions + reviews, errors.Join(uerr, rerr, verr)
 }
 
 // startUploads starts the unstarted upload attempts noticed before before.
@@ -126,4 +132,42 @@ func releaseOf(id *uuid.UUID) string {
 		return ""
 	}
 	return id.String()
+}
+
+// notifyReviews sends the reviews committed before before and never
+// accepted by their release's review workflow, oldest first, and marks
+// them. The Update id is the review's and its events are keyed by it, so a
+// review the API's Update did reach after all is taken once.
+func (s *CommitSweep) notifyReviews(ctx context.Context, before time.Time) (int, error) {
+	if s.ReviewTaskQueue == "" {
+		return 0, nil // a sweep built without the review settings (tests)
+	}
+	var sent int
+	var refused []error // Updates Temporal refused: the next sweep tries again
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		sent, refused = 0, nil
+		rvs, err := drafts.UnnotifiedReviews(ctx, tx, before, SweepBatch)
+		if err != nil {
+			return err
+		}
+		stuck := map[uuid.UUID]bool{} // a release whose earlier review failed: its later ones wait, in order
+		for _, rv := range rvs {
+			if stuck[rv.ReleaseID] {
+				continue
+			}
+			err := workflows.NotifyReview(ctx, s.Temporal, s.ReviewTaskQueue, rv.SiteID.String(), rv.ReleaseID.String(), s.ReviewReminder,
+				workflows.ReviewNotice{ReviewID: rv.ID.String(), Verdict: rv.Verdict})
+			if err != nil {
+				stuck[rv.ReleaseID] = true
+				refused = append(refused, fmt.Errorf("send review %s: %w", rv.ID, err))
+				continue
+			}
+			if err := drafts.MarkReviewNotified(ctx, tx, rv.ID); err != nil {
+				return err
+			}
+			sent++
+		}
+		return nil
+	})
+	return sent, errors.Join(err, errors.Join(refused...))
 }

@@ -373,6 +373,11 @@ var subjectShapes = map[string]subjectShape{
 	// cancel); its drafts are unstaged by then, and left out.
 	"releases": {attrs: []string{"title", "description", "status", "created_at", "updated_at"},
 		toOne: map[string][2]string{"user_id": {"user", "users"}, "revision_id": {"revision", "revisions"}}, versioned: true},
+	// release.review-requested, release.approved, release.changes-requested
+	// and release.review-reminder: the review as GET /release-reviews/:id
+	// shows it (stale as recorded; the reminder's is the request).
+	"release-reviews": {attrs: []string{"verdict", "comment", "stale", "created_at"},
+		toOne: map[string][2]string{"release_id": {"release", "releases"}, "user_id": {"user", "users"}}},
 	// webhook.deactivated: the webhook as GET /webhooks/:id shows it (the
 	// event's row holds no sealed secret; its masked form is added below).
 	"webhooks": {attrs: []string{"url", "events", "active", "description", "deactivated_reason", "deactivated_at", "created_at", "updated_at"},

@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/workflows"
 )
 
 // Review before publishing (issue 30 §1, docs/releases.md "Review"): POST
@@ -75,9 +79,57 @@ func releaseReviewSpec() QuerySpec {
 }
 
 type releaseReviewsHandler struct {
-	db    *bun.DB
-	links links
-	rows  rowRenderer[drafts.ReleaseReview]
+	db       *bun.DB
+	links    links
+	rows     rowRenderer[drafts.ReleaseReview]
+	notifier reviewNotifier
+}
+
+// reviewNotifier sends committed reviews, and releases' ends, to the
+// releases' review workflows (workflows.ReleaseReview; docs/releases.md,
+// "Durable review").
+type reviewNotifier struct {
+	db       *bun.DB
+	temporal client.Client
+	cfg      config.Config
+	log      *slog.Logger
+}
+
+// notify sends the committed review rv to its release's review workflow
+// (starting it if need be) and marks it notified (docs/architecture.md,
+// "From a commit to a workflow"). One Temporal did not accept within
+// workflows.ReviewNoticeWait stays unnotified: the review is recorded and
+// answered all the same, and the worker's commit sweep sends it.
+func (n reviewNotifier) notify(ctx context.Context, rv *drafts.ReleaseReview) {
+	err := workflows.NotifyReview(ctx, n.temporal, n.cfg.Webhooks.TaskQueue, rv.SiteID.String(), rv.ReleaseID.String(),
+		n.cfg.ReviewReminder, workflows.ReviewNotice{ReviewID: rv.ID.String(), Verdict: rv.Verdict})
+	if err == nil {
+		err = drafts.MarkReviewNotified(ctx, n.db, rv.ID)
+	}
+	if err != nil {
+		n.log.WarnContext(ctx, "review recorded, its workflow not notified: the commit sweep sends it", "review", rv.ID, "error", err)
+	}
+}
+
+// cancel serves DELETE /releases/:id: the cancel commits (deleteRow), then
+// the release's review, if it has one, is told to end. A signal that does
+// not get through only delays the end: the review finds the release
+// cancelled in the database at its next look.
+func (n reviewNotifier) cancel() fiber.Handler {
+	del := deleteRow(n.db, "release", drafts.CancelRelease)
+	return func(c *fiber.Ctx) error {
+		if err := del(c); err != nil {
+			return err
+		}
+		id, err := idParam(c, "release")
+		if err != nil {
+			return err
+		}
+		if err := workflows.EndReview(c.UserContext(), n.temporal, id.String()); err != nil {
+			n.log.WarnContext(c.UserContext(), "release cancelled, its review not told: it ends at its next look", "release", id, "error", err)
+		}
+		return nil
+	}
 }
 
 // resource renders rv.
@@ -116,6 +168,7 @@ func (h releaseReviewsHandler) create(c *fiber.Ctx) error {
 	}); err != nil {
 		return atReleaseRelationship(err)
 	}
+	h.notifier.notify(c.UserContext(), rv)
 	c.Set(fiber.HeaderLocation, h.links.base+"/release-reviews/"+rv.ID.String())
 	return h.rows.respondOne(c, req.q, fiber.StatusCreated, rv)
 }
@@ -145,7 +198,7 @@ func reviewsOf(db bun.IDB) manyFunc {
 // edit requests a review; a verdict needs publish (checked by the store,
 // which knows which it is).
 func registerReleaseReviewRoutes(r routes) {
-	h := releaseReviewsHandler{db: r.deps.DB, links: r.links}
+	h := releaseReviewsHandler{db: r.deps.DB, links: r.links, notifier: newReviewNotifier(r.deps)}
 	h.rows = rowRenderer[drafts.ReleaseReview]{cat: r.cat, render: renderEach(h.resource)}
 	r.cat.add(&resourceType{typ: "release-reviews", what: "review",
 		fetch: fetchRows(h.db, drafts.ReviewsByIDs, renderEach(h.resource))})
@@ -153,4 +206,13 @@ func registerReleaseReviewRoutes(r routes) {
 	r.get("/release-reviews/:id", models.PermRead, h.rows.get(releaseReviewSpec(), func(c *fiber.Ctx) (*drafts.ReleaseReview, error) {
 		return loadByID(c, h.db, "review", drafts.FindReview)
 	}))
+}
+
+// newReviewNotifier is the notifier of d's API.
+func newReviewNotifier(d Deps) reviewNotifier {
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return reviewNotifier{db: d.DB, temporal: d.Temporal, cfg: d.Config, log: log}
 }

@@ -256,8 +256,9 @@ func registerReleaseRoutes(r routes, engine *drafts.Engine) {
 	r.post("/releases", models.PermEdit, h.create)
 	r.get("/releases/:id", models.PermRead, h.rows.get(releaseSpec(false), h.load))
 	r.patch("/releases/:id", models.PermEdit, h.update)
-	// DELETE cancels an open release; its drafts stay, unstaged.
-	r.delete("/releases/:id", models.PermEdit, deleteRow(h.db, "release", drafts.CancelRelease))
+	// DELETE cancels an open release; its drafts stay, unstaged, and its
+	// review workflow is told to end.
+	r.delete("/releases/:id", models.PermEdit, newReviewNotifier(r.deps).cancel())
 	r.post("/releases/:id/relationships/drafts", models.PermEdit, h.stage(true))
 	r.delete("/releases/:id/relationships/drafts", models.PermEdit, h.stage(false))
 }

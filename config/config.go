@@ -75,6 +75,11 @@ type Config struct {
 	// PublishWait is how long POST /revisions waits for publishing before
 	// answering 202 with a Location to poll.
 	PublishWait time.Duration
+	// ReviewReminder is how long a requested review waits for a verdict
+	// before its workflow sends release.review-reminder (and again after
+	// each reminder, 3 at most); the API and the commit sweep start review
+	// workflows with it.
+	ReviewReminder time.Duration
 
 	// ShutdownTimeout bounds how long in-flight requests may finish on SIGTERM.
 	ShutdownTimeout time.Duration
@@ -255,6 +260,7 @@ var Variables = []Variable{
 	{"PRESSROOM_MAX_IMAGE_PIXELS", "50000000", "images with more pixels are refused before decoding (50 megapixels)"},
 	{"PRESSROOM_SIGNATURE_TTL", "1h", "how long an upload signature is valid"},
 	{"PRESSROOM_PUBLISH_WAIT", "10s", "how long POST /revisions waits for publishing before answering 202"},
+	{"PRESSROOM_REVIEW_REMINDER", "24h", "how long a release's review request waits for a verdict before the webhook event release.review-reminder is sent, and again after each reminder (3 at most per request); a review workflow keeps the value it started with. Set it the same for API and worker. From 1s to 8760h"},
 	{"PRESSROOM_IMAGE_MEMORY", "419430400", "bytes of image work one worker holds at once (400 MiB; about 8 bytes per pixel each)"},
 	{"PRESSROOM_UPLOAD_WAIT", "60s", "how long ingestion retries a notified file that storage does not show yet"},
 	{"PRESSROOM_SITE_UPLOAD_LIMIT", "1", "uploads of one site processed at once (its other uploads wait their turn, in the order they were noticed); the same on API and workers. Keep it below the cores of a worker, so that another site's upload finds one (docs/operations.md)"},
@@ -295,6 +301,9 @@ var Variables = []Variable{
 	{"PRESSROOM_DEBUG_ADDR", "", "address of a net/http/pprof listener (goroutines, heap, CPU profiles) for `serve` and `worker`; empty serves none. Bind it to a private address"},
 }
 
+// MaxReviewReminder bounds PRESSROOM_REVIEW_REMINDER (a year).
+const MaxReviewReminder = 8760 * time.Hour
+
 // FromEnv builds a Config from getenv, falling back to the defaults in
 // Variables. It reports every bad value at once.
 func FromEnv(getenv Getenv) (Config, error) {
@@ -331,6 +340,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		UploadWait:       r.duration("PRESSROOM_UPLOAD_WAIT"),
 		SignatureTTL:     r.duration("PRESSROOM_SIGNATURE_TTL"),
 		PublishWait:      r.duration("PRESSROOM_PUBLISH_WAIT"),
+		ReviewReminder:   r.durationIn("PRESSROOM_REVIEW_REMINDER", time.Second, MaxReviewReminder, "a duration from 1s to 8760h, such as 24h"),
 		ShutdownTimeout:  r.duration("PRESSROOM_SHUTDOWN_TIMEOUT"),
 		ReadinessTimeout: r.duration("PRESSROOM_READINESS_TIMEOUT"),
 		LogLevel:         r.oneOf("PRESSROOM_LOG_LEVEL", "debug", "info", "warn", "error"),

@@ -465,3 +465,34 @@ func TestPendingLimitDefaultIsTheConfigurations(t *testing.T) {
 			c.Webhooks.PendingLimit, err, models.DefaultWebhookPendingLimit)
 	}
 }
+
+// An event written twice under one key (Event.ID from models.EventKeyID: a
+// review workflow's activity retried after its commit) is one event with
+// one delivery per webhook; an event without a key is new every time.
+func TestRecordEventWithAKeyWritesOnce(t *testing.T) {
+	b := newBound(t)
+	ctx := context.Background()
+	subject := uuid.New()
+	write := func(id uuid.UUID) {
+		t.Helper()
+		if err := b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return models.RecordEvent(ctx, tx, models.Event{SiteID: b.site, Type: webhooks.DraftReverted, SubjectType: "drafts", SubjectID: subject, ID: id})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := models.EventKeyID("release-review-x/reminder/y/1")
+	if key != models.EventKeyID("release-review-x/reminder/y/1") || key == models.EventKeyID("release-review-x/reminder/y/2") {
+		t.Fatal("EventKeyID is not a function of its key")
+	}
+	write(key)
+	write(key)
+	if n := b.deliveries(t, b.healthy)[webhooks.DraftReverted]; n != 1 {
+		t.Errorf("%d deliveries of the keyed event, want 1", n)
+	}
+	write(uuid.Nil)
+	write(uuid.Nil)
+	if n := b.deliveries(t, b.healthy)[webhooks.DraftReverted]; n != 3 {
+		t.Errorf("%d deliveries after two unkeyed events, want 3", n)
+	}
+}

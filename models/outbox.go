@@ -21,8 +21,18 @@ const DeliveryChannel = "pressroom_webhook_deliveries"
 type Event struct {
 	SiteID      uuid.UUID
 	Type        string
-	SubjectType string // "revisions", "asset-uploads", "drafts", "themes", "webhooks"
+	SubjectType string // "revisions", "asset-uploads", "drafts", "themes", "releases", "release-reviews", "webhooks"
 	SubjectID   uuid.UUID
+	// ID is the event's id; zero draws a new one. A caller that may write
+	// one event twice (an activity retried after its commit: the review
+	// workflow's, activities/reviews.go) gives a deterministic one, and the
+	// second write writes nothing (no event, no delivery).
+	ID uuid.UUID
+}
+
+// EventKeyID is the event id of a deterministic event key (Event.ID).
+func EventKeyID(key string) uuid.UUID {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("pressroom:event:"+key))
 }
 
 // subjectTables are the tables of the subjects events report, and the
@@ -37,7 +47,10 @@ var subjectTables = map[string]struct {
 	"drafts":        {table: "drafts"},
 	"themes":        {table: "themes"},
 	"releases":      {table: "releases"},
-	"webhooks":      {table: "webhooks", omit: []string{"secret_sealed"}},
+	// The review events' subject: the review (its drafts' versions stay in
+	// the row).
+	"release-reviews": {table: "release_reviews", omit: []string{"drafts"}},
+	"webhooks":        {table: "webhooks", omit: []string{"secret_sealed"}},
 }
 
 // DefaultWebhookPendingLimit is PRESSROOM_WEBHOOK_PENDING_LIMIT's default:
@@ -116,6 +129,10 @@ func RecordEvent(ctx context.Context, tx bun.IDB, e Event) error {
 	// would leave the order to the planner). Its ORDER BY seq is the
 	// pending index's order: without it, a planner that cannot know the
 	// LIMIT may pick a scan of the whole table.
+	id := e.ID
+	if id == uuid.Nil {
+		id = uuid.New()
+	}
 	err := tx.NewRaw(`WITH lim AS (
 			SELECT coalesce(nullif(current_setting(?7, true), '')::int, ?8) AS n
 		), hooks AS (
@@ -131,6 +148,7 @@ func RecordEvent(ctx context.Context, tx bun.IDB, e Event) error {
 			INSERT INTO webhook_events (id, site_id, type, subject_type, subject_id, subject, created_at)
 			SELECT ?2, ?0, ?1, ?3, ?4, coalesce((SELECT to_jsonb(t) - ?6::text[] FROM ?5 t WHERE t.id = ?4), 'null'::jsonb), clock_timestamp()
 			WHERE EXISTS (SELECT 1 FROM ok)
+			ON CONFLICT (id) DO NOTHING
 			RETURNING id, seq, created_at
 		), d AS (
 			INSERT INTO webhook_deliveries (id, site_id, webhook_id, event_id, seq, event, created_at)
@@ -138,7 +156,7 @@ func RecordEvent(ctx context.Context, tx bun.IDB, e Event) error {
 			RETURNING 1
 		) SELECT (SELECT count(*) FROM d) AS deliveries, (SELECT n FROM lim) AS pending_limit,
 			(SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'error', last_error)), '[]') FROM hooks WHERE over) AS over`,
-		e.SiteID, e.Type, uuid.New(), e.SubjectType, e.SubjectID, bun.Ident(subject.table), pgdialect.Array(omit),
+		e.SiteID, e.Type, id, e.SubjectType, e.SubjectID, bun.Ident(subject.table), pgdialect.Array(omit),
 		pendingLimitSetting, DefaultWebhookPendingLimit, DeliveryPending).Scan(ctx, &r)
 	if err != nil {
 		return fmt.Errorf("record event %s: %w", e.Type, err)

@@ -62,6 +62,7 @@ func WorkerEnv(cfg config.Config, tmp string) []string {
 		"PRESSROOM_CLIENT_SECRET_KEY=" + cfg.OAuth.ClientSecretKey,
 		"PRESSROOM_DEV=" + strconv.FormatBool(cfg.Dev),
 		"PRESSROOM_WEBHOOK_PENDING_LIMIT=" + strconv.Itoa(cfg.Webhooks.PendingLimit),
+		"PRESSROOM_REVIEW_REMINDER=" + cfg.ReviewReminder.String(),
 		"PRESSROOM_LOG_LEVEL=warn",
 		"TMPDIR=" + tmp,
 	}

@@ -83,7 +83,9 @@ func New(c client.Client, d Deps) *Worker {
 	})
 	a := webhookActivities(c, d)
 	RegisterWebhooks(hooks, a)
-	commits := &activities.CommitSweep{DB: d.DB, Temporal: c, TaskQueue: d.Config.TaskQueue, PublishTaskQueue: d.Config.PublishTaskQueue}
+	hooks.RegisterActivity(&activities.Reviews{DB: d.DB})
+	commits := &activities.CommitSweep{DB: d.DB, Temporal: c, TaskQueue: d.Config.TaskQueue, PublishTaskQueue: d.Config.PublishTaskQueue,
+		ReviewTaskQueue: d.Config.Webhooks.TaskQueue, ReviewReminder: d.Config.ReviewReminder}
 	return &Worker{Ingest: ingest, Publish: publish, Webhooks: hooks,
 		dispatcher: &dispatcher{activities: a, databaseURL: d.Config.DatabaseURL, log: d.Log},
 		commits:    &commitSweeper{sweep: commits, every: commitSweepEvery, log: d.Log}}
@@ -158,10 +160,14 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.PruneExpiredOAuth)
 	r.RegisterWorkflow(workflows.PruneAuditEvents)
 	r.RegisterWorkflow(workflows.PruneHistory)
+	r.RegisterWorkflow(workflows.ReleaseReview)
 }
 
-// RegisterWebhooks adds the webhook workflows and activities to r.
+// RegisterWebhooks adds the webhook workflows and activities to r, and the
+// release reviews' workflow, whose work is writing webhook events (its
+// activities, activities.Reviews, are registered beside).
 func RegisterWebhooks(r sdkworker.Registry, a *activities.Webhooks) {
+	r.RegisterWorkflow(workflows.ReleaseReview)
 	r.RegisterWorkflow(workflows.WebhookDelivery)
 	r.RegisterWorkflow(workflows.SweepWebhookDeliveries)
 	r.RegisterWorkflow(workflows.PruneWebhookHistory)

@@ -8,7 +8,8 @@
 // pass storage keys, not blobs.
 //
 // Workflow ids are idempotency keys: asset-upload-<upload id>,
-// publish-revision-<revision id>, webhook-delivery-<delivery id>. Callers
+// publish-revision-<revision id>, webhook-delivery-<delivery id>,
+// release-review-<release id>. Callers
 // start the workflows through start.go, which sets each one's id, id reuse
 // policy and search attributes; it runs in the caller, never in workflow
 // code.

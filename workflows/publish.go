@@ -92,7 +92,27 @@ func PublishRevision(ctx workflow.Context, revisionID string) (*PublishResult, e
 	}
 	var res *PublishResult
 	err := workflow.ExecuteActivity(ctx, publishActivity, revisionID).Get(ctx, &res)
+	if err == nil && res != nil && res.Status == "published" {
+		endReview(ctx)
+	}
 	return res, err
+}
+
+// endsReviewVersion marks the change that made a publish of a release tell
+// the release's review (ReleaseReview) that it may end: histories recorded
+// before it replay without the signal.
+const endsReviewVersion = "publish-ends-review"
+
+// endReview signals the review of the release the revision published, if
+// it published one. A release never reviewed has no review workflow: the
+// signal then fails, harmlessly; a review that misses it finds the release
+// published in the database at its next look.
+func endReview(ctx workflow.Context) {
+	releaseID, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(ReleaseIDAttribute)
+	if !ok || releaseID == "" || workflow.GetVersion(ctx, endsReviewVersion, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	_ = workflow.SignalExternalWorkflow(ctx, ReleaseReviewID(releaseID), "", ReleaseEndedSignal, nil).Get(ctx, nil)
 }
 
 // startedAfterCommitChange marks the change that made the API start a

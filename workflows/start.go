@@ -81,3 +81,43 @@ func start(ctx context.Context, c client.Client, opts client.StartWorkflowOption
 	}
 	return nil
 }
+
+// ReviewNoticeWait bounds how long the API and the commit sweep wait for a
+// review's Update to be accepted (it needs a worker to take it). Past it
+// the review stays unnotified, and the commit sweep sends it again.
+const ReviewNoticeWait = 5 * time.Second
+
+// NotifyReview sends the committed review n of the site's release to the
+// release's review workflow (ReleaseReview on taskQueue), starting it if it
+// is not running (Update-with-start), and waits until the workflow has
+// accepted it (recorded in its history, so durable). The Update id is the
+// review's: a notice sent twice to one run is taken once.
+func NotifyReview(ctx context.Context, c client.Client, taskQueue, siteID, releaseID string, reminder time.Duration, n ReviewNotice) error {
+	ctx, cancel := context.WithTimeout(ctx, ReviewNoticeWait)
+	defer cancel()
+	opts := client.StartWorkflowOptions{ID: ReleaseReviewID(releaseID), TaskQueue: taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    temporal.NewSearchAttributes(ReleaseIDAttribute.ValueSet(releaseID), SiteIDAttribute.ValueSet(siteID))}
+	op := c.NewWithStartWorkflowOperation(opts, ReleaseReview, ReviewInput{SiteID: siteID, ReleaseID: releaseID, Reminder: reminder})
+	_, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: n.ReviewID, UpdateName: ReviewUpdate, Args: []any{n},
+			WaitForStage: client.WorkflowUpdateStageAccepted}})
+	if err != nil {
+		return fmt.Errorf("notify review %s of release %s: %w", n.ReviewID, releaseID, err)
+	}
+	return nil
+}
+
+// EndReview tells the review workflow of a release that was published or
+// cancelled that it may end. A release never reviewed has none: Temporal's
+// not-found is no error. Any other failure is only late, not lost: the
+// workflow looks at the release's status in the database at every period.
+func EndReview(ctx context.Context, c client.Client, releaseID string) error {
+	err := c.SignalWorkflow(ctx, ReleaseReviewID(releaseID), "", ReleaseEndedSignal, nil)
+	var gone *serviceerror.NotFound
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("end the review of release %s: %w", releaseID, err)
+	}
+	return nil
+}

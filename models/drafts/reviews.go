@@ -55,6 +55,9 @@ type ReleaseReview struct {
 	Comment   *string        `bun:"comment"`
 	Drafts    map[string]int `bun:"drafts,type:jsonb,notnull"`
 	Stale     bool           `bun:"stale,notnull"`
+	// NotifiedAt is when the release's review workflow accepted the review
+	// (started.go); nil until then.
+	NotifiedAt *time.Time `bun:"notified_at"`
 	// Lapsed is Stale, or the drafts changed since (read only).
 	Lapsed bool `bun:"lapsed,scanonly"`
 }

@@ -54,3 +54,56 @@ func RevisionCommitted(ctx context.Context, db bun.IDB, revisionID uuid.UUID) (b
 	}
 	return ok, nil
 }
+
+// MarkReviewNotified records that the release's review workflow accepted
+// the review (its Update, sent by POST /release-reviews after the commit or
+// by the commit sweep). One Temporal did not accept is not marked, so the
+// sweep sends it again.
+func MarkReviewNotified(ctx context.Context, db bun.IDB, reviewID uuid.UUID) error {
+	if _, err := db.NewUpdate().Model((*ReleaseReview)(nil)).Set("notified_at = now()").
+		Where("id = ? AND notified_at IS NULL", reviewID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark the review notified: %w", err)
+	}
+	return nil
+}
+
+// UnnotifiedReviews locks, in tx and skipping rows another sweep holds, at
+// most limit reviews created before before whose workflow never accepted
+// them, oldest first (the order the workflow should hear them in).
+func UnnotifiedReviews(ctx context.Context, tx bun.Tx, before time.Time, limit int) ([]ReleaseReview, error) {
+	var out []ReleaseReview
+	err := tx.NewSelect().Model(&out).Where("rr.notified_at IS NULL AND rr.created_at < ?", before).
+		OrderExpr("rr.created_at, rr.id").Limit(int64(limit)).For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil && !models.IsNoRows(err) {
+		return nil, fmt.Errorf("find unnotified reviews: %w", err)
+	}
+	return out, nil
+}
+
+// ReleaseEnded tells whether the site's release id was published or
+// cancelled (or is gone): its review has nothing left to wait for.
+func ReleaseEnded(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (bool, error) {
+	var status string
+	err := db.NewSelect().Model((*Release)(nil)).Column("status").Where("site_id = ? AND id = ?", siteID, id).Scan(ctx, &status)
+	if models.IsNoRows(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("release status: %w", err)
+	}
+	return status == ReleasePublished || status == ReleaseCancelled, nil
+}
+
+// RequestAnswered tells whether the request requestID of the site's
+// release has an answer: a review (a verdict, or a newer request) created
+// after it. A request the site no longer has counts as answered.
+func RequestAnswered(ctx context.Context, db bun.IDB, siteID, releaseID, requestID uuid.UUID) (bool, error) {
+	var answered bool
+	err := db.NewRaw(`SELECT coalesce((SELECT EXISTS (SELECT 1 FROM release_reviews v
+  WHERE v.release_id = q.release_id AND v.id <> q.id AND (v.created_at, v.id) > (q.created_at, q.id))
+  FROM release_reviews q WHERE q.site_id = ? AND q.release_id = ? AND q.id = ?), true)`, siteID, releaseID, requestID).Scan(ctx, &answered)
+	if err != nil {
+		return false, fmt.Errorf("request answered: %w", err)
+	}
+	return answered, nil
+}

@@ -1,0 +1,2 @@
+DROP INDEX release_reviews_unnotified_idx;
+ALTER TABLE release_reviews DROP COLUMN notified_at;
