@@ -16,6 +16,7 @@ migrate() { db=$1; shift
 migrate scratch_locales_a mig_a.sql
 migrate scratch_locales_b mig_b.sql
 migrate scratch_locales_c mig_c1.sql mig_c2.sql mig_c3.sql
+migrate scratch_locales mig_d.sql   # rolled back
 # Reads: translations (a), side tables (b); statement latency from pgbench -r.
 psql "${PG[@]}" -d scratch_locales -q -f pop.sql; psql "${PG[@]}" -d scratch_locales_a -q -f pop.sql; psql "${PG[@]}" -d scratch_locales_b -q -f pop.sql
 psql "${PG[@]}" -d scratch_locales_a -q -f pop_a.sql; psql "${PG[@]}" -d scratch_locales_b -q -f pop_b.sql
