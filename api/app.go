@@ -200,7 +200,7 @@ func registerResources(r routes) error {
 	registerOAuthClientRoutes(r)
 	registerMembershipRoutes(r)
 	registerReleaseRoutes(r, engine)
-	registerReleaseReviewRoutes(r)
+	registerReleaseReviewRoutes(r, engine)
 	registerCommentRoutes(r)
 	registerPreviewLinkRoutes(r)
 	return r.cat.routes(r)

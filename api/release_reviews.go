@@ -80,6 +80,7 @@ func releaseReviewSpec() QuerySpec {
 
 type releaseReviewsHandler struct {
 	db       *bun.DB
+	engine   *drafts.Engine
 	links    links
 	rows     rowRenderer[drafts.ReleaseReview]
 	notifier reviewNotifier
@@ -156,11 +157,11 @@ func (h releaseReviewsHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
-	by := drafts.Reviewer{UserID: models.Person(pr.UserID), CanPublish: pr.Can(models.PermPublish)}
+	by := drafts.Reviewer{UserID: models.Person(pr.UserID), CanPublish: pr.Can(models.PermPublish), Section: sectionOf(pr)}
 	var rv *drafts.ReleaseReview
 	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		rv, err = drafts.CreateReview(ctx, tx, pr.SiteID, release, by, req.fields.verdict, req.fields.comment)
+		rv, err = h.engine.CreateReview(ctx, tx, pr.SiteID, release, by, req.fields.verdict, req.fields.comment)
 		if err == nil {
 			auditItem(ctx, rv.ID)
 		}
@@ -197,8 +198,8 @@ func reviewsOf(db bun.IDB) manyFunc {
 // registerReleaseReviewRoutes registers /release-reviews. Anyone who may
 // edit requests a review; a verdict needs publish (checked by the store,
 // which knows which it is).
-func registerReleaseReviewRoutes(r routes) {
-	h := releaseReviewsHandler{db: r.deps.DB, links: r.links, notifier: newReviewNotifier(r.deps)}
+func registerReleaseReviewRoutes(r routes, engine *drafts.Engine) {
+	h := releaseReviewsHandler{db: r.deps.DB, engine: engine, links: r.links, notifier: newReviewNotifier(r.deps)}
 	h.rows = rowRenderer[drafts.ReleaseReview]{cat: r.cat, render: renderEach(h.resource)}
 	r.cat.add(&resourceType{typ: "release-reviews", what: "review",
 		fetch: fetchRows(h.db, drafts.ReviewsByIDs, renderEach(h.resource))})

@@ -246,6 +246,32 @@ func TestReviewCoversThePulledInDrafts(t *testing.T) {
 	}
 }
 
+// TestReviewSectionEditorVerdicts: an editor whose rights are narrowed to
+// a section cannot give a verdict on a release that publishes a page
+// outside it (403); an editor of the whole site can.
+func TestReviewSectionEditorVerdicts(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.editor(t, "editor@demo.test")
+	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
+	blog := s.member(t, "blog@demo.test", models.RoleEditor, "/blog/")
+	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
+	admin.setApprovals(1)
+	_, draft := author.page("About us", "about-us", "")
+	rel := author.createRelease("Outside the blog")
+	author.mustStage(rel, draft)
+	author.mustReview(rel, "requested")
+	for _, verdict := range []string{"approved", "changes-requested"} {
+		if d := blog.review(rel, verdict); d.Status != http.StatusForbidden || !strings.Contains(d.Errors[0].Detail, "outside your section /blog/") {
+			t.Errorf("a section editor's %s of a page outside the section = %d %s, want 403", verdict, d.Status, d.Raw)
+		}
+	}
+	ed.mustReview(rel, "approved")
+	if got := author.releaseState(rel); got != "approved 1/1" {
+		t.Errorf("after the whole-site editor's approval: %s, want approved 1/1", got)
+	}
+}
+
 // TestReviewDirectScheduledBeforeApprovals: a revision naming drafts
 // directly, scheduled while the site required no approvals, does not
 // publish once the site requires them: it fails saying so, and the page

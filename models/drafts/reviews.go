@@ -189,17 +189,19 @@ func ReviewsByIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.
 }
 
 // Reviewer is who gives a review: the user (nil for an integration
-// client) and whether their role may publish.
+// client), whether their role may publish, and the section their rights
+// are narrowed to (nil: the whole site).
 type Reviewer struct {
 	UserID     *uuid.UUID
 	CanPublish bool
+	Section    *string
 }
 
 // CreateReview records a request or a verdict on the site's release id
 // (locked, open or in review). A request puts the release in review; a
 // verdict needs publish, a person, and none of the release's drafts last
 // changed by them (four eyes); an approval records the drafts' versions.
-func CreateReview(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID, by Reviewer, verdict string, comment *string) (*ReleaseReview, error) {
+func (e *Engine) CreateReview(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID, by Reviewer, verdict string, comment *string) (*ReleaseReview, error) {
 	r, err := LockOpenRelease(ctx, tx, siteID, id)
 	if err != nil {
 		return nil, err
@@ -218,6 +220,9 @@ func CreateReview(ctx context.Context, tx bun.Tx, siteID, id uuid.UUID, by Revie
 		}
 	}
 	if err := checkReviewer(covered, by, verdict); err != nil {
+		return nil, err
+	}
+	if err := e.checkReviewerSection(ctx, tx, siteID, by, verdict, covered); err != nil {
 		return nil, err
 	}
 	n, err := tx.NewSelect().Model((*ReleaseReview)(nil)).Where("release_id = ?", r.ID).Count(ctx)
@@ -268,6 +273,21 @@ func checkReviewer(staged []*Draft, by Reviewer, verdict string) error {
 		}
 	}
 	return nil
+}
+
+// checkReviewerSection refuses a verdict by a section editor on a release
+// whose publish would publish a draft outside their section: they could
+// not publish it themselves, so they cannot vouch for it either.
+func (e *Engine) checkReviewerSection(ctx context.Context, tx bun.IDB, siteID uuid.UUID, by Reviewer, verdict string, covered []*Draft) error {
+	if verdict == VerdictRequested || by.Section == nil {
+		return nil
+	}
+	d, path, err := e.FirstOutside(ctx, tx, siteID, by.Section, covered)
+	if err != nil || d == nil {
+		return err
+	}
+	return &models.Error{Kind: models.ErrForbidden,
+		Detail: fmt.Sprintf("Draft %s of this release is at %s, outside your section %s: someone who may publish it must give the verdict.", d.ID, path, *by.Section)}
 }
 
 // lapseReviews marks every review of the release stale (a draft was
