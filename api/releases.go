@@ -89,7 +89,7 @@ func releaseSpec(collection bool) QuerySpec {
 	s := QuerySpec{Includes: includesOf("releases", "drafts.comments"), Fields: fieldsOf("releases", "comments")}
 	if collection {
 		s.Collection = true
-		s.Filters = map[string]string{"status": "status"}
+		s.Filters = map[string]string{"status": "shown_status"} // approved is derived (drafts.ListReleases)
 		s.Sorts = map[string]string{"created-at": "created_at", "updated-at": "updated_at", "title": "title"}
 		s.DefaultSort = models.OrderOldest
 	}

@@ -9,6 +9,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,12 @@ func (e *editor) releaseState(release string) string {
 	e.t.Helper()
 	r := e.do(http.MethodGet, "/releases/"+release, nil).resource(e.t)
 	return fmt.Sprintf("%v %v/%v", r.Attributes["status"], r.Attributes["approvals-count"], r.Attributes["approvals-required"])
+}
+
+// releasesWithStatus lists the ids of GET /releases?filter[status]=status.
+func (e *editor) releasesWithStatus(status string) []string {
+	e.t.Helper()
+	return e.do(http.MethodGet, "/releases?filter[status]="+status, nil).ids(e.t)
 }
 
 func wantApprovalRequired(t *testing.T, what string, d *doc) {
@@ -101,6 +108,9 @@ func TestReviewRequestApprovePublish(t *testing.T) {
 	if got := author.releaseState(rel); got != "approved 1/1" {
 		t.Errorf("after the approval: %s, want approved 1/1", got)
 	}
+	if a, r := author.releasesWithStatus("approved"), author.releasesWithStatus("in-review"); !slices.Contains(a, rel) || slices.Contains(r, rel) {
+		t.Errorf("after the approval: filter[status]=approved %v, in-review %v; want it approved only", a, r)
+	}
 
 	// An edit after the approval: stale, in review again, publishing 409.
 	if d := author.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page,
@@ -113,6 +123,9 @@ func TestReviewRequestApprovePublish(t *testing.T) {
 	}
 	if got := author.releaseState(rel); got != "in-review 0/1" {
 		t.Errorf("after the edit: %s, want in-review 0/1", got)
+	}
+	if a, r := author.releasesWithStatus("approved"), author.releasesWithStatus("in-review"); slices.Contains(a, rel) || !slices.Contains(r, rel) {
+		t.Errorf("after the edit: filter[status]=approved %v, in-review %v; want it in review only", a, r)
 	}
 	wantApprovalRequired(t, "publishing after the approval lapsed", ed.publishRelease(rel))
 

@@ -68,8 +68,20 @@ func ReleasesByIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid
 
 // ListReleases is one page of the site's releases.
 func ListReleases(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models.Page) ([]Release, int64, error) {
-	return models.List[Release](ctx, db, page, "rl.site_id = ?", siteID)
+	var rows []Release
+	total, err := page(db.NewSelect().Model(&rows).ModelTableExpr("(SELECT rl.*, "+shownStatusSQL+" AS shown_status FROM releases rl WHERE rl.site_id = ?) AS rl", siteID)).
+		ScanAndCount(ctx)
+	return rows, total, err
 }
+
+// shownStatusSQL is ShownStatus over a release rl, for filter[status]: an
+// in-review release whose valid approvals (each person's latest, not
+// lapsed) reach its site's requirement shows approved. Postgres computes
+// it only for the rows a filter on it reads.
+const shownStatusSQL = `CASE WHEN rl.status = 'in-review' AND (SELECT count(*) FROM
+    (SELECT DISTINCT ON (rr.user_id) rr.* FROM release_reviews rr WHERE rr.release_id = rl.id AND rr.verdict = 'approved'
+     ORDER BY rr.user_id, rr.created_at DESC) rr WHERE NOT ` + reviewLapsed + `)
+  >= (SELECT s.release_approvals FROM sites s WHERE s.id = rl.site_id) THEN 'approved' ELSE rl.status END`
 
 // errNotOpen is the refusal of any change to a release that is not open.
 func errNotOpen(r *Release) *models.Error {
