@@ -137,6 +137,7 @@ var errorCodes = map[string]errorCode{
 	"publish_failed":          {422, "publishing failed within the wait; nothing was published"},
 	"draft_pending":           {409, "the record has a pending draft (restore with replace-draft=true)"},
 	"nothing_to_restore":      {422, "the version keeps no state, or the record already is as it left it"},
+	"already_restored":        {409, "another restore brought the record back first (meta.type, meta.id)"},
 	"history_incomplete":      {409, "a record deleted with the one restored was purged from the trash: it cannot come back whole"},
 	"different_records":       {422, "the compared versions are of different records"},
 	"revert_conflict":         {409, "a later revision changed what the rollback would restore (send force)"},

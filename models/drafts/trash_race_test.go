@@ -174,3 +174,43 @@ func TestTrashPurgeWholeRecordsAndIncompleteRestore(t *testing.T) {
 		t.Errorf("restore after the purge: %v, want 404", err)
 	}
 }
+
+// Two restores of one deleted page at once both draft its create under
+// its id: the second waits on the first's row, and once the first commits
+// it is 409 already_restored (it was a raw pages_pkey violation, a 500).
+func TestTrashConcurrentRestoresOfOneRecord(t *testing.T) {
+	t.Parallel()
+	w := newEngineWorld(t)
+	ctx := context.Background()
+	id := uuid.New()
+	values := drafts.Change{"page_type": "page", "slug": "back", "title": "Back",
+		"search_engine_indexable": true, "search_engine_followable": true}
+	first, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback() //nolint:errcheck // committed below
+	if _, err := w.e.CreateAs(ctx, first, drafts.Pages, w.site, w.user, id, values); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, err := w.e.CreateAs(ctx, tx, drafts.Pages, w.site, w.user, id, values)
+			return err
+		})
+	}()
+	select {
+	case err := <-second:
+		t.Fatalf("the second restore did not wait for the first: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	err = <-second
+	var me *models.Error
+	if !errors.As(err, &me) || me.Code != "already_restored" || me.Kind != models.ErrConflict || me.Meta["id"] != id.String() {
+		t.Errorf("second restore: %v, want 409 already_restored naming the page", err)
+	}
+}
