@@ -141,6 +141,7 @@ var errorCodes = map[string]errorCode{
 	"history_incomplete":      {409, "a record deleted with the one restored was purged from the trash: it cannot come back whole"},
 	"different_records":       {422, "the compared versions are of different records"},
 	"revert_conflict":         {409, "a later revision changed what the rollback would restore (send force)"},
+	"history_pruned":          {409, "some of the revision's versions were pruned from the history: it can no longer be rolled back"},
 	"revision_not_published":  {409, "only a published revision can be reverted"},
 	"revision_not_scheduled":  {409, "only a scheduled revision can be moved or cancelled"},
 	// Integration clients (oauth_clients.go, api/oauth/ratelimit.go).
