@@ -87,8 +87,9 @@ type trashedRecord struct {
 //     trashed records deleted before cutoff, the oldest deletions first
 //     (a revision's deletions together, mostly);
 //  2. in a second statement, whose snapshot is taken once the locks are
-//     held, delete every version of those records still trashed: the
-//     delete still their newest, no draft referring to them.
+//     held, delete every version of those records still trashed (the
+//     delete still their newest, no draft referring to them), and their
+//     comments (docs/releases.md "Comments").
 //
 // A restore locks its record's newest version FOR SHARE in its
 // transaction before it drafts (LockVersion), and the versions of the
@@ -126,7 +127,10 @@ func purgeTrash(cutoff time.Time, batch int) func(ctx context.Context, tx bun.Tx
 gone AS (
   DELETE FROM versions v USING doomed
    WHERE v.site_id = doomed.site_id AND v.item_type = doomed.item_type AND v.item_id = doomed.item_id
-  RETURNING v.id)
+  RETURNING v.id),
+comments_gone AS (
+  DELETE FROM comments c USING doomed
+   WHERE c.site_id = doomed.site_id AND c.item_key = doomed.item_type || ':' || doomed.item_id::text)
 SELECT count(*) FROM gone`, bun.In(ids)).Scan(ctx, &n)
 		if err != nil {
 			return 0, 0, fmt.Errorf("purge trashed records: %w", err)
