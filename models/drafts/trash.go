@@ -116,14 +116,17 @@ func HistoryIncomplete() error {
 
 // LockVersion re-reads the site's version id of the record typ/itemID in
 // the restore's transaction tx, FOR SHARE, after locking the record's
-// newest version FOR SHARE (first, the order the purge takes them in):
-// the trash purge locks a trashed record's newest version FOR UPDATE SKIP
-// LOCKED, so it skips a record being restored, and a restore after a
-// purge finds the version gone (404).
+// newest version FOR NO KEY UPDATE (first, the order the purge takes them
+// in): the trash purge locks a trashed record's newest version FOR UPDATE
+// SKIP LOCKED, so it skips a record being restored, and a restore after a
+// purge finds the version gone (404). Two restores of one record wait for
+// each other: the second then finds the record back with its draft
+// (draft_pending), not a half-seen create (a page's path_taken by itself,
+// a pages_pkey violation).
 func LockVersion(ctx context.Context, tx bun.IDB, siteID, id uuid.UUID, typ string, itemID uuid.UUID) (*Version, error) {
 	var newest []uuid.UUID
 	if err := tx.NewRaw(`SELECT id FROM versions WHERE site_id = ? AND item_type = ? AND item_id = ?
- ORDER BY created_at DESC, id DESC LIMIT 1 FOR SHARE`, siteID, typ, itemID).Scan(ctx, &newest); err != nil {
+ ORDER BY created_at DESC, id DESC LIMIT 1 FOR NO KEY UPDATE`, siteID, typ, itemID).Scan(ctx, &newest); err != nil {
 		return nil, fmt.Errorf("lock the newest version: %w", err)
 	}
 	v := new(Version)

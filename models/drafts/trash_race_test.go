@@ -214,3 +214,39 @@ func TestTrashConcurrentRestoresOfOneRecord(t *testing.T) {
 		t.Errorf("second restore: %v, want 409 already_restored naming the page", err)
 	}
 }
+
+// Two restores of one trashed record wait for each other on LockVersion:
+// the second drafts only once the first has committed (and then finds the
+// record back with its draft: draft_pending), where both drafted its
+// create at once and the second answered a page's path_taken by itself.
+func TestTrashRestoresOfOneRecordWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newTrashFixture(t)
+	first, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback() //nolint:errcheck // committed below
+	if _, err := drafts.LockVersion(ctx, first, f.site, f.parentDelete, "pages", f.parent); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- f.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, err := drafts.LockVersion(ctx, tx, f.site, f.parentDelete, "pages", f.parent)
+			return err
+		})
+	}()
+	select {
+	case err := <-second:
+		t.Fatalf("the second restore did not wait for the first: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
