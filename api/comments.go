@@ -75,6 +75,7 @@ func commentSpec(collection bool) QuerySpec {
 	if collection {
 		s.Collection = true
 		s.Filters = map[string]string{"item": "item_key", "resolved": "resolved"}
+		s.BoolFilters = map[string]bool{"resolved": true}
 		s.Sorts = map[string]string{"created-at": "created_at"}
 		s.DefaultSort = models.OrderOldest
 	}

@@ -137,8 +137,11 @@ var errorCodes = map[string]errorCode{
 	"publish_failed":          {422, "publishing failed within the wait; nothing was published"},
 	"draft_pending":           {409, "the record has a pending draft (restore with replace-draft=true)"},
 	"nothing_to_restore":      {422, "the version keeps no state, or the record already is as it left it"},
+	"already_restored":        {409, "another restore brought the record back first (meta.type, meta.id)"},
+	"history_incomplete":      {409, "a record deleted with the one restored was purged from the trash: it cannot come back whole"},
 	"different_records":       {422, "the compared versions are of different records"},
 	"revert_conflict":         {409, "a later revision changed what the rollback would restore (send force)"},
+	"history_pruned":          {409, "some of the revision's versions were pruned from the history: it can no longer be rolled back"},
 	"revision_not_published":  {409, "only a published revision can be reverted"},
 	"revision_not_scheduled":  {409, "only a scheduled revision can be moved or cancelled"},
 	// Integration clients (oauth_clients.go, api/oauth/ratelimit.go).

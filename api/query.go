@@ -60,6 +60,10 @@ type QuerySpec struct {
 	// Search names the type whose records filter[q] searches (models.Search;
 	// "" takes no filter[q]).
 	Search string
+	// BoolFilters are the Filters whose value is true or false (400
+	// invalid_filter otherwise: a boolean column compared as text would
+	// match nothing and answer an empty list).
+	BoolFilters map[string]bool
 	// NoneFilters are the filters whose value "none" asks for no value
 	// (NULL): filter[release]=none, the drafts in no release.
 	NoneFilters map[string]bool
@@ -137,6 +141,9 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 				return nil, err
 			}
 		case m != nil && m[1] == "filter" && spec.Collection && spec.Filters[m[2]] != "":
+			if spec.BoolFilters[m[2]] && v != "true" && v != "false" {
+				return nil, jsonapi.BadRequest("invalid_filter", name+" must be true or false.").AtParameter(name)
+			}
 			q.filters[m[2]] = v
 		case contains(spec.Extra, name):
 			// The endpoint's own parameter (filter[trashed], as-of, wait…),

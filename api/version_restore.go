@@ -59,6 +59,11 @@ func (h restorer) restore(c *fiber.Ctx) error {
 	var made []*drafts.Draft
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		made = made[:0]
+		// Read again, locked: the trash purge may have taken it since.
+		v, err := drafts.LockVersion(ctx, tx, pr.SiteID, v.ID, v.ItemType, v.ItemID)
+		if err != nil {
+			return err
+		}
 		cur, err := h.engine.LockForWrite(ctx, tx, kh.kind, pr.SiteID, v.ItemID)
 		if errors.Is(err, models.ErrNotFound) {
 			made, err = h.bringBack(ctx, tx, pr, v, state)
@@ -147,7 +152,7 @@ func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr 
 // first, each a create draft the engine ties to its parent's. At most
 // drafts.MaxClosure records.
 func (h restorer) bringBack(ctx context.Context, tx bun.Tx, pr *oauth.Principal, v *drafts.Version, state drafts.Row) ([]*drafts.Draft, error) {
-	at, err := drafts.StateEnd(ctx, tx, v)
+	at, err := drafts.LockStateEnd(ctx, tx, v)
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,12 @@ func TestComments(t *testing.T) {
 	if d := author.do(http.MethodPatch, "/comments/"+c.ID, resolve); d.Status != 200 || d.resource(t).Attributes["resolved"] != true {
 		t.Errorf("resolving = %d %s", d.Status, d.Raw)
 	}
+	if list := resources(t, author.do(http.MethodGet, "/comments?filter[resolved]=true", nil)); len(list) != 1 || list[0].ID != c.ID {
+		t.Errorf("filter[resolved]=true = %+v", list)
+	}
+	if d := author.do(http.MethodGet, "/comments?filter[resolved]=yes", nil); d.Status != 400 || !strings.Contains(string(d.Raw), `"parameter":"filter[resolved]"`) {
+		t.Errorf("filter[resolved]=yes = %d %s, want 400 at the parameter", d.Status, d.Raw)
+	}
 	edit := map[string]any{"data": map[string]any{"type": "comments", "id": c.ID, "attributes": map[string]any{"body": "changed"}}}
 	if d := author.do(http.MethodPatch, "/comments/"+c.ID, edit); d.Status != http.StatusForbidden {
 		t.Errorf("editing another's comment = %d %s, want 403", d.Status, d.Raw)

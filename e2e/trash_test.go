@@ -96,7 +96,7 @@ func TestTrash(t *testing.T) {
 	if h.Data[0].Attributes.Event != "delete" || len(h.Data) < 2 {
 		t.Fatalf("history of the deleted page = %+v", h.Data)
 	}
-	st, r := e.restoreVersion("/versions/" + h.Data[1].ID + "/restore")
+	st, r := restoreTwiceAtOnce(t, e, "/versions/"+h.Data[1].ID+"/restore")
 	if st != 201 || r.Meta["drafts"] != float64(5) {
 		t.Fatalf("restore from the trash = %d %+v", st, r)
 	}
@@ -120,6 +120,40 @@ func TestTrash(t *testing.T) {
 		}
 	}
 	pruneHistory(t, s, e)
+}
+
+// restoreTwiceAtOnce posts the restore path twice at once: one is 201
+// (its answer returned), the other a 409 the client understands
+// (already_restored when both drafted at once, draft_pending when it
+// came after), never the 500 of a raw pages_pkey violation.
+func restoreTwiceAtOnce(t *testing.T, e *editor, path string) (int, restoreDoc) {
+	t.Helper()
+	type answer struct {
+		status int
+		raw    []byte
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			d := e.do(http.MethodPost, path, nil)
+			answers <- answer{d.Status, d.Raw}
+		}()
+	}
+	a, b := <-answers, <-answers
+	if a.status != 201 {
+		a, b = b, a
+	}
+	var conflict struct{ Errors []struct{ Code string } }
+	_ = json.Unmarshal(b.raw, &conflict)
+	if a.status != 201 || b.status != 409 || len(conflict.Errors) != 1 ||
+		(conflict.Errors[0].Code != "already_restored" && conflict.Errors[0].Code != "draft_pending") {
+		t.Fatalf("two restores at once = %d and %d %s, want 201 and 409 already_restored or draft_pending", a.status, b.status, b.raw)
+	}
+	var r restoreDoc
+	if err := json.Unmarshal(a.raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return a.status, r
 }
 
 // pruneHistory: a page trashed past the retention is purged with its

@@ -33,18 +33,22 @@ var CommentItemTables = map[string]string{
 	"pages": "pages", "contents": "contents", "content-blocks": "content_blocks", "drafts": "drafts", "releases": "releases",
 }
 
-// CreateComment records c after checking its item is the site's (a 404 at
-// the relationship item otherwise).
+// CreateComment records c, in the transaction db, after checking its item
+// is the site's (a 404 at the relationship item otherwise), locked FOR KEY
+// SHARE until the commit: an item deleted meanwhile waits for the comment,
+// then its deletion's trigger deletes it (migration
+// 20261201040000_comment_items), so no comment names a gone item.
 func CreateComment(ctx context.Context, db bun.IDB, c *Comment) error {
 	table, ok := CommentItemTables[c.ItemType]
 	if !ok {
 		return RefNotFound("item", "record")
 	}
-	found, err := db.NewSelect().Table(table).Where("id = ? AND site_id = ?", c.ItemID, c.SiteID).Exists(ctx)
+	var found []uuid.UUID
+	err := db.NewSelect().Table(table).Column("id").Where("id = ? AND site_id = ?", c.ItemID, c.SiteID).For("KEY SHARE").Scan(ctx, &found)
 	if err != nil {
 		return fmt.Errorf("comment's item: %w", err)
 	}
-	if !found {
+	if len(found) == 0 {
 		return RefNotFound("item", c.ItemType[:len(c.ItemType)-1])
 	}
 	c.Version = 1

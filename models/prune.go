@@ -18,6 +18,11 @@ type PruneStep struct {
 	Args  []any
 	// Count is where the step adds the rows it deleted.
 	Count *int
+	// Run, when set, replaces Query: one batch in its own transaction
+	// (a prune that must lock before it judges, as the trash purge),
+	// answering the rows deleted and the units of the batch it took (a
+	// batch shorter than batch units is the last).
+	Run func(ctx context.Context, tx bun.Tx) (deleted, units int, err error)
 }
 
 // PruneInBatches is the one way Pressroom prunes a table (audit events,
@@ -35,24 +40,37 @@ func PruneInBatches(ctx context.Context, db bun.IDB, batch int, steps []PruneSte
 	}
 	for _, s := range steps {
 		for {
-			res, err := db.NewRaw(s.Query, s.Args...).Exec(ctx)
+			n, units, err := s.once(ctx, db)
 			if err != nil {
 				return fmt.Errorf("prune %s: %w", s.What, err)
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("prune %s: %w", s.What, err)
-			}
-			*s.Count += int(n)
+			*s.Count += n
 			if progress != nil {
 				progress()
 			}
 			// A short batch was the last: what is left is younger, still
 			// referred to, or locked by someone else (the next run's).
-			if int(n) < batch {
+			if units < batch {
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// once runs one batch of s: the rows it deleted and the units it took.
+func (s PruneStep) once(ctx context.Context, db bun.IDB) (n, units int, err error) {
+	if s.Run != nil {
+		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			n, units, err = s.Run(ctx, tx)
+			return err
+		})
+		return n, units, err
+	}
+	res, err := db.NewRaw(s.Query, s.Args...).Exec(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	affected, err := res.RowsAffected()
+	return int(affected), int(affected), err
 }

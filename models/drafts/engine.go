@@ -423,6 +423,11 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 	var row, draft []byte
 	var path *string
 	if err := tx.NewRaw(createQueries[k], args...).Scan(ctx, &row, &draft, &path); err != nil {
+		if models.IsUniqueViolation(err, k.Table+"_pkey") {
+			// Two restores of one deleted record (or of a page and a
+			// subpage it brings back) at once: the first to commit wins.
+			return nil, AlreadyRestored(k, id)
+		}
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	v := &View{Kind: k, Draft: new(Draft), DraftedPath: path}
@@ -436,6 +441,13 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 		return nil, err
 	}
 	return v, nil
+}
+
+// AlreadyRestored is the 409 of a restore that brings back under its id a
+// record that has a row again: another restore of it committed first.
+func AlreadyRestored(k *Kind, id uuid.UUID) error {
+	return &models.Error{Kind: models.ErrConflict, Code: "already_restored", Meta: itemMeta(k.Type, id),
+		Detail: fmt.Sprintf("The %s has come back already (another restore of it committed first); read its draft.", k.Singular())}
 }
 
 // createQueries are Create's statements by kind: ?0 the item's id, ?1 the

@@ -111,12 +111,26 @@ func (e *Engine) reversion(ctx context.Context, db bun.IDB, siteID, targetID uui
 			Detail: fmt.Sprintf("The revision is %s; only a published revision can be reverted.", target.Status)}}
 		return set, nil
 	}
-	versions, err := VersionsOf(ctx, db, target.ID, MaxClosure+1)
-	if err != nil {
+	// Locked FOR SHARE when reverting: the history prune, which locks
+	// what it deletes FOR UPDATE SKIP LOCKED, leaves them while it runs.
+	var versions []*Version
+	vq := db.NewSelect().Model(&versions).Where("revision_id = ?", target.ID).Order("created_at", "id").Limit(MaxClosure + 1)
+	if lock {
+		vq = vq.For("SHARE")
+	}
+	if err := vq.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("versions of the reverted revision: %w", err)
 	}
 	if len(versions) > MaxClosure {
 		return nil, ErrTooLarge
+	}
+	if len(versions) < target.VersionsCount {
+		// Some were pruned (the trash purge, the version retention):
+		// reverting the rest would undo the revision in part.
+		set.conflicts = models.Errors{{Kind: models.ErrConflict, Code: "history_pruned", At: revertsPlace, Meta: itemMeta("revisions", target.ID),
+			Detail: fmt.Sprintf("%d of the revision's %d versions were pruned from the history; it can no longer be rolled back.",
+				target.VersionsCount-len(versions), target.VersionsCount)}}
+		return set, nil
 	}
 	byKind := map[string][]uuid.UUID{}
 	for _, v := range versions {
