@@ -46,6 +46,32 @@ func (e *editor) releaseState(release string) string {
 	return fmt.Sprintf("%v %v/%v", r.Attributes["status"], r.Attributes["approvals-count"], r.Attributes["approvals-required"])
 }
 
+// reviewTeam is a site requiring one approval, with its admin, an author
+// and an editor of the whole site.
+type reviewTeam struct {
+	s                 *system
+	admin, author, ed *editor
+}
+
+func newReviewTeam(t *testing.T) reviewTeam {
+	s := start(t)
+	rt := reviewTeam{s: s, admin: s.editor(t, "editor@demo.test"), author: s.member(t, "author@demo.test", models.RoleAuthor, ""),
+		ed: s.member(t, "ed@demo.test", models.RoleEditor, "")}
+	if d := rt.admin.setApprovals(1); d.Status != 200 {
+		t.Fatalf("release-approvals 1 = %d %s", d.Status, d.Raw)
+	}
+	return rt
+}
+
+// requested is a release of drafts, staged by the author, who requested
+// its review.
+func (rt reviewTeam) requested(title string, drafts ...string) string {
+	rel := rt.author.createRelease(title)
+	rt.author.mustStage(rel, drafts...)
+	rt.author.mustReview(rel, "requested")
+	return rel
+}
+
 // releasesWithStatus lists the ids of GET /releases?filter[status]=status.
 func (e *editor) releasesWithStatus(status string) []string {
 	e.t.Helper()
@@ -150,16 +176,11 @@ func TestReviewRequestApprovePublish(t *testing.T) {
 
 func TestReviewStagingLapsesApprovals(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	admin := s.editor(t, "editor@demo.test")
-	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
-	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
-	admin.setApprovals(1)
+	rt := newReviewTeam(t)
+	author, ed := rt.author, rt.ed
 	_, a := author.page("Lapse A", "lapse-a", "")
 	_, b := author.page("Lapse B", "lapse-b", "")
-	rel := author.createRelease("Lapse")
-	author.mustStage(rel, a)
-	author.mustReview(rel, "requested")
+	rel := rt.requested("Lapse", a)
 	ed.mustReview(rel, "approved")
 	author.mustStage(rel, b)
 	if got := author.releaseState(rel); got != "in-review 0/1" {
@@ -184,15 +205,10 @@ func TestReviewStagingLapsesApprovals(t *testing.T) {
 // revision fails saying the approval lapsed and the release is in review.
 func TestReviewScheduledApprovalLapses(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	admin := s.editor(t, "editor@demo.test")
-	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
-	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
-	admin.setApprovals(1)
+	rt := newReviewTeam(t)
+	author, ed := rt.author, rt.ed
 	page, draft := author.page("Scheduled review", "scheduled-review", "")
-	rel := author.createRelease("Scheduled")
-	author.mustStage(rel, draft)
-	author.mustReview(rel, "requested")
+	rel := rt.requested("Scheduled", draft)
 	ed.mustReview(rel, "approved")
 	at := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
 	d := ed.do(http.MethodPost, "/revisions", map[string]any{"data": map[string]any{"type": "revisions",
@@ -228,16 +244,11 @@ func TestReviewScheduledApprovalLapses(t *testing.T) {
 // staged, lapses the approval.
 func TestReviewCoversThePulledInDrafts(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	admin := s.editor(t, "editor@demo.test")
-	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
-	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
-	admin.setApprovals(1)
+	rt := newReviewTeam(t)
+	admin, author, ed := rt.admin, rt.author, rt.ed
 	parent, _ := admin.page("New section", "new-section", "")
 	_, child := author.page("Child", "child", parent)
-	rel := author.createRelease("Child only")
-	author.mustStage(rel, child)
-	author.mustReview(rel, "requested")
+	rel := rt.requested("Child only", child)
 	if d := admin.review(rel, "approved"); d.Status != http.StatusForbidden || d.Errors[0].Code != "own_approval" {
 		t.Errorf("approval by the author of a pulled-in draft = %d %s, want 403 own_approval", d.Status, d.Raw)
 	}
@@ -264,16 +275,11 @@ func TestReviewCoversThePulledInDrafts(t *testing.T) {
 // outside it (403); an editor of the whole site can.
 func TestReviewSectionEditorVerdicts(t *testing.T) {
 	t.Parallel()
-	s := start(t)
-	admin := s.editor(t, "editor@demo.test")
-	author := s.member(t, "author@demo.test", models.RoleAuthor, "")
-	blog := s.member(t, "blog@demo.test", models.RoleEditor, "/blog/")
-	ed := s.member(t, "ed@demo.test", models.RoleEditor, "")
-	admin.setApprovals(1)
+	rt := newReviewTeam(t)
+	author, ed := rt.author, rt.ed
+	blog := rt.s.member(t, "blog@demo.test", models.RoleEditor, "/blog/")
 	_, draft := author.page("About us", "about-us", "")
-	rel := author.createRelease("Outside the blog")
-	author.mustStage(rel, draft)
-	author.mustReview(rel, "requested")
+	rel := rt.requested("Outside the blog", draft)
 	for _, verdict := range []string{"approved", "changes-requested"} {
 		if d := blog.review(rel, verdict); d.Status != http.StatusForbidden || !strings.Contains(d.Errors[0].Detail, "outside your section /blog/") {
 			t.Errorf("a section editor's %s of a page outside the section = %d %s, want 403", verdict, d.Status, d.Raw)
