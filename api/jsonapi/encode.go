@@ -147,8 +147,11 @@ func (r *Resource) appendJSON(b []byte, m LinkMap) ([]byte, error) {
 // resource both end with, each left out when empty (omitempty).
 func appendLinksMeta(b []byte, links *Links, meta map[string]any, m LinkMap) ([]byte, error) {
 	if links != nil {
+		mark := len(b)
 		b = append(b, `,"links":`...)
-		b = links.appendJSON(b, m)
+		if b = links.appendJSON(b, m); m != nil && bytes.HasSuffix(b, []byte(`:{}`)) {
+			b = b[:mark] // every link refused: no links member
+		}
 	}
 	if len(meta) > 0 {
 		b = append(b, `,"meta":`...)
@@ -164,9 +167,13 @@ func (rel *Relationship) appendJSON(b []byte, m LinkMap) ([]byte, error) {
 	b = append(b, '{')
 	first := true
 	if rel.Links != nil {
+		mark := len(b)
 		b = append(b, `"links":`...)
-		b = rel.Links.appendJSON(b, m)
-		first = false
+		if b = rel.Links.appendJSON(b, m); m != nil && bytes.HasSuffix(b, []byte(`:{}`)) {
+			b = b[:mark] // every link refused: no links member
+		} else {
+			first = false
+		}
 	}
 	if len(rel.Data) > 0 {
 		if !first {
