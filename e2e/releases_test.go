@@ -332,7 +332,17 @@ func TestReleasesPreviewFresh(t *testing.T) {
 		}
 		want("after editing the staged draft", aID, next)
 	}
-	d := e.do(http.MethodPatch, "/pages/"+bID, map[string]any{"data": map[string]any{"type": "pages", "id": bID, "attributes": map[string]any{"title": "Fresh B, edited"}}})
+	// The staged draft comes to point at a page created outside the
+	// release: the closure pulls that page's create draft in, so the next
+	// read shows it (the preview's set changed with no stage or unstage).
+	qID, _ := e.page("Fresh Q", "fresh-q", "")
+	want("a page created outside the release", qID, "404")
+	d := e.do(http.MethodPatch, "/pages/"+aID, map[string]any{"data": map[string]any{"type": "pages", "id": aID, "relationships": map[string]any{"parent": ref("pages", qID)}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH A's parent = %d %s", d.Status, d.Raw)
+	}
+	want("the page the staged draft now hangs under", qID, "Fresh Q")
+	d = e.do(http.MethodPatch, "/pages/"+bID, map[string]any{"data": map[string]any{"type": "pages", "id": bID, "attributes": map[string]any{"title": "Fresh B, edited"}}})
 	if d.Status != 200 {
 		t.Fatalf("PATCH B = %d %s", d.Status, d.Raw)
 	}
@@ -343,6 +353,7 @@ func TestReleasesPreviewFresh(t *testing.T) {
 		t.Fatalf("unstage A = %d %s", d.Status, d.Raw)
 	}
 	want("after unstaging A", aID, "404")
+	want("after unstaging A, the page it hung under", qID, "404")
 	if d := e.do(http.MethodDelete, "/drafts/"+bDraft, nil); d.Status != 204 {
 		t.Fatalf("revert B = %d %s", d.Status, d.Raw)
 	}
