@@ -56,6 +56,16 @@ func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
 	return uuid.Nil, false
 }
 
+// PreviewIdentity names the preview ctx carries ("" for none): reads that
+// share a computation (api's shared reads) must carry the same one, or a
+// read could be answered through another's older set.
+func PreviewIdentity(ctx context.Context) string {
+	if p := previewOf(ctx); p != nil {
+		return fmt.Sprintf("%p", p)
+	}
+	return ""
+}
+
 // Previewing tells whether ctx carries a preview.
 func Previewing(ctx context.Context) bool { return previewOf(ctx) != nil }
 
