@@ -120,7 +120,7 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	// /oauth/token (DESIGN.md §2).
 	r.get("/asset-types", models.PermRead, assetTypes(d.AssetTypes))
 
-	r.previews = &previews{db: d.DB, engine: drafts.NewEngine(d.Config.Storage), kept: map[uuid.UUID]keptPreview{}}
+	r.previews = newPreviews(d.DB, drafts.NewEngine(d.Config.Storage), d.Config.PublicURL)
 	if err := registerResources(r); err != nil {
 		return nil, err
 	}

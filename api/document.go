@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -73,7 +74,7 @@ func sparseAll(q *Query, rs []*jsonapi.Resource) []*jsonapi.Resource {
 
 // respondLinkage answers GET .../relationships/<name>.
 func respondLinkage(c *fiber.Ctx, rel *jsonapi.Relationship) error {
-	return respondRaw(c, fiber.StatusOK, map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11})
+	return respond(c, fiber.StatusOK, jsonapi.Document{Data: json.RawMessage(rel.Data), Links: rel.Links})
 }
 
 // respondNull answers a related-resource link whose relationship is empty

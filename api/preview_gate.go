@@ -182,6 +182,11 @@ func (g previewGate) serve(c *fiber.Ctx) error {
 	rest, full := "/"+c.Params("*"), strings.Clone(c.Path())
 	link := g.base + previewPrefix + strings.Clone(c.Params("token"))
 	c.Locals(outerContextKey{}, c.UserContext())
+	if g.base != "" {
+		// The documents' links point at the link (preview_doc.go); relink
+		// below catches a body that was not built by the document builder.
+		setDocLinks(c, func(u string) (string, bool) { return linkURL(u, g.base, link) })
+	}
 	c.Request().URI().SetPath(rest)
 	g.reads(c.Context())
 	c.Request().URI().SetPath(full) // the buffers the outer Ctx reads

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -78,15 +79,15 @@ func (cat *catalog) linkageOne(t *resourceType, name string) fiber.Handler {
 			// One the record leaves out when empty (a revision that reverts none).
 			rel = cat.links.relationship("/"+t.typ+"/"+src.ID, name, jsonapi.ToOne("", nil))
 		}
-		doc := map[string]any{"links": rel.Links, "data": rel.Data, "jsonapi": jsonapi.V11}
+		doc := jsonapi.Document{Data: json.RawMessage(rel.Data), Links: rel.Links}
 		if q.Include["draft"] {
 			cd := newCompound(q)
 			if _, err := cat.linked(c.UserContext(), siteOf(c), cd, []*jsonapi.Resource{src}, "draft", true); err != nil {
 				return err
 			}
-			doc["included"] = cd.list
+			doc.Included = cd.list
 		}
-		return respondRaw(c, fiber.StatusOK, doc)
+		return respondIncluded(c, fiber.StatusOK, doc, q.Include["draft"])
 	}
 }
 
@@ -132,11 +133,8 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		}
 		l := cat.links.collection(path+"/relationships/"+name, q, int64(p.total), nil)
 		l.Related = cat.links.base + path + "/" + name
-		doc := map[string]any{"links": l, "data": jsonapi.ToMany(typ, p.ids), "meta": meta, "jsonapi": jsonapi.V11}
-		if len(q.Include) > 0 {
-			doc["included"] = cd.list
-		}
-		return respondRaw(c, fiber.StatusOK, doc)
+		doc := jsonapi.Document{Data: jsonapi.ToMany(typ, p.ids), Links: l, Meta: meta, Included: cd.list}
+		return respondIncluded(c, fiber.StatusOK, doc, len(q.Include) > 0)
 	}
 }
 

@@ -102,6 +102,7 @@ func respond(c *fiber.Ctx, status int, doc jsonapi.Document) error {
 // here).
 func writeDocument(c *fiber.Ctx, status int, doc jsonapi.Document, included bool) error {
 	doc.JSONAPI = jsonapi.V11
+	doc.MapLinks = docLinks(c)
 	// Encoded into a pooled buffer and copied into the response's own
 	// (pooled) body buffer: no per-request copy of the document.
 	if err := doc.EncodeTo(included, c.Response().SetBody); err != nil {
@@ -110,13 +111,6 @@ func writeDocument(c *fiber.Ctx, status int, doc jsonapi.Document, included bool
 	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
 	c.Status(status)
 	return nil
-}
-
-// respondRaw writes a JSON:API document that is not primary data of a
-// resource (relationship linkage).
-func respondRaw(c *fiber.Ctx, status int, doc any) error {
-	c.Set(fiber.HeaderContentType, jsonapi.MediaType)
-	return c.Status(status).JSON(doc, jsonapi.MediaType)
 }
 
 // cleanText neutralises free text that is stored and echoed: invalid UTF-8

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/pressroom/pressroom/coalesce"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // sharedReads lets concurrent identical GETs share one run of their handler:
@@ -31,7 +32,9 @@ func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// The method too: Fiber serves HEAD through GET routes, and a HEAD
 		// run's response must not answer a GET.
-		key := c.Method() + " " + siteOf(c).String() + " " + c.OriginalURL()
+		// And the preview the read goes through (preview.go): the same URL
+		// under an older kept set must not answer a read that has a newer.
+		key := c.Method() + " " + siteOf(c).String() + " " + c.OriginalURL() + " " + drafts.PreviewIdentity(c.UserContext())
 		res, err, ran := s.group.DoShared(key, func(shared bool) (*sharedResponse, error) {
 			if err := h(c); err != nil {
 				return nil, err

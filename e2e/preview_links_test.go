@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -385,6 +386,95 @@ func pvLinksOf(v any, inLinks bool) []string {
 				continue
 			}
 			out = append(out, pvLinksOf(x, k == "links")...)
+		}
+	}
+	return out
+}
+
+// TestPreviewReleaseDocumentLinks: a document read with a bearer token and
+// ?preview-release advertises links that carry the preview (the document
+// builder adds preview-release to each): every link followed, three deep,
+// answers 200 through the preview, so the release's drafted title and the
+// content it creates are what the followed reads show.
+func TestPreviewReleaseDocumentLinks(t *testing.T) {
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	page, content := pvSite(t, s, e)
+	release := e.createRelease("Token links")
+	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": "About us, previewed"}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH page = %d %s", d.Status, d.Raw)
+	}
+	created, cd := e.create("contents", map[string]any{"title": "New in the token preview", "position": 2}, map[string]any{"page": ref("pages", page)})
+	_, bd := e.create("content-blocks", map[string]any{"var-name": "fresh", "data-type": "text", "body": "Fresh", "position": 1}, map[string]any{"content": ref("contents", created)})
+	e.mustStage(release, draftOf(t, d.resource(t)), cd, bd)
+	pr := "preview-release=" + release
+
+	queue := []string{s.URL + "/pages/" + page + "?include=layout&" + pr, s.URL + "/pages?page[size]=1&" + pr,
+		s.URL + "/contents/" + created + "?include=content-blocks&" + pr, s.URL + "/contents?page[size]=1&filter[page]=" + page + "&" + pr,
+		s.URL + "/contents/" + content + "/content-blocks?page[size]=1&" + pr, s.URL + "/contents/" + created + "/relationships/page?" + pr}
+	seen := map[string]bool{}
+	sawTitle, sawCreated := false, false
+	for depth := 0; depth < 3 && len(queue) > 0; depth++ {
+		var next []string
+		for _, u := range queue {
+			if seen[u] || len(seen) >= 250 {
+				continue
+			}
+			seen[u] = true
+			resp, body := s.rawRequest(t, http.MethodGet, u, "Authorization", "Bearer "+e.token, "Accept", "application/vnd.api+json")
+			if resp.StatusCode != 200 {
+				t.Errorf("GET %s = %d %s", u, resp.StatusCode, body)
+				continue
+			}
+			sawCreated = sawCreated || strings.Contains(string(body), `"New in the token preview"`)
+			var doc any
+			if err := json.Unmarshal(body, &doc); err != nil {
+				t.Fatalf("GET %s: %v", u, err)
+			}
+			for _, title := range pvTitlesOf(doc, page) { // the page as data or included
+				if title != "About us, previewed" {
+					t.Errorf("GET %s shows the page titled %q, not as the release drafts it", u, title)
+				}
+				sawTitle = true
+			}
+			for _, l := range pvLinksOf(doc, false) {
+				if !strings.HasPrefix(l, s.URL+"/") || strings.Count(l, pr) != 1 || strings.Contains(l, "include=draft") {
+					t.Errorf("GET %s advertises %s: want it under the API with %s once", u, l, pr)
+					continue
+				}
+				next = append(next, l)
+			}
+		}
+		queue = next
+	}
+	if len(seen) < 30 {
+		t.Fatalf("followed only %d links: %v", len(seen), seen)
+	}
+	if !sawTitle || !sawCreated {
+		t.Errorf("followed reads showed the drafted title %v and the created content %v, want both", sawTitle, sawCreated)
+	}
+}
+
+// pvTitlesOf are the titles of the resources of type pages and id page in
+// a document (its data and included, a draft's object-changes left out).
+func pvTitlesOf(v any, page string) []string {
+	var out []string
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			out = append(out, pvTitlesOf(x, page)...)
+		}
+	case map[string]any:
+		if v["type"] == "pages" && v["id"] == page {
+			if a, ok := v["attributes"].(map[string]any); ok {
+				out = append(out, fmt.Sprint(a["title"]))
+			}
+		}
+		for k, x := range v {
+			if k != "attributes" && k != "links" {
+				out = append(out, pvTitlesOf(x, page)...)
+			}
 		}
 	}
 	return out

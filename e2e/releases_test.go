@@ -293,3 +293,69 @@ func sortedOf(xs ...string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestReleasesPreviewFresh: the API keeps a release's preview while the
+// release's row is as it was (drafts_version moves with every write of a
+// draft staged in it, in the writing transaction), so every read below,
+// made at once after a committed write (no wait), shows that write.
+func TestReleasesPreviewFresh(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	aID, aDraft := e.page("Fresh A", "fresh-a", "")
+	bID, bDraft := e.page("Fresh B", "fresh-b", "")
+	rel := e.createRelease("Fresh")
+	e.mustStage(rel, aDraft)
+	title := func(id string) string {
+		t.Helper()
+		d := e.do(http.MethodGet, "/pages/"+id+"?preview-release="+rel, nil)
+		if d.Status != 200 {
+			return fmt.Sprint(d.Status)
+		}
+		return fmt.Sprint(d.resource(t).Attributes["title"])
+	}
+	want := func(what, id, title0 string) {
+		t.Helper()
+		if got := title(id); got != title0 {
+			t.Errorf("%s: preview title = %q, want %q", what, got, title0)
+		}
+	}
+	want("staged", aID, "Fresh A")
+	want("staged, read again (kept)", aID, "Fresh A")
+	want("not staged", bID, "404")
+
+	for i := 0; i < 3; i++ { // each edit of the staged draft shows at once
+		next := fmt.Sprintf("Fresh A, edit %d", i)
+		d := e.do(http.MethodPatch, "/pages/"+aID, map[string]any{"data": map[string]any{"type": "pages", "id": aID, "attributes": map[string]any{"title": next}}})
+		if d.Status != 200 {
+			t.Fatalf("PATCH = %d %s", d.Status, d.Raw)
+		}
+		want("after editing the staged draft", aID, next)
+	}
+	// The staged draft comes to point at a page created outside the
+	// release: the closure pulls that page's create draft in, so the next
+	// read shows it (the preview's set changed with no stage or unstage).
+	qID, _ := e.page("Fresh Q", "fresh-q", "")
+	want("a page created outside the release", qID, "404")
+	d := e.do(http.MethodPatch, "/pages/"+aID, map[string]any{"data": map[string]any{"type": "pages", "id": aID, "relationships": map[string]any{"parent": ref("pages", qID)}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH A's parent = %d %s", d.Status, d.Raw)
+	}
+	want("the page the staged draft now hangs under", qID, "Fresh Q")
+	d = e.do(http.MethodPatch, "/pages/"+bID, map[string]any{"data": map[string]any{"type": "pages", "id": bID, "attributes": map[string]any{"title": "Fresh B, edited"}}})
+	if d.Status != 200 {
+		t.Fatalf("PATCH B = %d %s", d.Status, d.Raw)
+	}
+	want("an unstaged draft edited", bID, "404")
+	e.mustStage(rel, bDraft)
+	want("after staging B", bID, "Fresh B, edited")
+	if d := e.stage(http.MethodDelete, rel, aDraft); d.Status != 204 {
+		t.Fatalf("unstage A = %d %s", d.Status, d.Raw)
+	}
+	want("after unstaging A", aID, "404")
+	want("after unstaging A, the page it hung under", qID, "404")
+	if d := e.do(http.MethodDelete, "/drafts/"+bDraft, nil); d.Status != 204 {
+		t.Fatalf("revert B = %d %s", d.Status, d.Raw)
+	}
+	want("after reverting B", bID, "404")
+}

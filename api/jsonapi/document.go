@@ -9,7 +9,14 @@ type Document struct {
 	Links    *Links         `json:"links,omitempty"`
 	Meta     map[string]any `json:"meta,omitempty"`
 	JSONAPI  *Version       `json:"jsonapi,omitempty"`
+	// MapLinks, when set, maps every URL of the document's links as
+	// Encode writes them (the API's preview reads: api/preview_doc.go).
+	MapLinks LinkMap `json:"-"`
 }
+
+// LinkMap maps a link's URL as a document is encoded; false leaves the
+// link out.
+type LinkMap func(url string) (string, bool)
 
 // Version is the top-level jsonapi member.
 type Version struct {

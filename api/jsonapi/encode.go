@@ -51,18 +51,18 @@ const maxPooledBuffer = 256 << 10
 func (d Document) appendTo(b []byte, included bool) ([]byte, error) {
 	var err error
 	b = append(b, `{"data":`...)
-	if b, err = appendData(b, d.Data); err != nil {
+	if b, err = appendData(b, d.Data, d.MapLinks); err != nil {
 		return nil, err
 	}
 	if included || len(d.Included) > 0 {
 		b = append(b, `,"included":`...)
 		if d.Included == nil && !included {
 			b = append(b, "null"...)
-		} else if b, err = appendResources(b, d.Included); err != nil {
+		} else if b, err = appendResources(b, d.Included, d.MapLinks); err != nil {
 			return nil, err
 		}
 	}
-	if b, err = appendLinksMeta(b, d.Links, d.Meta); err != nil {
+	if b, err = appendLinksMeta(b, d.Links, d.Meta, d.MapLinks); err != nil {
 		return nil, err
 	}
 	if d.JSONAPI != nil {
@@ -76,34 +76,34 @@ func (d Document) appendTo(b []byte, included bool) ([]byte, error) {
 // bufPool holds the buffers EncodeTo writes into.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-func appendData(b []byte, data any) ([]byte, error) {
+func appendData(b []byte, data any, m LinkMap) ([]byte, error) {
 	switch x := data.(type) {
 	case *Resource:
-		return x.appendJSON(b)
+		return x.appendJSON(b, m)
 	case []*Resource:
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		return appendResources(b, x)
+		return appendResources(b, x, m)
 	}
 	return appendValue(b, data)
 }
 
-func appendResources(b []byte, rs []*Resource) ([]byte, error) {
+func appendResources(b []byte, rs []*Resource, m LinkMap) ([]byte, error) {
 	b = append(b, '[')
 	var err error
 	for i, r := range rs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, err = r.appendJSON(b); err != nil {
+		if b, err = r.appendJSON(b, m); err != nil {
 			return nil, err
 		}
 	}
 	return append(b, ']'), nil
 }
 
-func (r *Resource) appendJSON(b []byte) ([]byte, error) {
+func (r *Resource) appendJSON(b []byte, m LinkMap) ([]byte, error) {
 	if r == nil {
 		return append(b, "null"...), nil
 	}
@@ -131,13 +131,13 @@ func (r *Resource) appendJSON(b []byte) ([]byte, error) {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			if b, err = r.Relationships[k].appendJSON(b); err != nil {
+			if b, err = r.Relationships[k].appendJSON(b, m); err != nil {
 				return nil, err
 			}
 		}
 		b = append(b, '}')
 	}
-	if b, err = appendLinksMeta(b, r.Links, r.Meta); err != nil {
+	if b, err = appendLinksMeta(b, r.Links, r.Meta, m); err != nil {
 		return nil, err
 	}
 	return append(b, '}'), nil
@@ -145,10 +145,13 @@ func (r *Resource) appendJSON(b []byte) ([]byte, error) {
 
 // appendLinksMeta writes the links and meta members a document and a
 // resource both end with, each left out when empty (omitempty).
-func appendLinksMeta(b []byte, links *Links, meta map[string]any) ([]byte, error) {
+func appendLinksMeta(b []byte, links *Links, meta map[string]any, m LinkMap) ([]byte, error) {
 	if links != nil {
+		mark := len(b)
 		b = append(b, `,"links":`...)
-		b = links.appendJSON(b)
+		if b = links.appendJSON(b, m); m != nil && bytes.HasSuffix(b, []byte(`:{}`)) {
+			b = b[:mark] // every link refused: no links member
+		}
 	}
 	if len(meta) > 0 {
 		b = append(b, `,"meta":`...)
@@ -157,16 +160,20 @@ func appendLinksMeta(b []byte, links *Links, meta map[string]any) ([]byte, error
 	return b, nil
 }
 
-func (rel *Relationship) appendJSON(b []byte) ([]byte, error) {
+func (rel *Relationship) appendJSON(b []byte, m LinkMap) ([]byte, error) {
 	if rel == nil {
 		return append(b, "null"...), nil
 	}
 	b = append(b, '{')
 	first := true
 	if rel.Links != nil {
+		mark := len(b)
 		b = append(b, `"links":`...)
-		b = rel.Links.appendJSON(b)
-		first = false
+		if b = rel.Links.appendJSON(b, m); m != nil && bytes.HasSuffix(b, []byte(`:{}`)) {
+			b = b[:mark] // every link refused: no links member
+		} else {
+			first = false
+		}
 	}
 	if len(rel.Data) > 0 {
 		if !first {
@@ -212,20 +219,29 @@ func plain(raw []byte) bool {
 	return true
 }
 
-func (l *Links) appendJSON(b []byte) []byte {
+// appendJSON writes the links, each URL as m maps it (m nil: as they
+// are); a URL m refuses is left out.
+func (l *Links) appendJSON(b []byte, m LinkMap) []byte {
 	b = append(b, '{')
 	first := true
-	for _, m := range [...]struct{ name, v string }{{`"self":`, l.Self}, {`"related":`, l.Related}, {`"first":`, l.First},
+	for _, x := range [...]struct{ name, v string }{{`"self":`, l.Self}, {`"related":`, l.Related}, {`"first":`, l.First},
 		{`"prev":`, l.Prev}, {`"next":`, l.Next}, {`"last":`, l.Last}} {
-		if m.v == "" {
+		if x.v == "" {
 			continue
+		}
+		v := x.v
+		if m != nil {
+			var ok bool
+			if v, ok = m(v); !ok {
+				continue
+			}
 		}
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		b = append(b, m.name...)
-		b = appendString(b, m.v)
+		b = append(b, x.name...)
+		b = appendString(b, v)
 	}
 	return append(b, '}')
 }

@@ -182,6 +182,64 @@ func TestAcrossReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("a preview read on one replica shows a write on the other at once", func(t *testing.T) {
+		t.Parallel()
+		tokA, tokB := f.token(t, a, "editor@demo.test"), f.token(t, b, "editor@demo.test")
+		created := f.send(a, tokA, http.MethodPost, "/pages", pageBody("", map[string]any{"title": "p0", "slug": "preview-ryw"}))
+		if created.Status != 201 {
+			t.Fatalf("POST /pages on A = %s", created)
+		}
+		id := resourceOf(t, created).ID
+		rel := f.send(a, tokA, http.MethodPost, "/releases", map[string]any{"data": map[string]any{"type": "releases", "attributes": map[string]any{"title": "replicas"}}})
+		if rel.Status != 201 {
+			t.Fatalf("POST /releases on A = %s", rel)
+		}
+		release := resourceOf(t, rel).ID
+		stage := map[string]any{"data": []map[string]any{{"type": "drafts", "id": resourceOf(t, created).rel("draft")}}}
+		if r := f.send(a, tokA, http.MethodPost, "/releases/"+release+"/relationships/drafts", stage); r.Status != 204 {
+			t.Fatalf("stage on A = %s", r)
+		}
+		preview := "/pages/" + id + "?preview-release=" + release
+		for i := 1; i <= 8; i++ {
+			write, read := a, b
+			if i%2 == 0 {
+				write, read = b, a
+			}
+			tokW := map[string]string{a: tokA, b: tokB}[write]
+			// Both replicas keep the release's preview computed before the write.
+			for _, rep := range []string{a, b} {
+				if r := f.send(rep, tokB, http.MethodGet, preview, nil); r.Status != 200 {
+					t.Fatalf("round %d: preview read on %s = %s", i, rep, r)
+				}
+			}
+			title := fmt.Sprintf("p%d", i)
+			if p := f.send(write, tokW, http.MethodPatch, "/pages/"+id, pageBody(id, map[string]any{"title": title})); p.Status != 200 {
+				t.Fatalf("PATCH on %s = %s", write, p)
+			}
+			if got := resourceOf(t, f.send(read, tokB, http.MethodGet, preview, nil)).Attributes["title"]; got != title {
+				t.Fatalf("round %d: preview read on %s right after the PATCH on %s = %v, want %s (stale)", i, read, write, got, title)
+			}
+		}
+		// The set itself changes: the staged page moves under a page created
+		// outside the release on A, whose create draft the closure then pulls
+		// in; B, which kept the set without it, shows it at once.
+		parent := f.send(a, tokA, http.MethodPost, "/pages", pageBody("", map[string]any{"title": "outside", "slug": "preview-ryw-parent"}))
+		if parent.Status != 201 {
+			t.Fatalf("POST /pages on A = %s", parent)
+		}
+		pid := resourceOf(t, parent).ID
+		if r := f.send(b, tokB, http.MethodGet, "/pages/"+pid+"?preview-release="+release, nil); r.Status != 404 {
+			t.Fatalf("preview of a page outside the release on B = %s, want 404", r)
+		}
+		move := map[string]any{"data": map[string]any{"type": "pages", "id": id, "relationships": map[string]any{"parent": map[string]any{"data": map[string]any{"type": "pages", "id": pid}}}}}
+		if p := f.send(a, tokA, http.MethodPatch, "/pages/"+id, move); p.Status != 200 {
+			t.Fatalf("PATCH parent on A = %s", p)
+		}
+		if r := f.send(b, tokB, http.MethodGet, "/pages/"+pid+"?preview-release="+release, nil); r.Status != 200 {
+			t.Fatalf("preview of the pulled-in parent on B right after the PATCH on A = %s, want 200 (stale set)", r)
+		}
+	})
+
 	t.Run("password guesses over both replicas stop at the limit", func(t *testing.T) {
 		t.Parallel()
 		// 5 failures per user (PRESSROOM_LOGIN_MAX_FAILURES) lock sign-in;

@@ -7,8 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-
-	"github.com/pressroom/pressroom/models"
 )
 
 // A release's preview (docs/releases.md, "Preview"): reads of the live
@@ -33,6 +31,8 @@ type Preview struct {
 	extra []string
 	// extraIDs are extra as uuids (a prepared statement's uuid[]).
 	extraIDs []uuid.UUID
+	// selfContained: see SelfContained.
+	selfContained bool
 }
 
 type previewKey struct{}
@@ -54,6 +54,16 @@ func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
 		return p.Release, true
 	}
 	return uuid.Nil, false
+}
+
+// PreviewIdentity names the preview ctx carries ("" for none): reads that
+// share a computation (api's shared reads) must carry the same one, or a
+// read could be answered through another's older set.
+func PreviewIdentity(ctx context.Context) string {
+	if p := previewOf(ctx); p != nil {
+		return fmt.Sprintf("%p", p)
+	}
+	return ""
 }
 
 // Previewing tells whether ctx carries a preview.
@@ -86,6 +96,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 			p.extraIDs = append(p.extraIDs, d.ID)
 		}
 	}
+	p.selfContained = selfContained(p)
 	return p, nil
 }
 
@@ -169,31 +180,81 @@ var previewHyperlinks = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.crea
     AND d.event IN ('create', 'update') AND ` + inSet("d", "?4", "?5") + `
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 
-// PreviewStamp tells whether a preview computed earlier still holds: the
-// release's version (staging moves it) and status, and the count, latest
-// change and versions of the site's drafts (any draft written, published
-// or reverted moves one).
-type PreviewStamp struct {
-	Version  int    `bun:"version"`
-	Status   string `bun:"status"`
-	Count    int64  `bun:"n"`
-	Latest   int64  `bun:"latest"`
-	Versions int64  `bun:"versions"`
+// ReleaseStamp is what a kept preview of a self-contained set
+// (Preview.SelfContained) depends on: the release's row. Its version moves
+// with every stage, unstage and change of the release, its drafts_version
+// with every write of a draft staged in it (before or after the write; a
+// trigger in the writing transaction, migration 20261201020000), and its
+// status with publishing and cancelling.
+type ReleaseStamp struct {
+	Version       int    `bun:"version"`
+	DraftsVersion int64  `bun:"drafts_version"`
+	Status        string `bun:"status"`
 }
 
-// StampOf is the stamp of the site's release id: NotFound("release")
-// without it.
-func StampOf(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (PreviewStamp, error) {
-	var s PreviewStamp
-	err := db.NewRaw(`SELECT rl.version, rl.status, d.n, d.latest, d.versions FROM releases rl,
-  LATERAL (SELECT count(*) AS n, coalesce((extract(epoch FROM max(updated_at)) * 1000000)::bigint, 0) AS latest,
-    coalesce(sum(version), 0) AS versions FROM drafts WHERE site_id = rl.site_id) d
-WHERE rl.id = ? AND rl.site_id = ?`, id, siteID).Scan(ctx, &s)
-	if models.IsNoRows(err) {
-		return s, models.NotFound("release")
+// ReleaseStamps are the stamps of the site's releases among ids, by id (a
+// release the site does not have is left out): one statement for the
+// preview reads of a moment (api's previews batch them).
+func ReleaseStamps(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]ReleaseStamp, error) {
+	var rows []struct {
+		ID uuid.UUID `bun:"id,type:uuid"`
+		ReleaseStamp
 	}
+	err := db.NewRaw(`SELECT id, version, drafts_version, status FROM releases WHERE site_id = ? AND id IN (?)`,
+		siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
-		return s, fmt.Errorf("preview stamp: %w", err)
+		return nil, fmt.Errorf("release stamps: %w", err)
+	}
+	out := make(map[uuid.UUID]ReleaseStamp, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.ReleaseStamp
+	}
+	return out, nil
+}
+
+// SelfContained tells whether the set depends on the release's own drafts
+// only, so that ReleaseStamp alone tells whether it still holds: every
+// draft of the set is staged in the release (the closure pulled in none
+// from elsewhere) and none deletes. Why that suffices: a create or update
+// pulls in the create drafts of what it points to (Closure); with none
+// pulled in, what it points to is live or the release's own, and a live
+// record never gains a create draft, so only a write of the release's
+// drafts (which moves drafts_version) can change the set. A delete pulls
+// in the drafts of its children, which anyone may draft at any time
+// without touching the release, and a draft pulled in from elsewhere
+// changes without touching it either: those sets are checked against the
+// whole site (SiteDraftsStampOf).
+func (p *Preview) SelfContained() bool { return p.selfContained }
+
+func selfContained(p *Preview) bool {
+	if len(p.extra) > 0 {
+		return false
+	}
+	for _, d := range p.Drafts {
+		if d.Event == EventDelete {
+			return false
+		}
+	}
+	return true
+}
+
+// SiteDraftsStamp tells whether a preview that is not self-contained still
+// holds: the count, latest change and versions of the site's drafts (any
+// draft written, published or reverted moves one).
+type SiteDraftsStamp struct {
+	Count    int64 `bun:"n"`
+	Latest   int64 `bun:"latest"`
+	Versions int64 `bun:"versions"`
+}
+
+// SiteDraftsStampOf is the stamp of the site's drafts (an aggregate over
+// all of them: only previews that are not self-contained pay it).
+func SiteDraftsStampOf(ctx context.Context, db bun.IDB, siteID uuid.UUID) (SiteDraftsStamp, error) {
+	var s SiteDraftsStamp
+	err := db.NewRaw(`SELECT count(*) AS n, coalesce((extract(epoch FROM max(updated_at)) * 1000000)::bigint, 0) AS latest,
+    coalesce(sum(version), 0) AS versions FROM drafts WHERE site_id = ?`, siteID).Scan(ctx, &s)
+	if err != nil {
+		return s, fmt.Errorf("drafts stamp: %w", err)
 	}
 	return s, nil
 }
