@@ -118,6 +118,14 @@ func fromOf(sel *bun.SelectQuery) (table, alias string) {
 // cursor holds an id only. NULL sorts last ascending, first descending,
 // as PostgreSQL orders it.
 //
+// A cursor names a row of the site: when that row does not exist (a
+// forged cursor, another site's, or one deleted since), the page is
+// empty in either direction, as documented. The keys alone cannot tell:
+// the missing row's keys read NULL, which a row comparison and an
+// ascending key's comparison reject, but which a descending key's (NULL
+// sorts first, so every row comes after it) accepts for every row. The
+// check is an uncorrelated EXISTS, run once (a one-time filter).
+//
 // When every key runs in one direction and none can be NULL (the default
 // orders created_at, id and the like), the keyset is one row comparison,
 // (k1, …, id) > (v1, …, cursor), which a btree index on the same columns
@@ -134,6 +142,8 @@ func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.S
 			return bun.SafeQuery("(SELECT ? FROM ? AS ? WHERE ? = ? AND ? = ?)", expr, bun.Ident(table), bun.Ident(alias),
 				bun.Ident(alias+".id"), l.Keyset.ID, bun.Ident(alias+".site_id"), l.Keyset.SiteID)
 		}
+		sel = sel.Where("EXISTS (SELECT 1 FROM ? AS cursor_row WHERE cursor_row.id = ? AND cursor_row.site_id = ?)",
+			bun.Ident(table), l.Keyset.ID, l.Keyset.SiteID)
 		if dir, ok := uniform(keys); ok {
 			sel = rowCompare(sel, keys, at, dir != l.Keyset.Before)
 		} else {

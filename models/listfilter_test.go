@@ -89,6 +89,28 @@ func TestListQueryKeyset(t *testing.T) {
 	}
 }
 
+// A cursor whose row does not exist in the site answers an empty page
+// in every direction and order: each keyset first checks that the row
+// exists (a missing row's keys read NULL, which a descending key's
+// comparison lets every row through).
+func TestListQueryKeysetCursorRowMustExist(t *testing.T) {
+	db := renderDB(t)
+	id, site := uuid.New(), uuid.New()
+	exists := `EXISTS (SELECT 1 FROM "pages" AS cursor_row WHERE cursor_row.id = '` + id.String() + `' AND cursor_row.site_id = '` + site.String() + `')`
+	for _, before := range []bool{false, true} {
+		for _, l := range []ListQuery{
+			{DefaultSort: OrderOldest, Limit: 20},
+			{DefaultSort: OrderNewest, Limit: 20},
+			{Sort: []SortColumn{{Column: "title", Desc: true}}, DefaultSort: OrderOldest, Limit: 20},
+		} {
+			l.Keyset = &Keyset{ID: id, SiteID: site, Before: before}
+			if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, exists) {
+				t.Errorf("keyset (before %v, order %v %v) lacks %s:\n%s", before, l.DefaultSort, l.Sort, exists, got)
+			}
+		}
+	}
+}
+
 // An order of NOT NULL keys in one direction is one row comparison (an
 // index range scan from the cursor), the id compared with the cursor
 // itself; page[before] turns it around.
@@ -101,9 +123,9 @@ func TestListQueryKeysetRowComparison(t *testing.T) {
 		want string
 	}{
 		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
-			`WHERE ((created_at, id) > (` + cursor + `, '` + id.String() + `')) ORDER BY created_at ASC, id ASC LIMIT 21`},
+			`AND ((created_at, id) > (` + cursor + `, '` + id.String() + `')) ORDER BY created_at ASC, id ASC LIMIT 21`},
 		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site, Before: true}},
-			`WHERE ((created_at, id) < (` + cursor + `, '` + id.String() + `')) ORDER BY created_at DESC, id DESC LIMIT 21`},
+			`AND ((created_at, id) < (` + cursor + `, '` + id.String() + `')) ORDER BY created_at DESC, id DESC LIMIT 21`},
 		{ListQuery{Sort: []SortColumn{{Column: "updated_at", Desc: true}}, DefaultSort: OrderNewest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
 			`"updated_at" IS NOT NULL AND`}, // updated_at DESC, created_at DESC, id ASC: mixed
 	} {
