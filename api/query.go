@@ -15,6 +15,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Pagination defaults (DESIGN.md §2).
@@ -80,6 +81,8 @@ type Query struct {
 	ops []models.ColumnValue
 	// siteID scopes a cursor's row.
 	siteID uuid.UUID
+	// userParam is filter[user] as sent (scopeLastUser).
+	userParam string
 	// search is filter[q], set up for the caller's site and view.
 	search *models.Search
 	spec   QuerySpec
@@ -161,6 +164,9 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		return nil, jsonapi.BadRequest("invalid_parameter", "include=draft (every pending draft) cannot be combined with preview-release (one release's drafts).").
 			AtParameter(previewParam)
 	}
+	if err := q.scopeLastUser(c); err != nil {
+		return nil, err
+	}
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
 	}
@@ -186,7 +192,29 @@ func (q *Query) parseOperator(name, v string) error {
 	if !known {
 		return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 	}
+	if f.LastUser != "" {
+		q.userParam = name
+	}
 	q.ops = append(q.ops, f)
+	return nil
+}
+
+// scopeLastUser scopes filter[user] (who last changed a record) to the
+// caller's site and, under a preview, to the preview's drafts: another
+// draft's author must not match a record the preview shows live. A
+// preview link refuses it: links hide who made what (docs/releases.md,
+// "Preview links").
+func (q *Query) scopeLastUser(c *fiber.Ctx) error {
+	for i, f := range q.ops {
+		if f.LastUser == "" {
+			continue
+		}
+		if _, viaLink := previewReleaseOf(c); viaLink {
+			return jsonapi.BadRequest("invalid_filter", q.userParam+": a preview link does not tell who changed what.").AtParameter(q.userParam)
+		}
+		q.ops[i].SiteID = siteOf(c)
+		q.ops[i].Drafts = drafts.DraftSetOf(c.UserContext())
+	}
 	return nil
 }
 

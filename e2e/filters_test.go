@@ -153,6 +153,27 @@ func TestListFilters(t *testing.T) {
 	if got := a.list("/pages?include=draft&filter[user]=" + me).ids; !slices.Equal(got, []string{blog, hello, snake, missing, bee}) {
 		t.Errorf("drafted filter[user]=me = %v", got)
 	}
+	// Under a release's preview only the release's drafts count: a's
+	// pending draft of bee, outside the release, neither makes a its
+	// last changer nor hides second; staged, it does.
+	release := s.pvRelease(t, s.Site.ID, "Filters")
+	pv := "/pages?preview-release=" + release + "&filter[user]="
+	if got := a.list(pv + me).ids; slices.Contains(got, bee) {
+		t.Errorf("preview filter[user]=me = %v: an unrelated draft's author matched", got)
+	}
+	if got := a.list(pv + second.ID.String()).ids; !slices.Equal(got, []string{bee}) {
+		t.Errorf("preview filter[user]=second = %v, want [%s] (the page as live)", got, bee)
+	}
+	staged := draftOf(t, d.resource(t))
+	if st := a.do(http.MethodPost, "/releases/"+release+"/relationships/drafts", map[string]any{"data": []any{map[string]any{"type": "drafts", "id": staged}}}).Status; st != 204 {
+		t.Fatalf("stage = %d", st)
+	}
+	if got := a.list(pv + me).ids; !slices.Contains(got, bee) {
+		t.Errorf("preview filter[user]=me after staging = %v, want %s in it", got, bee)
+	}
+	if got := a.list(pv + second.ID.String()).ids; len(got) != 0 {
+		t.Errorf("preview filter[user]=second after staging = %v, want none", got)
+	}
 	checkFilterIndexes(t, s, blog)
 }
 

@@ -110,6 +110,11 @@ func TestPreviewLinks(t *testing.T) {
 			t.Errorf("GET {url}%s = %d %s", p, st, body)
 		}
 	}
+	// Nor who changed what: filter[user] is refused (400 at its parameter),
+	// so a link holder cannot learn whose drafts are pending where.
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages?filter[user]="+uuid.NewString(), ""); st != 400 || !strings.Contains(body, `"parameter":"filter[user]"`) {
+		t.Errorf("GET {url}/pages?filter[user]= = %d %s, want 400 at filter[user]", st, body)
+	}
 	// Another release's preview cannot be asked for through the link: the
 	// link's release replaces any preview-release sent.
 	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages/"+page+"?preview-release="+uuid.NewString(), ""); st != 200 || !strings.Contains(body, `"About us"`) {

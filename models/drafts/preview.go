@@ -56,6 +56,15 @@ func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
 	return uuid.Nil, false
 }
 
+// DraftSetOf is the set of the preview ctx carries (nil: none), for the
+// SQL of models that reads drafts (filter[user]: inSet's condition).
+func DraftSetOf(ctx context.Context) *models.DraftSet {
+	if p := previewOf(ctx); p != nil {
+		return &models.DraftSet{Release: p.Release, Extra: p.extra}
+	}
+	return nil
+}
+
 // Previewing tells whether ctx carries a preview.
 func Previewing(ctx context.Context) bool { return previewOf(ctx) != nil }
 
