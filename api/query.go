@@ -111,11 +111,8 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			return nil, jsonapi.BadRequest("repeated_parameter", fmt.Sprintf("The query parameter %q is given more than once.", name)).AtParameter(name)
 		}
 		v := vs[0]
-		if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
-			// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
-			// source.parameter names the parameter exactly as sent (JSON
-			// escapes a NUL in it as \u0000), so a client can find it.
-			return nil, jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(name)
+		if err := checkCharacters(name, v); err != nil {
+			return nil, err
 		}
 		m := bracketed.FindStringSubmatch(name)
 		switch {
@@ -174,6 +171,24 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		q.siteID = siteOf(c) // lists are behind RequireToken
 	}
 	return q, q.checkCursor()
+}
+
+// checkCharacters refuses a query parameter PostgreSQL text cannot hold:
+// NUL, or bytes that are not UTF-8.
+func checkCharacters(name, v string) error {
+	if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
+		// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
+		// source.parameter names the parameter exactly as sent (JSON
+		// escapes a NUL in it as \u0000), so a client can find it.
+		return jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(name)
+	}
+	if !utf8.ValidString(name) || !utf8.ValidString(v) {
+		// url.ParseQuery decodes %FF without complaint; PostgreSQL
+		// refuses the bytes (SQLSTATE 22021), which would be a 500.
+		// (JSON writes an invalid byte of source.parameter as U+FFFD.)
+		return jsonapi.BadRequest("invalid_character", "Query parameters must be valid UTF-8.").AtParameter(name)
+	}
+	return nil
 }
 
 // parseOperator reads an operator filter of the spec's table (an unknown

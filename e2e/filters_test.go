@@ -262,6 +262,8 @@ func TestListFilterErrors(t *testing.T) {
 		"/contents/" + uuid.Nil.String() + "/content-blocks?page[before]=":              {"invalid_page", "page[before]"},
 		"/contents/" + uuid.Nil.String() + "/relationships/content-blocks?page[after]=": {"invalid_page", "page[after]"},
 		"/themes?filter[title][contains]=a":                                             {"unknown_parameter", "filter[title][contains]"},
+		"/pages?filter[title][contains]=%FF":                                            {"invalid_character", "filter[title][contains]"}, // not UTF-8: was a 500 (SQLSTATE 22021)
+		"/search?filter[q]=a%C3%28":                                                     {"invalid_character", "filter[q]"},
 	} {
 		d := e.do(http.MethodGet, path, nil)
 		if d.Status != 400 || len(d.Errors) == 0 || d.Errors[0].Code != want.code || d.Errors[0].Source.Parameter != want.param {
