@@ -82,6 +82,8 @@ func toAPIError(err error) *jsonapi.Error {
 		return jsonapi.Unavailable("A dependency did not answer in time; try again.").WithHeader("Retry-After", "5")
 	case models.IsUnavailable(err):
 		return jsonapi.Unavailable("The database is unreachable; try again shortly.").WithHeader("Retry-After", "5")
+	case models.IsInvalidText(err):
+		return jsonapi.BadRequest("invalid_character", "A value is not valid UTF-8 or holds a character text cannot (U+0000).")
 	}
 	if de := fromDomainError(err); de != nil {
 		return de

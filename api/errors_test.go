@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
@@ -67,5 +69,19 @@ func TestDomainErrorTable(t *testing.T) {
 	}
 	if s := toAPIError(fmt.Errorf("database is down")).StatusCode(); s != http.StatusInternalServerError {
 		t.Errorf("an outage: %d, want 500", s)
+	}
+}
+
+// Text PostgreSQL refuses (SQLSTATE 22021: bytes that are not UTF-8;
+// 22P05: a character text cannot hold) is the client's: 400
+// invalid_character, mapped from models.IsInvalidText, the backstop behind
+// the API's own checks; any other SQLSTATE stays a 500.
+func TestInvalidTextIsBadRequest(t *testing.T) {
+	for code, status := range map[string]int{"22021": http.StatusBadRequest, "22P05": http.StatusBadRequest, "42601": http.StatusInternalServerError} {
+		err := fmt.Errorf("list pages: %w", &pgconn.PgError{Code: code, Message: "invalid byte sequence for encoding \"UTF8\": 0xff"})
+		e := toAPIError(err)
+		if e.StatusCode() != status || status == http.StatusBadRequest && e.Code != "invalid_character" {
+			t.Errorf("SQLSTATE %s: %d %s, want %d", code, e.StatusCode(), e.Code, status)
+		}
 	}
 }

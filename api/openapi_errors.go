@@ -43,7 +43,7 @@ var errorCodes = map[string]errorCode{
 	"invalid_query":      {400, "the query string is malformed"},
 	"repeated_parameter": {400, "a query parameter is given twice"},
 	"unknown_parameter":  {400, "a query parameter the endpoint does not take"},
-	"invalid_character":  {400, "a parameter or attribute holds U+0000 (422 inside attributes)"},
+	"invalid_character":  {400, "a parameter or attribute holds U+0000 (422 inside attributes), or a parameter is not valid UTF-8"},
 	"unknown_include":    {400, "an include path the endpoint does not offer"},
 	"unknown_sort":       {400, "a sort key the endpoint does not offer"},
 	"invalid_page":       {400, "page[number] or page[size] out of range, page[after] or page[before] not a cursor of the list, combined with page[number], or given to a list paged by number only (the trash, a relationship)"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -335,6 +336,11 @@ func (h renderHandler) serve(c *fiber.Ctx) error {
 	path := "/" + strings.Trim(c.Params("*"), "/")
 	if len(path) > 2048 {
 		return models.NotFound("page at that path")
+	}
+	if !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
+		// The path arrives decoded (%FF, %00): PostgreSQL text cannot
+		// hold it, so it is refused here, not as a 500 there.
+		return jsonapi.BadRequest("invalid_character", "The page path must be valid UTF-8 without NUL (U+0000).")
 	}
 	// The preview of the link's release is in the context (previews.wrap).
 	data, err := h.engine.PageToRender(c.UserContext(), h.db, siteOf(c), path)

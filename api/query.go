@@ -15,6 +15,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Pagination defaults (DESIGN.md §2).
@@ -84,6 +85,8 @@ type Query struct {
 	ops []models.ColumnValue
 	// siteID scopes a cursor's row.
 	siteID uuid.UUID
+	// userParam is filter[user] as sent (scopeLastUser).
+	userParam string
 	// search is filter[q], set up for the caller's site and view.
 	search *models.Search
 	spec   QuerySpec
@@ -112,11 +115,8 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			return nil, jsonapi.BadRequest("repeated_parameter", fmt.Sprintf("The query parameter %q is given more than once.", name)).AtParameter(name)
 		}
 		v := vs[0]
-		if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
-			// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
-			// source.parameter names the parameter exactly as sent (JSON
-			// escapes a NUL in it as \u0000), so a client can find it.
-			return nil, jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(name)
+		if err := checkCharacters(name, v); err != nil {
+			return nil, err
 		}
 		m := bracketed.FindStringSubmatch(name)
 		switch {
@@ -168,6 +168,9 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		return nil, jsonapi.BadRequest("invalid_parameter", "include=draft (every pending draft) cannot be combined with preview-release (one release's drafts).").
 			AtParameter(previewParam)
 	}
+	if err := q.scopeLastUser(c); err != nil {
+		return nil, err
+	}
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
 	}
@@ -175,6 +178,24 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		q.siteID = siteOf(c) // lists are behind RequireToken
 	}
 	return q, q.checkCursor()
+}
+
+// checkCharacters refuses a query parameter PostgreSQL text cannot hold:
+// NUL, or bytes that are not UTF-8.
+func checkCharacters(name, v string) error {
+	if strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0) {
+		// PostgreSQL text cannot hold U+0000: refused here, not as a 500 there.
+		// source.parameter names the parameter exactly as sent (JSON
+		// escapes a NUL in it as \u0000), so a client can find it.
+		return jsonapi.BadRequest("invalid_character", "Query parameters must not contain the NUL character (U+0000).").AtParameter(name)
+	}
+	if !utf8.ValidString(name) || !utf8.ValidString(v) {
+		// url.ParseQuery decodes %FF without complaint; PostgreSQL
+		// refuses the bytes (SQLSTATE 22021), which would be a 500.
+		// (JSON writes an invalid byte of source.parameter as U+FFFD.)
+		return jsonapi.BadRequest("invalid_character", "Query parameters must be valid UTF-8.").AtParameter(name)
+	}
+	return nil
 }
 
 // parseOperator reads an operator filter of the spec's table (an unknown
@@ -193,7 +214,29 @@ func (q *Query) parseOperator(name, v string) error {
 	if !known {
 		return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 	}
+	if f.LastUser != "" {
+		q.userParam = name
+	}
 	q.ops = append(q.ops, f)
+	return nil
+}
+
+// scopeLastUser scopes filter[user] (who last changed a record) to the
+// caller's site and, under a preview, to the preview's drafts: another
+// draft's author must not match a record the preview shows live. A
+// preview link refuses it: links hide who made what (docs/releases.md,
+// "Preview links").
+func (q *Query) scopeLastUser(c *fiber.Ctx) error {
+	for i, f := range q.ops {
+		if f.LastUser == "" {
+			continue
+		}
+		if _, viaLink := previewReleaseOf(c); viaLink {
+			return jsonapi.BadRequest("invalid_filter", q.userParam+": a preview link does not tell who changed what.").AtParameter(q.userParam)
+		}
+		q.ops[i].SiteID = siteOf(c)
+		q.ops[i].Drafts = drafts.DraftSetOf(c.UserContext())
+	}
 	return nil
 }
 

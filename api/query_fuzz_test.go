@@ -65,6 +65,8 @@ func FuzzParseQuery(f *testing.F) {
 		"filter[title]=%27%3B%20DROP%20TABLE%20themes%3B--",
 		"filter[title]=a'b\\'c&filter[asset-type]=image",
 		"filter[title]=%00",
+		"filter[title]=%FF",
+		"filter[title][contains]=%C3%28",
 		"filter[nope]=x",
 		"page[after]=&page[size]=5",
 		"page[before]=cjowMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDE&sort=-title",
@@ -105,6 +107,30 @@ func FuzzParseQuery(f *testing.F) {
 		checkQuery(t, raw, spec, q)
 		checkApply(t, db, q)
 	})
+}
+
+// A query value or name that is not UTF-8 (%FF decodes without error) is
+// 400 invalid_character at the parameter, before any SQL: PostgreSQL
+// refuses the bytes (SQLSTATE 22021), which was a 500.
+func TestQueryRejectsInvalidUTF8(t *testing.T) {
+	app := fiber.New()
+	spec := fuzzSpecs[2]
+	for raw, param := range map[string]string{
+		"filter[title]=%FF":              "filter[title]",
+		"filter[title]=ok%C3%28":         "filter[title]",
+		"sort=title&filter[title]=a%80b": "filter[title]",
+		"%FF=x":                          "\xff",
+	} {
+		c := app.AcquireCtx(&fasthttp.RequestCtx{})
+		oauth.WithPrincipal(c, &oauth.Principal{SiteID: uuid.New()})
+		c.Request().URI().SetQueryString(raw)
+		_, err := parseQuery(c, spec)
+		var je *jsonapi.Error
+		if !errors.As(err, &je) || je.Status != "400" || je.Code != "invalid_character" || je.Source == nil || je.Source.Parameter != param {
+			t.Errorf("parseQuery(%q) = %v, want 400 invalid_character at %q", raw, err, param)
+		}
+		app.ReleaseCtx(c)
+	}
 }
 
 func checkQueryError(t *testing.T, raw string, err error) {

@@ -153,6 +153,27 @@ func TestListFilters(t *testing.T) {
 	if got := a.list("/pages?include=draft&filter[user]=" + me).ids; !slices.Equal(got, []string{blog, hello, snake, missing, bee}) {
 		t.Errorf("drafted filter[user]=me = %v", got)
 	}
+	// Under a release's preview only the release's drafts count: a's
+	// pending draft of bee, outside the release, neither makes a its
+	// last changer nor hides second; staged, it does.
+	release := s.pvRelease(t, s.Site.ID, "Filters")
+	pv := "/pages?preview-release=" + release + "&filter[user]="
+	if got := a.list(pv + me).ids; slices.Contains(got, bee) {
+		t.Errorf("preview filter[user]=me = %v: an unrelated draft's author matched", got)
+	}
+	if got := a.list(pv + second.ID.String()).ids; !slices.Equal(got, []string{bee}) {
+		t.Errorf("preview filter[user]=second = %v, want [%s] (the page as live)", got, bee)
+	}
+	staged := draftOf(t, d.resource(t))
+	if st := a.do(http.MethodPost, "/releases/"+release+"/relationships/drafts", map[string]any{"data": []any{map[string]any{"type": "drafts", "id": staged}}}).Status; st != 204 {
+		t.Fatalf("stage = %d", st)
+	}
+	if got := a.list(pv + me).ids; !slices.Contains(got, bee) {
+		t.Errorf("preview filter[user]=me after staging = %v, want %s in it", got, bee)
+	}
+	if got := a.list(pv + second.ID.String()).ids; len(got) != 0 {
+		t.Errorf("preview filter[user]=second after staging = %v, want none", got)
+	}
 	checkFilterIndexes(t, s, blog)
 }
 
@@ -241,6 +262,8 @@ func TestListFilterErrors(t *testing.T) {
 		"/contents/" + uuid.Nil.String() + "/content-blocks?page[before]=":              {"invalid_page", "page[before]"},
 		"/contents/" + uuid.Nil.String() + "/relationships/content-blocks?page[after]=": {"invalid_page", "page[after]"},
 		"/themes?filter[title][contains]=a":                                             {"unknown_parameter", "filter[title][contains]"},
+		"/pages?filter[title][contains]=%FF":                                            {"invalid_character", "filter[title][contains]"}, // not UTF-8: was a 500 (SQLSTATE 22021)
+		"/search?filter[q]=a%C3%28":                                                     {"invalid_character", "filter[q]"},
 	} {
 		d := e.do(http.MethodGet, path, nil)
 		if d.Status != 400 || len(d.Errors) == 0 || d.Errors[0].Code != want.code || d.Errors[0].Source.Parameter != want.param {
@@ -264,7 +287,7 @@ func TestCursorPages(t *testing.T) {
 		drafts = append(drafts, draft)
 	}
 	e.mustPublish(drafts...)
-	_, od := o.page("a", "x", "")
+	op, od := o.page("a", "x", "")
 	o.mustPublish(od)
 
 	for _, sort := range []string{"", "&sort=title", "&sort=-title,-created-at", "&sort=-published-at"} {
@@ -363,7 +386,39 @@ func TestCursorPages(t *testing.T) {
 		}
 	}
 
+	checkGoneCursors(t, e, op)
+
 	checkCursorPlan(t, s, e)
+}
+
+// checkGoneCursors: a cursor naming no row of the site (forged, another
+// site's page, a page deleted since) answers an empty page without prev
+// or next, both ways round and on descending orders too (where the
+// missing row's keys, read NULL, used to let every row through: the
+// first page again, with its links, so a client paging looped).
+func checkGoneCursors(t *testing.T, e *editor, otherSitePage string) {
+	t.Helper()
+	gone, draft := e.page("Soon gone", "soon-gone", "")
+	e.mustPublish(draft)
+	del := e.do(http.MethodDelete, "/pages/"+gone, nil)
+	if del.Status != 200 {
+		t.Fatalf("DELETE /pages/%s = %d %s", gone, del.Status, del.Raw)
+	}
+	e.mustPublish(draftOf(t, del.resource(t)))
+	cursorOf := func(id string) string { return base64.RawURLEncoding.EncodeToString([]byte("r:" + id)) }
+	for _, id := range []string{uuid.NewString(), otherSitePage, gone} {
+		for _, path := range []string{"/pages?", "/pages?sort=-title&", "/pages?sort=-created-at&", "/pages?sort=title&", "/assets?", "/webhooks?", "/revisions?"} {
+			for _, dir := range []string{"page[after]=", "page[before]="} {
+				url := path + "page[size]=2&" + dir + cursorOf(id)
+				if e.do(http.MethodGet, url, nil).Status == 403 {
+					continue // the editor's role may not read it
+				}
+				if p := e.list(url); len(p.ids) != 0 || p.links["next"] != "" || p.links["prev"] != "" {
+					t.Errorf("GET %s (a cursor naming no row of the site) = %v %v, want an empty page without prev or next", url, p.ids, p.links)
+				}
+			}
+		}
+	}
 }
 
 // checkCursorPlan: a cursor page 9,000 rows deep in a site of 10,000 pages

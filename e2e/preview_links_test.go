@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -110,6 +111,33 @@ func TestPreviewLinks(t *testing.T) {
 		if st, _, body = s.pvGet(t, http.MethodGet, url+p, ""); st != 404 && st != 400 {
 			t.Errorf("GET {url}%s = %d %s", p, st, body)
 		}
+	}
+	// Nor who changed what: filter[user] is refused (400 at its parameter),
+	// so a link holder cannot learn whose drafts are pending where.
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/pages?filter[user]="+uuid.NewString(), ""); st != 400 || !strings.Contains(body, `"parameter":"filter[user]"`) {
+		t.Errorf("GET {url}/pages?filter[user]= = %d %s, want 400 at filter[user]", st, body)
+	}
+	// A render path whose bytes are not UTF-8 (sent raw: the route takes
+	// the path undecoded) is a 400, not a 500 from PostgreSQL (SQLSTATE
+	// 22021); percent-escapes are the page path's own characters (404).
+	for _, p := range []string{"/render/\xff", "/render/a\xc3\x28b"} {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = req.URL.Path + p // written as is on the request line
+		resp, err := s.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(raw), "invalid_character") {
+			t.Errorf("GET {url}%q = %d %s, want 400 invalid_character", p, resp.StatusCode, raw)
+		}
+	}
+	if st, _, body = s.pvGet(t, http.MethodGet, url+"/render/%FF", ""); st != 404 {
+		t.Errorf("GET {url}/render/%%FF = %d %s, want 404 (no page at /%%FF)", st, body)
 	}
 	// Another release's preview cannot be asked for through the link: the
 	// link's release replaces any preview-release sent.

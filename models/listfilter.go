@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/schema"
 )
 
@@ -38,7 +39,7 @@ func (f ColumnValue) where(sel *bun.SelectQuery, alias string, drafted bool) *bu
 	col := bun.Ident(f.Column)
 	switch {
 	case f.LastUser != "":
-		return sel.Where("? = ?", lastUser(f.LastUser, alias, drafted), f.Arg)
+		return sel.Where("?", f.lastUser(alias, drafted))
 	case f.None:
 		return sel.Where("? IS NULL", col)
 	case f.Op == OpContains:
@@ -55,19 +56,44 @@ func (f ColumnValue) where(sel *bun.SelectQuery, alias string, drafted bool) *bu
 	return sel.Where("?::text = ?", col, f.Value)
 }
 
-// lastUser is the SQL of the user who last changed a row of the item type
-// typ aliased alias: a draftable record's pending draft's author in the
-// drafted view, else its last version's; an asset's uploader.
-func lastUser(typ, alias string, drafted bool) schema.QueryWithArgs {
+// DraftSet narrows the drafts a drafted list reads to a release's
+// preview set (drafts.Preview): the release's drafts and Extra, the
+// closure's drafts staged elsewhere (ids as text).
+type DraftSet struct {
+	Release uuid.UUID
+	Extra   []string
+}
+
+// lastUser keeps the rows of item type typ, aliased alias, that user last
+// changed: a draftable record's pending draft's author in the drafted view
+// (only the set's drafts under a preview), else its last version's; an
+// asset's last uploader. It is driven by the user's own drafts, versions
+// and uploads in the site (the *_user_idx indexes), each checked to be
+// the record's latest by an index probe, never by a subquery run for each
+// row of the site (which read 30,000 correlated subplans per page at
+// 30,000 pages).
+func (f ColumnValue) lastUser(alias string, drafted bool) schema.QueryWithArgs {
 	id := bun.Ident(alias + ".id")
-	if typ == "assets" {
-		return bun.SafeQuery("(SELECT u.user_id FROM asset_uploads u WHERE u.asset_id = ? ORDER BY u.created_at DESC, u.id DESC LIMIT 1)", id)
+	if f.LastUser == "assets" {
+		return bun.SafeQuery(`? IN (SELECT u.asset_id FROM asset_uploads u WHERE u.site_id = ? AND u.user_id = ?
+  AND NOT EXISTS (SELECT 1 FROM asset_uploads w WHERE w.asset_id = u.asset_id AND (w.created_at, w.id) > (u.created_at, u.id)))`,
+			id, f.SiteID, f.Arg)
 	}
-	live := bun.SafeQuery("(SELECT v.user_id FROM versions v WHERE v.item_type = ? AND v.item_id = ? ORDER BY v.created_at DESC, v.id DESC LIMIT 1)", typ, id)
+	live := bun.SafeQuery(`? IN (SELECT v.item_id FROM versions v WHERE v.site_id = ? AND v.item_type = ? AND v.user_id = ?
+  AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.item_type = v.item_type AND w.item_id = v.item_id AND (w.created_at, w.id) > (v.created_at, v.id)))`,
+		id, f.SiteID, f.LastUser, f.Arg)
 	if !drafted {
 		return live
 	}
-	return bun.SafeQuery("COALESCE((SELECT d.user_id FROM drafts d WHERE d.item_type = ? AND d.item_id = ?), ?)", typ, id, live)
+	set := bun.SafeQuery("TRUE")
+	if f.Drafts != nil {
+		set = bun.SafeQuery("(d.release_id = ? OR d.id = ANY(?::uuid[]))", f.Drafts.Release, pgdialect.Array(f.Drafts.Extra))
+	}
+	// A draft without a user (deleted since) defers to the last version,
+	// as before: COALESCE(draft's user, last version's user).
+	return bun.SafeQuery(`(? IN (SELECT d.item_id FROM drafts d WHERE d.site_id = ? AND d.item_type = ? AND d.user_id = ? AND ?)
+  OR ? AND NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = ? AND d.item_id = ? AND d.user_id IS NOT NULL AND ?))`,
+		id, f.SiteID, f.LastUser, f.Arg, set, live, f.LastUser, id, set)
 }
 
 // Keyset is a cursor page of a ListQuery (page[after], page[before]): the
@@ -118,6 +144,14 @@ func fromOf(sel *bun.SelectQuery) (table, alias string) {
 // cursor holds an id only. NULL sorts last ascending, first descending,
 // as PostgreSQL orders it.
 //
+// A cursor names a row of the site: when that row does not exist (a
+// forged cursor, another site's, or one deleted since), the page is
+// empty in either direction, as documented. The keys alone cannot tell:
+// the missing row's keys read NULL, which a row comparison and an
+// ascending key's comparison reject, but which a descending key's (NULL
+// sorts first, so every row comes after it) accepts for every row. The
+// check is an uncorrelated EXISTS, run once (a one-time filter).
+//
 // When every key runs in one direction and none can be NULL (the default
 // orders created_at, id and the like), the keyset is one row comparison,
 // (k1, …, id) > (v1, …, cursor), which a btree index on the same columns
@@ -134,6 +168,8 @@ func (l ListQuery) applyKeyset(sel *bun.SelectQuery, table, alias string) *bun.S
 			return bun.SafeQuery("(SELECT ? FROM ? AS ? WHERE ? = ? AND ? = ?)", expr, bun.Ident(table), bun.Ident(alias),
 				bun.Ident(alias+".id"), l.Keyset.ID, bun.Ident(alias+".site_id"), l.Keyset.SiteID)
 		}
+		sel = sel.Where("EXISTS (SELECT 1 FROM ? AS cursor_row WHERE cursor_row.id = ? AND cursor_row.site_id = ?)",
+			bun.Ident(table), l.Keyset.ID, l.Keyset.SiteID)
 		if dir, ok := uniform(keys); ok {
 			sel = rowCompare(sel, keys, at, dir != l.Keyset.Before)
 		} else {

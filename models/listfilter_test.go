@@ -29,19 +29,22 @@ func renderDB(t *testing.T) *bun.DB {
 }
 
 // The operators' SQL: wildcards escaped, typed comparisons, the last
-// changer read from the drafts and versions of the right item type, and
-// every value a literal.
+// changer read from the user's drafts (only the preview's set under a
+// preview) and versions of the right item type in the site, and every
+// value a literal.
 func TestListQueryFilters(t *testing.T) {
 	db := renderDB(t)
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	user := uuid.MustParse("0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b")
+	site, release, extra := uuid.New(), uuid.New(), uuid.New()
+	set := `(d.release_id = '` + release.String() + `' OR d.id = ANY('{"` + extra.String() + `"}'::uuid[]))`
 	l := ListQuery{DefaultSort: OrderOldest, Limit: 20, Drafted: true, Filters: []ColumnValue{
 		{Column: "title", Op: OpContains, Value: "100%_x"},
 		{Column: "path", Op: OpPrefix, Value: "/blog/"},
 		{Column: "updated_at", Op: OpGte, Arg: at},
 		{Column: "page_type", Op: OpIn, Arg: []string{"home", "page"}},
 		{Column: "parent_id", None: true},
-		{Op: OpEq, Arg: user, LastUser: "pages"},
+		{Op: OpEq, Arg: user, LastUser: "pages", SiteID: site, Drafts: &DraftSet{Release: release, Extra: []string{extra.String()}}},
 	}}
 	got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String()
 	for _, want := range []string{
@@ -50,8 +53,12 @@ func TestListQueryFilters(t *testing.T) {
 		`"updated_at" >= '2026-11-01 00:00:00+00:00'`,
 		`"page_type" IN ('home', 'page')`,
 		`"parent_id" IS NULL`,
-		`COALESCE((SELECT d.user_id FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = "t"."id"), (SELECT v.user_id FROM versions v WHERE v.item_type = 'pages' AND v.item_id = "t"."id"`,
-		`= '0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b'`,
+		// filter[user]: the user's drafts in the site (under a preview only
+		// the set's), else their versions that are the record's latest.
+		`"t"."id" IN (SELECT d.item_id FROM drafts d WHERE d.site_id = '` + site.String() + `' AND d.item_type = 'pages' AND d.user_id = '0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b' AND ` + set + `)`,
+		`"t"."id" IN (SELECT v.item_id FROM versions v WHERE v.site_id = '` + site.String() + `' AND v.item_type = 'pages' AND v.user_id = '0b7c5f2e-6f1c-4d55-9b8e-3f4a2d1c0e9b'`,
+		`(w.created_at, w.id) > (v.created_at, v.id)`,
+		`NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'pages' AND d.item_id = "t"."id" AND d.user_id IS NOT NULL AND ` + set + `)`,
 		`ORDER BY created_at, id LIMIT 20`,
 	} {
 		if !strings.Contains(got, want) {
@@ -89,6 +96,28 @@ func TestListQueryKeyset(t *testing.T) {
 	}
 }
 
+// A cursor whose row does not exist in the site answers an empty page
+// in every direction and order: each keyset first checks that the row
+// exists (a missing row's keys read NULL, which a descending key's
+// comparison lets every row through).
+func TestListQueryKeysetCursorRowMustExist(t *testing.T) {
+	db := renderDB(t)
+	id, site := uuid.New(), uuid.New()
+	exists := `EXISTS (SELECT 1 FROM "pages" AS cursor_row WHERE cursor_row.id = '` + id.String() + `' AND cursor_row.site_id = '` + site.String() + `')`
+	for _, before := range []bool{false, true} {
+		for _, l := range []ListQuery{
+			{DefaultSort: OrderOldest, Limit: 20},
+			{DefaultSort: OrderNewest, Limit: 20},
+			{Sort: []SortColumn{{Column: "title", Desc: true}}, DefaultSort: OrderOldest, Limit: 20},
+		} {
+			l.Keyset = &Keyset{ID: id, SiteID: site, Before: before}
+			if got := l.Apply(db.NewSelect().TableExpr("pages AS t")).String(); !strings.Contains(got, exists) {
+				t.Errorf("keyset (before %v, order %v %v) lacks %s:\n%s", before, l.DefaultSort, l.Sort, exists, got)
+			}
+		}
+	}
+}
+
 // An order of NOT NULL keys in one direction is one row comparison (an
 // index range scan from the cursor), the id compared with the cursor
 // itself; page[before] turns it around.
@@ -101,9 +130,9 @@ func TestListQueryKeysetRowComparison(t *testing.T) {
 		want string
 	}{
 		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
-			`WHERE ((created_at, id) > (` + cursor + `, '` + id.String() + `')) ORDER BY created_at ASC, id ASC LIMIT 21`},
+			`AND ((created_at, id) > (` + cursor + `, '` + id.String() + `')) ORDER BY created_at ASC, id ASC LIMIT 21`},
 		{ListQuery{DefaultSort: OrderOldest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site, Before: true}},
-			`WHERE ((created_at, id) < (` + cursor + `, '` + id.String() + `')) ORDER BY created_at DESC, id DESC LIMIT 21`},
+			`AND ((created_at, id) < (` + cursor + `, '` + id.String() + `')) ORDER BY created_at DESC, id DESC LIMIT 21`},
 		{ListQuery{Sort: []SortColumn{{Column: "updated_at", Desc: true}}, DefaultSort: OrderNewest, Limit: 20, Keyset: &Keyset{ID: id, SiteID: site}},
 			`"updated_at" IS NOT NULL AND`}, // updated_at DESC, created_at DESC, id ASC: mixed
 	} {

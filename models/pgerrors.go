@@ -22,7 +22,17 @@ const (
 	sqlExclusionViolation  = "23P01"
 	sqlDeadlockDetected    = "40P01"
 	sqlSerializationFailed = "40001"
+	sqlBadByteSequence     = "22021" // character_not_in_repertoire: invalid UTF-8
+	sqlUntranslatable      = "22P05" // untranslatable_character (\u0000 in jsonb)
 )
+
+// IsInvalidText tells whether Postgres refused text a client sent: bytes
+// that are not UTF-8, or a character text cannot hold. The API checks its
+// inputs first; this is the backstop that answers 400, not a server fault.
+func IsInvalidText(err error) bool {
+	code, _ := pgCode(err)
+	return code == sqlBadByteSequence || code == sqlUntranslatable
+}
 
 // pgCode is err's SQLSTATE, or "" when err is not an error Postgres sent.
 func pgCode(err error) (string, *pgconn.PgError) {

@@ -213,8 +213,11 @@ type ColumnValue struct {
 	// Arg is the typed value: a uuid.UUID, a time.Time, a []string for in.
 	Arg any
 	// LastUser, an item type, compares Arg with who last changed the row
-	// instead of a column.
+	// instead of a column, among the site SiteID's drafts, versions or
+	// uploads; Drafts, under a preview, is the set whose drafts count.
 	LastUser string
+	SiteID   uuid.UUID
+	Drafts   *DraftSet
 }
 
 // SortColumn is one sort key of a ListQuery.

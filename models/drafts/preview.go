@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 // A release's preview (docs/releases.md, "Preview"): reads of the live
@@ -64,6 +66,15 @@ func PreviewIdentity(ctx context.Context) string {
 		return fmt.Sprintf("%p", p)
 	}
 	return ""
+}
+
+// DraftSetOf is the set of the preview ctx carries (nil: none), for the
+// SQL of models that reads drafts (filter[user]: inSet's condition).
+func DraftSetOf(ctx context.Context) *models.DraftSet {
+	if p := previewOf(ctx); p != nil {
+		return &models.DraftSet{Release: p.Release, Extra: p.extra}
+	}
+	return nil
 }
 
 // Previewing tells whether ctx carries a preview.
