@@ -79,9 +79,11 @@ func (e *Engine) PageToRender(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 func (e *Engine) pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, path string, drafted bool) (*View, error) {
 	slug := path[strings.LastIndexByte(path, '/')+1:]
 	var ids []uuid.UUID
+	// The page stored at path first, so the bound on the candidates never
+	// drops it for the pages that merely share its slug.
 	err := db.NewSelect().Table("pages").Column("id").
 		Where("site_id = ? AND trashed_at IS NULL AND (path = ? OR slug = ?)", siteID, path, slug).
-		Limit(maxRenderCandidates).Scan(ctx, &ids)
+		OrderExpr("path = ? DESC, id", path).Limit(maxRenderCandidates).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("pages at %s: %w", path, err)
 	}

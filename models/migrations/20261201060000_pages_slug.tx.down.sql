@@ -1,0 +1,1 @@
+DROP INDEX pages_site_slug_idx;
