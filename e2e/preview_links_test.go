@@ -344,20 +344,56 @@ func TestPreviewLinkTemplateError(t *testing.T) {
 func TestPreviewLinkDocumentLinks(t *testing.T) {
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
+	r := pvStagedRelease(t, s, e, "Links", "About us, linked", "New in the release")
+	_, url := e.mustPvLink(r.release)
+	page, content, created := r.page, r.content, r.created
+
+	roots := []string{url + "/pages/" + page + "?include=layout", url + "/pages?page[size]=1", url + "/contents/" + created + "?include=content-blocks",
+		url + "/contents?page[size]=1&filter[page]=" + page, url + "/contents/" + content + "/content-blocks?page[size]=1", url + "/site"}
+	get := func(u string) (int, []byte) {
+		st, _, body := s.pvGet(t, http.MethodGet, u, "application/vnd.api+json")
+		return st, []byte(body)
+	}
+	pvCrawl(t, roots, get, func(u string, _ []byte, doc any) (next []string) {
+		for _, l := range pvLinksOf(doc, false) {
+			if !strings.HasPrefix(l, url+"/") {
+				t.Errorf("GET %s advertises %s, not under the link", u, l)
+				continue
+			}
+			next = append(next, l)
+		}
+		return next
+	})
+	// The content the release creates reads through its own links.
+	if st, _, body := s.pvGet(t, http.MethodGet, url+"/contents/"+created, ""); st != 200 || !strings.Contains(body, `"New in the release"`) || strings.Contains(body, "include=draft") {
+		t.Fatalf("a created content through the link = %d %s", st, body)
+	}
+}
+
+// pvRelease is a release staging a drafted title of the site's page, a
+// content created under it and that content's block.
+type pvRelease struct{ page, content, created, release string }
+
+func pvStagedRelease(t *testing.T, s *system, e *editor, title, pageTitle, contentTitle string) pvRelease {
+	t.Helper()
 	page, content := pvSite(t, s, e)
-	release := e.createRelease("Links")
-	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": "About us, linked"}}})
+	release := e.createRelease(title)
+	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": pageTitle}}})
 	if d.Status != 200 {
 		t.Fatalf("PATCH page = %d %s", d.Status, d.Raw)
 	}
-	created, cd := e.create("contents", map[string]any{"title": "New in the release", "position": 2}, map[string]any{"page": ref("pages", page)})
+	created, cd := e.create("contents", map[string]any{"title": contentTitle, "position": 2}, map[string]any{"page": ref("pages", page)})
 	_, bd := e.create("content-blocks", map[string]any{"var-name": "fresh", "data-type": "text", "body": "Fresh", "position": 1}, map[string]any{"content": ref("contents", created)})
 	e.mustStage(release, draftOf(t, d.resource(t)), cd, bd)
-	_, url := e.mustPvLink(release)
+	return pvRelease{page: page, content: content, created: created, release: release}
+}
 
-	queue := []string{url + "/pages/" + page + "?include=layout", url + "/pages?page[size]=1", url + "/contents/" + created + "?include=content-blocks",
-		url + "/contents?page[size]=1&filter[page]=" + page, url + "/contents/" + content + "/content-blocks?page[size]=1", url + "/site"}
-	seen := map[string]bool{}
+// pvCrawl reads the documents at start and follows the links visit
+// returns for each, three levels deep (at most 250 reads); each read must
+// answer 200 with JSON. It fails unless it read at least 30.
+func pvCrawl(t *testing.T, start []string, get func(string) (int, []byte), visit func(u string, body []byte, doc any) []string) {
+	t.Helper()
+	queue, seen := start, map[string]bool{}
 	for depth := 0; depth < 3 && len(queue) > 0; depth++ {
 		var next []string
 		for _, u := range queue {
@@ -365,31 +401,21 @@ func TestPreviewLinkDocumentLinks(t *testing.T) {
 				continue
 			}
 			seen[u] = true
-			st, _, body := s.pvGet(t, http.MethodGet, u, "application/vnd.api+json")
+			st, body := get(u)
 			if st != 200 {
-				t.Errorf("GET %s without credentials = %d %s", u, st, body)
+				t.Errorf("GET %s = %d %s", u, st, body)
 				continue
 			}
 			var doc any
-			if err := json.Unmarshal([]byte(body), &doc); err != nil {
+			if err := json.Unmarshal(body, &doc); err != nil {
 				t.Fatalf("GET %s: %v", u, err)
 			}
-			for _, l := range pvLinksOf(doc, false) {
-				if !strings.HasPrefix(l, url+"/") {
-					t.Errorf("GET %s advertises %s, not under the link", u, l)
-					continue
-				}
-				next = append(next, l)
-			}
+			next = append(next, visit(u, body, doc)...)
 		}
 		queue = next
 	}
 	if len(seen) < 30 {
 		t.Fatalf("followed only %d links: %v", len(seen), seen)
-	}
-	// The content the release creates reads through its own links.
-	if st, _, body := s.pvGet(t, http.MethodGet, url+"/contents/"+created, ""); st != 200 || !strings.Contains(body, `"New in the release"`) || strings.Contains(body, "include=draft") {
-		t.Fatalf("a created content through the link = %d %s", st, body)
 	}
 }
 
@@ -427,58 +453,35 @@ func pvLinksOf(v any, inLinks bool) []string {
 func TestPreviewReleaseDocumentLinks(t *testing.T) {
 	s := start(t)
 	e := s.editor(t, "editor@demo.test")
-	page, content := pvSite(t, s, e)
-	release := e.createRelease("Token links")
-	d := e.do(http.MethodPatch, "/pages/"+page, map[string]any{"data": map[string]any{"type": "pages", "id": page, "attributes": map[string]any{"title": "About us, previewed"}}})
-	if d.Status != 200 {
-		t.Fatalf("PATCH page = %d %s", d.Status, d.Raw)
-	}
-	created, cd := e.create("contents", map[string]any{"title": "New in the token preview", "position": 2}, map[string]any{"page": ref("pages", page)})
-	_, bd := e.create("content-blocks", map[string]any{"var-name": "fresh", "data-type": "text", "body": "Fresh", "position": 1}, map[string]any{"content": ref("contents", created)})
-	e.mustStage(release, draftOf(t, d.resource(t)), cd, bd)
-	pr := "preview-release=" + release
+	r := pvStagedRelease(t, s, e, "Token links", "About us, previewed", "New in the token preview")
+	page, content, created := r.page, r.content, r.created
+	pr := "preview-release=" + r.release
 
-	queue := []string{s.URL + "/pages/" + page + "?include=layout&" + pr, s.URL + "/pages?page[size]=1&" + pr,
+	roots := []string{s.URL + "/pages/" + page + "?include=layout&" + pr, s.URL + "/pages?page[size]=1&" + pr,
 		s.URL + "/contents/" + created + "?include=content-blocks&" + pr, s.URL + "/contents?page[size]=1&filter[page]=" + page + "&" + pr,
 		s.URL + "/contents/" + content + "/content-blocks?page[size]=1&" + pr, s.URL + "/contents/" + created + "/relationships/page?" + pr}
-	seen := map[string]bool{}
 	sawTitle, sawCreated := false, false
-	for depth := 0; depth < 3 && len(queue) > 0; depth++ {
-		var next []string
-		for _, u := range queue {
-			if seen[u] || len(seen) >= 250 {
-				continue
+	get := func(u string) (int, []byte) {
+		resp, body := s.rawRequest(t, http.MethodGet, u, "Authorization", "Bearer "+e.token, "Accept", "application/vnd.api+json")
+		return resp.StatusCode, body
+	}
+	pvCrawl(t, roots, get, func(u string, body []byte, doc any) (next []string) {
+		sawCreated = sawCreated || strings.Contains(string(body), `"New in the token preview"`)
+		for _, title := range pvTitlesOf(doc, page) { // the page as data or included
+			if title != "About us, previewed" {
+				t.Errorf("GET %s shows the page titled %q, not as the release drafts it", u, title)
 			}
-			seen[u] = true
-			resp, body := s.rawRequest(t, http.MethodGet, u, "Authorization", "Bearer "+e.token, "Accept", "application/vnd.api+json")
-			if resp.StatusCode != 200 {
-				t.Errorf("GET %s = %d %s", u, resp.StatusCode, body)
-				continue
-			}
-			sawCreated = sawCreated || strings.Contains(string(body), `"New in the token preview"`)
-			var doc any
-			if err := json.Unmarshal(body, &doc); err != nil {
-				t.Fatalf("GET %s: %v", u, err)
-			}
-			for _, title := range pvTitlesOf(doc, page) { // the page as data or included
-				if title != "About us, previewed" {
-					t.Errorf("GET %s shows the page titled %q, not as the release drafts it", u, title)
-				}
-				sawTitle = true
-			}
-			for _, l := range pvLinksOf(doc, false) {
-				if !strings.HasPrefix(l, s.URL+"/") || strings.Count(l, pr) != 1 || strings.Contains(l, "include=draft") {
-					t.Errorf("GET %s advertises %s: want it under the API with %s once", u, l, pr)
-					continue
-				}
-				next = append(next, l)
-			}
+			sawTitle = true
 		}
-		queue = next
-	}
-	if len(seen) < 30 {
-		t.Fatalf("followed only %d links: %v", len(seen), seen)
-	}
+		for _, l := range pvLinksOf(doc, false) {
+			if !strings.HasPrefix(l, s.URL+"/") || strings.Count(l, pr) != 1 || strings.Contains(l, "include=draft") {
+				t.Errorf("GET %s advertises %s: want it under the API with %s once", u, l, pr)
+				continue
+			}
+			next = append(next, l)
+		}
+		return next
+	})
 	if !sawTitle || !sawCreated {
 		t.Errorf("followed reads showed the drafted title %v and the created content %v, want both", sawTitle, sawCreated)
 	}
