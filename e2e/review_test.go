@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,6 +289,63 @@ func TestReviewSectionEditorVerdicts(t *testing.T) {
 	ed.mustReview(rel, "approved")
 	if got := author.releaseState(rel); got != "approved 1/1" {
 		t.Errorf("after the whole-site editor's approval: %s, want approved 1/1", got)
+	}
+}
+
+// TestReviewUnderConcurrentEdits: approvals and requests race 32 edits of
+// the release's staged pages (more requests at once than the API's pool
+// has connections; edits and reviews lock the drafts and the release in
+// opposite orders): every request answers 200 or 201, never a 5xx, and the
+// review state is consistent afterwards: one more edit lapses whatever was
+// approved, and a fresh approval counts.
+func TestReviewUnderConcurrentEdits(t *testing.T) {
+	t.Parallel()
+	rt := newReviewTeam(t)
+	author, ed := rt.author, rt.ed
+	var pages, drafts []string
+	for i := range 8 {
+		p, d := author.page(fmt.Sprintf("Raced %d", i), fmt.Sprintf("raced-%d", i), "")
+		pages, drafts = append(pages, p), append(drafts, d)
+	}
+	rel := rt.requested("Raced", drafts...)
+	var wg sync.WaitGroup
+	statuses := make(chan string, 48)
+	for i := range 32 {
+		wg.Go(func() {
+			p := pages[i%len(pages)]
+			d := author.do(http.MethodPatch, "/pages/"+p, map[string]any{"data": map[string]any{"type": "pages", "id": p,
+				"attributes": map[string]any{"title": fmt.Sprintf("Raced edit %d", i)}}})
+			statuses <- fmt.Sprintf("PATCH %d %.300s", d.Status, d.Raw)
+		})
+	}
+	for i := range 8 {
+		wg.Go(func() {
+			verdict := "approved"
+			by := ed
+			if i%2 == 1 {
+				verdict, by = "requested", author
+			}
+			d := by.review(rel, verdict)
+			statuses <- fmt.Sprintf("%s %d %.300s", verdict, d.Status, d.Raw)
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if f := strings.Fields(st); f[1] != "200" && f[1] != "201" {
+			t.Errorf("under concurrent edits and reviews: %s", st)
+		}
+	}
+	if d := author.do(http.MethodPatch, "/pages/"+pages[0], map[string]any{"data": map[string]any{"type": "pages", "id": pages[0],
+		"attributes": map[string]any{"title": "The last edit"}}}); d.Status != 200 {
+		t.Fatalf("the last edit = %d %s", d.Status, d.Raw)
+	}
+	if got := author.releaseState(rel); got != "in-review 0/1" {
+		t.Errorf("after the last edit: %s, want in-review 0/1", got)
+	}
+	ed.mustReview(rel, "approved")
+	if got := author.releaseState(rel); got != "approved 1/1" {
+		t.Errorf("after a fresh approval: %s, want approved 1/1", got)
 	}
 }
 

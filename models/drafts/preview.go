@@ -211,7 +211,8 @@ func ReleaseStamps(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid
 		ID uuid.UUID `bun:"id,type:uuid"`
 		ReleaseStamp
 	}
-	err := db.NewRaw(`SELECT id, version, drafts_version, status FROM releases WHERE site_id = ? AND id IN (?)`,
+	err := db.NewRaw(`SELECT r.id, r.version, v.version AS drafts_version, r.status FROM releases r
+  JOIN release_draft_versions v ON v.release_id = r.id WHERE r.site_id = ? AND r.id IN (?)`,
 		siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("release stamps: %w", err)
