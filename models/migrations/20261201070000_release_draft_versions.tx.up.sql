@@ -9,14 +9,15 @@
 -- on the release), and locked last by everyone.
 CREATE TABLE release_draft_versions (
     release_id uuid PRIMARY KEY REFERENCES releases (id) ON DELETE CASCADE,
+    site_id    uuid NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
     version    bigint NOT NULL DEFAULT 0
 );
-INSERT INTO release_draft_versions (release_id, version) SELECT id, drafts_version FROM releases;
+INSERT INTO release_draft_versions (release_id, site_id, version) SELECT id, site_id, drafts_version FROM releases;
 ALTER TABLE releases DROP COLUMN drafts_version;
 
 CREATE FUNCTION pressroom_release_versions_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO release_draft_versions (release_id) SELECT id FROM new_releases;
+    INSERT INTO release_draft_versions (release_id, site_id) SELECT id, site_id FROM new_releases;
     RETURN NULL;
 END $$;
 CREATE TRIGGER releases_draft_versions AFTER INSERT ON releases REFERENCING NEW TABLE AS new_releases
