@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -113,9 +114,9 @@ func (v *View) Drafted() Row {
 	if v.Draft == nil || v.Draft.Event == EventCreate {
 		return v.Row
 	}
-	out := Row{}
-	for k, val := range v.Row {
-		out[k] = val
+	out := maps.Clone(v.Row) // the runtime's copy of the whole table, not one insert per field
+	if out == nil {
+		out = Row{}
 	}
 	for k, val := range v.Draft.Drafted {
 		out[k] = val
