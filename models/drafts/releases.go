@@ -230,9 +230,9 @@ func StagedDrafts(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bo
 
 // StagedPages ranks the drafts staged in each release (the releases'
 // to-many relationship drafts), by draft id.
-func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, offset, limit int) ([]Ranked, error) {
+func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, w models.Window) ([]Ranked, error) {
 	return rankPages(ctx, db, `WITH b AS (SELECT d.id, d.release_id AS parent, d.id::text AS pos FROM drafts d
-  WHERE d.site_id = ?0 AND d.release_id IN (?1))`, siteID, releases, offset, limit)
+  WHERE d.site_id = ?0 AND d.release_id IN (?1))`, siteID, releases, w)
 }
 
 // ReleaseDrafts locks the open release relID of rev's site and makes its
