@@ -41,7 +41,7 @@ func TestCheckFallbacks(t *testing.T) {
 		// A tag leading into a cycle is not on it: the cycle is reported once.
 		"into a cycle": {map[string]string{"en": "de", "de": "fr", "fr": "de"}, []want{{"de", "locale_fallback_cycle"}}},
 		// Not site locales: chains may pass through them (fr-CA → pt → en).
-		"unknown tags": {map[string]string{"fr-CA": "pt", "pt": "en"}, nil},
+		"unknown tags":  {map[string]string{"fr-CA": "pt", "pt": "en"}, nil},
 		"unknown cycle": {map[string]string{"pt": "es", "es": "pt"}, []want{{"es", "locale_fallback_cycle"}}},
 		"malformed":     {map[string]string{"fr-CA": "not a tag", "de-de": "en"}, []want{{"fr-CA", "invalid_locale"}, {"de-de", "invalid_locale"}}},
 	} {

@@ -22,11 +22,15 @@ import (
 type Draft struct {
 	bun.BaseModel `bun:"table:drafts,alias:d"`
 
-	ID            uuid.UUID      `bun:"id,pk,type:uuid" json:"id"`
-	SiteID        uuid.UUID      `bun:"site_id,type:uuid,notnull" json:"site_id"`
-	ItemType      string         `bun:"item_type,notnull" json:"item_type"`
-	ItemID        uuid.UUID      `bun:"item_id,type:uuid,notnull" json:"item_id"`
-	Event         string         `bun:"event,notnull" json:"event"`
+	ID       uuid.UUID `bun:"id,pk,type:uuid" json:"id"`
+	SiteID   uuid.UUID `bun:"site_id,type:uuid,notnull" json:"site_id"`
+	ItemType string    `bun:"item_type,notnull" json:"item_type"`
+	ItemID   uuid.UUID `bun:"item_id,type:uuid,notnull" json:"item_id"`
+	Event    string    `bun:"event,notnull" json:"event"`
+	// Locale is "" for the record's shared draft (shared attributes and the
+	// base locale's values); a tag for an update of that locale's values
+	// only, keyed "column@tag" (docs/locales.md).
+	Locale        string         `bun:"locale,notnull" json:"locale,omitempty"`
 	Drafted       map[string]any `bun:"drafted,type:jsonb,notnull" json:"drafted"`
 	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull" json:"object_changes"`
 	UserID        *uuid.UUID     `bun:"user_id,type:uuid" json:"user_id"`
@@ -101,26 +105,38 @@ func (r Row) Live() bool { return r["published_at"] != nil }
 type View struct {
 	Kind  *Kind
 	Row   Row    // the stored row
-	Draft *Draft // nil without a pending draft
+	Draft *Draft // the shared draft (locale ""); nil without one
+	// LocaleDrafts are the record's pending locale drafts by tag (their
+	// keys are disjoint from the shared draft's and each other's); nil
+	// without any.
+	LocaleDrafts map[string]*Draft
 	// DraftedPath is a page's path as drafted when the load derived it
 	// (LockForWrite, LoadMany with drafts); nil otherwise.
 	DraftedPath *string
 }
 
 // Drafted is the item as the draft would make it: the row with the drafted
-// columns laid over it (the row itself for a create draft).
+// columns laid over it (the row itself for a create draft), the shared
+// draft's and every locale draft's.
 func (v *View) Drafted() Row {
-	if v.Draft == nil || v.Draft.Event == EventCreate {
+	if v.Draft == nil && len(v.LocaleDrafts) == 0 || v.Draft != nil && v.Draft.Event == EventCreate {
 		return v.Row
 	}
 	out := Row{}
 	for k, val := range v.Row {
 		out[k] = val
 	}
-	for k, val := range v.Draft.Drafted {
-		out[k] = val
+	if v.Draft != nil {
+		for k, val := range v.Draft.Drafted {
+			out[k] = val
+		}
 	}
-	if v.Draft.Event == EventDelete {
+	for _, d := range v.LocaleDrafts {
+		for k, val := range d.Drafted {
+			out[k] = val
+		}
+	}
+	if v.Draft != nil && v.Draft.Event == EventDelete {
 		out["trashed_at"] = v.Draft.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	return out
@@ -148,8 +164,8 @@ func scanRows(ctx context.Context, db bun.IDB, query string, args ...any) ([]Row
 	}
 	out := make([]Row, 0, len(raws))
 	for _, raw := range raws {
-		var r Row
-		if err := json.Unmarshal(raw, &r); err != nil {
+		r, err := decodeRow(raw)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -431,7 +447,8 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	v := &View{Kind: k, Draft: new(Draft), DraftedPath: path}
-	if err := json.Unmarshal(row, &v.Row); err != nil {
+	var err error
+	if v.Row, err = decodeRow(row); err != nil {
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	if err := json.Unmarshal(draft, v.Draft); err != nil { // its json tags are the columns
@@ -555,7 +572,8 @@ func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, 
 		return nil, models.NotFound(k.Singular())
 	}
 	v := &View{Kind: k, DraftedPath: path}
-	if err := json.Unmarshal(row, &v.Row); err != nil {
+	var err error
+	if v.Row, err = decodeRow(row); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	if len(draft) > 0 && string(draft) != "null" {
@@ -713,7 +731,8 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
-		if err := json.Unmarshal([]byte(raw), &after); err != nil {
+		var err error
+		if after, err = decodeRow([]byte(raw)); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
 	}

@@ -100,8 +100,8 @@ func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withD
 	views := make([]*View, len(raws))
 	ids := make([]uuid.UUID, len(raws))
 	for i, raw := range raws {
-		var r Row
-		if err := json.Unmarshal(raw, &r); err != nil {
+		r, err := decodeRow(raw)
+		if err != nil {
 			return nil, 0, err
 		}
 		views[i], ids[i] = &View{Kind: k, Row: r}, r.ID()
