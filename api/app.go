@@ -246,6 +246,7 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
 	r.perms.declare(method, path, p)
+	h = localeWrap(h) // locale-tag, on every route (locale.go)
 	if method == fiber.MethodGet {
 		if r.previews != nil {
 			h = r.previews.wrap(h) // preview-release, on every read

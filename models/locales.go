@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -230,4 +231,28 @@ func ChainsOf(locales []string, fallbacks map[string]string) map[string][]string
 		out[l] = chain
 	}
 	return out
+}
+
+// localeColumnsSQL reads a site's locales (the sites row aliased s) with
+// the token statements: the list as one space-separated string (tags hold
+// no spaces) and the chains only for a site with several locales, so a
+// single-locale site's request decodes no JSON.
+const localeColumnsSQL = `array_to_string(s.locales, ' '), s.base_locale, CASE WHEN cardinality(s.locales) > 1 THEN s.locale_chains END`
+
+// localeColumns are the values localeColumnsSQL reads.
+type localeColumns struct {
+	list, base string
+	chains     []byte
+}
+
+func (c localeColumns) parse() (SiteLocales, error) {
+	s := SiteLocales{Locales: strings.Fields(c.list), Base: c.base}
+	if len(s.Locales) == 1 {
+		s.Chains = map[string][]string{s.Locales[0]: {s.Locales[0]}}
+		return s, nil
+	}
+	if err := json.Unmarshal(c.chains, &s.Chains); err != nil {
+		return SiteLocales{}, fmt.Errorf("locale chains: %w", err)
+	}
+	return s, nil
 }
