@@ -20,7 +20,7 @@ const localesMigration = "migrations/20261202010000_locales.tx"
 // The schema is taken to just before it (every migration up, then its
 // down), records of every kind are written, the migration runs again, and
 // every row is what it was but for translations = {}; every draft and
-// version is the shared one (locale ''), sites have the one locale en.
+// version is the shared one (locale ”), sites have the one locale en.
 func TestLocalesMigrationKeepsValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
