@@ -281,7 +281,7 @@ func readQuery(k *Kind, withDraft bool) string {
 		path = `(WITH RECURSIVE ` + draftedPathWalk("t", "", "$1") + ` SELECT ` + draftedPathOf + `)`
 	}
 	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
-LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id
+LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = ''
 WHERE t.site_id = $1 AND t.id = ANY($2)`
 }
 
@@ -297,7 +297,7 @@ func readPreviewQuery(k *Kind) string {
 		path = `(WITH RECURSIVE ` + draftedPathWalkIn("t", "", "$1", " AND "+inSet("pd", "$4", "$5")) + ` SELECT ` + draftedPathOf + `)`
 	}
 	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
-LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND ` + inSet("d", "$4", "$5") + `
+LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = '' AND ` + inSet("d", "$4", "$5") + `
 WHERE t.site_id = $1 AND t.id = ANY($2)`
 }
 
@@ -308,7 +308,7 @@ func draftsOfItems(ctx context.Context, db bun.IDB, itemType string, ids []uuid.
 		return out, nil
 	}
 	var ds []*Draft
-	q := db.NewSelect().Model(&ds).Where("item_type = ? AND item_id IN (?)", itemType, bun.In(ids))
+	q := db.NewSelect().Model(&ds).Where("item_type = ? AND item_id IN (?) AND locale = ''", itemType, bun.In(ids))
 	if lock {
 		q = q.Order("id").For("UPDATE")
 	}
@@ -508,7 +508,7 @@ var createQueries = func() map[*Kind]string {
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
     FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?1
-    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id AND pd.locale = ''
     WHERE up.depth < 64
 )`, param["slug"], param["parent_id"])
 			path = "(SELECT coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL LIMIT 1)"
@@ -608,7 +608,7 @@ func draftedPathWalkIn(row, from, site, pdCond string) string {
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
     FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ` + site + `
-    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id` + pdCond + `
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id AND pd.locale = ''` + pdCond + `
     WHERE up.depth < 64
 )`
 }
@@ -629,7 +629,7 @@ func lockQuery(k *Kind) string {
 	}
 	// k.Table is one of the kinds' fixed table names, never input.
 	return `WITH RECURSIVE d AS MATERIALIZED (
-    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 FOR UPDATE
+    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 AND locale = '' FOR UPDATE
 ), r AS MATERIALIZED (
     SELECT * FROM ` + k.Table + ` t WHERE t.site_id = $2 AND t.id = $3 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
 )` + walk + `
@@ -852,12 +852,12 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	// with batches of any length, and a generic plan made on near-empty
 	// tables (models/prepared.go) cost 3 ms here.
 	query, args := `SELECT p.id, (WITH RECURSIVE `+draftedPathWalk("p", "", "?0")+` SELECT `+draftedPathOf+`)
-FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''
 WHERE p.site_id = ?0 AND p.id IN (?1)`, []any{siteID, bun.In(ids)}
 	if p := previewOf(ctx); p != nil {
 		// A release's preview: only the set's drafts move pages.
 		query, args = `SELECT p.id, (WITH RECURSIVE `+draftedPathWalkIn("p", "", "?0", " AND "+inSet("pd", "?2", "?3"))+` SELECT `+draftedPathOf+`)
-FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND `+inSet("d", "?2", "?3")+`
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = '' AND `+inSet("d", "?2", "?3")+`
 WHERE p.site_id = ?0 AND p.id IN (?1)`, append(args, p.setArgs()...)
 	}
 	rows, err := db.QueryContext(ctx, query, args...)
@@ -931,7 +931,7 @@ WITH RECURSIVE up (id) AS (
   UNION
     SELECT x.parent
     FROM up JOIN pages p ON p.id = up.id AND p.site_id = ?0
-    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''
     CROSS JOIN LATERAL (VALUES (p.parent_id), ((d.drafted ->> 'parent_id')::uuid)) AS x (parent)
     WHERE x.parent IS NOT NULL
 )

@@ -3,6 +3,8 @@ package drafts
 import (
 	"reflect"
 	"testing"
+
+	"github.com/pressroom/pressroom/models"
 )
 
 func TestLocaleKeysAndSplit(t *testing.T) {
@@ -105,5 +107,19 @@ func TestFlatNestRoundTrip(t *testing.T) {
 	// An empty translations object disappears from the flat row.
 	if got, _ := decodeRow([]byte(`{"title": "About", "translations": {}}`)); !reflect.DeepEqual(got, Row{"title": "About"}) {
 		t.Errorf("decodeRow(empty translations) = %#v", got)
+	}
+}
+
+// TestLocalizedColumnsAgree: models (which strips a removed locale's
+// values) and the kinds declare the same localized columns.
+func TestLocalizedColumnsAgree(t *testing.T) {
+	for _, k := range []*Kind{Pages, Contents, ContentBlocks} {
+		var cols []string
+		for _, f := range k.LocalizedFields() {
+			cols = append(cols, f.Column)
+		}
+		if got := models.LocalizedColumns(k.Table); !reflect.DeepEqual(got, cols) {
+			t.Errorf("%s: models.LocalizedColumns = %v, the kind's localized fields %v", k.Table, got, cols)
+		}
 	}
 }
