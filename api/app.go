@@ -252,6 +252,7 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 }
 
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
+	h = localeWrap(h) // locale-tag, on every route (locale.go)
 	if method == fiber.MethodGet {
 		r.addRead(path, p, h, false)
 		return

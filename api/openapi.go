@@ -196,8 +196,12 @@ var specialRoutes = map[string]special{
 	"GET /site": {summary: "The caller's site", kind: opOne, typ: "sites",
 		description: "The site the access token belongs to; every other record the API serves is scoped to it. include=theme adds the live theme."},
 	"PATCH /site": {summary: "Update the caller's site", kind: opOne, typ: "sites", body: "sites",
-		errors:      []string{"invalid_title", "invalid_slug", "invalid_approvals", "taken", "theme_required", "missing_relationship", "invalid_relationship_type"},
-		description: "Changes the site's title or subdomain-slug (unique among sites), release-approvals (0 to 5: how many valid approvals a release needs before it is published; admins only, as every change of the site), or its live theme through relationships.theme. Optimistic like every versioned write: send If-Match (the ETag) or meta.version, and a stale one is 412."},
+		errors: []string{"invalid_title", "invalid_slug", "invalid_approvals", "taken", "theme_required", "missing_relationship", "invalid_relationship_type",
+			"invalid_locales", "duplicate_locale", "locale_fallback_cycle", "too_many_fallbacks", "invalid_require_default_locale", "locale_in_use", "base_locale", "path_taken", "invalid_force"},
+		description: "Changes the site's title or subdomain-slug (unique among sites), release-approvals (0 to 5: how many valid approvals a release needs before it is published; admins only, as every change of the site), or its live theme through relationships.theme. " +
+			"Locales (docs/locales.md): locales (1 to 20 canonical BCP 47 tags, the first the default), locale-fallbacks (tag → the tag its missing values come from; a chain may pass through tags the site does not list; acyclic), require-default-locale. Problems are 422, all at once, each at its tag (/data/attributes/locales/1, /data/attributes/locale-fallbacks/fr-CA). " +
+			"While the site has one locale, replacing it relabels base-locale too. Removing the base locale is 409 base_locale; removing a locale with content is 409 locale_in_use (one error per locale, meta: locale, records, drafts) unless the document carries top-level meta {\"force\": true}, which deletes that locale's values and drafts (versions keep their history). " +
+			"Optimistic like every versioned write: send If-Match (the ETag) or meta.version, and a stale one is 412."},
 	"GET /site/theme": {summary: "The site's live theme", kind: opOne, typ: "themes", nullable: true,
 		description: "The theme the site's pages render with, or data null while no theme has been published."},
 	"GET /site/relationships/theme": {summary: "The site's theme linkage", kind: opLinkage, typ: "sites", rel: "theme",
@@ -345,6 +349,9 @@ var parameters = map[string]any{
 	"previewRelease": map[string]any{"name": previewParam, "in": "query",
 		"description": "Read the site as publishing this release would make it: the live records with the release's drafts and their publication closure laid over them, and no other draft (docs/releases.md). 404 for a release the site does not have; 400 invalid_parameter with include=draft.",
 		"schema":      map[string]any{"type": "string", "format": "uuid"}},
+	"localeTag": map[string]any{"name": localeParam, "in": "query",
+		"description": "The locale to read and write in: one of the site's locales (GET /site, attribute locales), a BCP 47 language tag compared case-insensitively; without it, the site's default locale (the first). The response names it in Content-Language. 400 invalid_locale for a tag that is not BCP 47, 400 unknown_locale for one the site does not have (docs/locales.md).",
+		"schema":      map[string]any{"type": "string", "maxLength": models.MaxTagLen, "example": "de"}},
 }
 
 type specBuilder struct {
@@ -464,6 +471,9 @@ func (b *specBuilder) parameters(method, path string, sp special, spec *QuerySpe
 	}
 	if method == fiber.MethodGet && spec != nil && !sp.public {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/previewRelease"}) // every read (preview.go)
+	}
+	if spec != nil && !sp.public {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/localeTag"}) // every route (locale.go)
 	}
 	if (method == fiber.MethodPatch || method == fiber.MethodDelete) && sp.kind != opLinkage {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/ifMatch"})

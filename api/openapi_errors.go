@@ -49,6 +49,16 @@ var errorCodes = map[string]errorCode{
 	"invalid_page":       {400, "page[number] or page[size] out of range, page[after] or page[before] not a cursor of the list, combined with page[number] or each other, or given to a search of one type (filter[q])"},
 	"invalid_filter":     {400, "a filter value of the wrong form: filter[q] without words, with too many or too long; an operator the filter does not take; a value not of the filter's type (an id, an RFC 3339 time, one of the listed values); a filter of GET /audit-events that is not a user id, a type:id or an RFC 3339 time"},
 	"invalid_parameter":  {400, "an endpoint-specific parameter (wait) out of range"},
+	// Locales (locale.go, site_locales.go, models/sitestore.go; docs/locales.md).
+	"invalid_locale":                 {400, "locale-tag, a site's locale or a locale-fallbacks tag is not a canonical BCP 47 language tag such as de or fr-CA (422 in PATCH /site, at the tag)"},
+	"unknown_locale":                 {400, "locale-tag is not one of the site's locales (meta.locales lists them)"},
+	"invalid_locales":                {422, "locales is not a list of 1 to 20 tags"},
+	"duplicate_locale":               {422, "a tag listed twice in locales"},
+	"locale_fallback_cycle":          {422, "locale-fallbacks go round in a circle (the detail shows it), at its first tag"},
+	"too_many_fallbacks":             {422, "locale-fallbacks has more than 50 entries"},
+	"invalid_require_default_locale": {422, "require-default-locale is not a boolean"},
+	"locale_in_use":                  {409, "a locale to remove has content: records' values or drafts (meta: locale, records, drafts); send meta.force true to remove it anyway"},
+	"base_locale":                    {409, "the base locale (base-locale) cannot be removed while the site has other locales"},
 	// The body (jsonapi.Decode, decode.go, intake).
 	"malformed_document":        {400, "the body is not a JSON:API document of one resource"},
 	"invalid_member":            {400, "a member of the wrong JSON type"},
@@ -131,7 +141,7 @@ var errorCodes = map[string]errorCode{
 	// Revisions (revisions.go, revisions_schedule.go, models/drafts).
 	"invalid_comments":        {422, "comments over 10000 characters"},
 	"invalid_publish_at":      {422, "publish-at not an RFC 3339 time in the future"},
-	"invalid_force":           {422, "force without reverts"},
+	"invalid_force":           {422, "force without reverts; PATCH /site: meta.force not a boolean"},
 	"too_many":                {422, "more drafts than one revision may list"},
 	"invalid_idempotency_key": {400, "Idempotency-Key empty or over 200 characters"},
 	"publish_failed":          {422, "publishing failed within the wait; nothing was published"},
@@ -193,6 +203,9 @@ func errorsOf(method, path string, sp special, spec *QuerySpec, perms permission
 	}
 	if spec != nil {
 		add(queryErrors...)
+		if !sp.public {
+			add("invalid_locale", "unknown_locale") // locale-tag, on every route (locale.go)
+		}
 		if len(spec.Includes) > 0 {
 			add("unknown_include")
 		}

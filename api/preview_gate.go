@@ -174,7 +174,7 @@ func (g previewGate) serve(c *fiber.Ctx) error {
 	if includesDraft(c.Query("include")) {
 		return jsonapi.BadRequest("unknown_include", "A preview link shows the release: include=draft is not served.").AtParameter("include")
 	}
-	oauth.WithPrincipal(c, &oauth.Principal{SiteID: u.SiteID, Role: models.RoleViewer})
+	oauth.WithPrincipal(c, &oauth.Principal{SiteID: u.SiteID, Role: models.RoleViewer, Locales: u.Usage.Locales})
 	setPreviewRelease(c, u.ReleaseID)
 	if isRenderPath(c.Path()) {
 		return c.Next()

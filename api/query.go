@@ -157,9 +157,9 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 			if err := q.parsePage(name, m[2], v); err != nil {
 				return nil, err
 			}
-		case name == previewParam && (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead):
-			// A release's preview (preview.go): checked and applied around
-			// the handler, by previewing.
+		case name == previewParam && (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead), name == localeParam:
+			// A release's preview (preview.go), the locale (locale.go):
+			// checked and applied around the handler.
 		default:
 			return nil, jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 		}

@@ -22,6 +22,15 @@ type siteAttributes struct {
 	// ReleaseApprovals is how many valid approvals a release needs before
 	// it is published (docs/releases.md "Review"); 0: no review step.
 	ReleaseApprovals int `json:"release-approvals"`
+	// Locales are the site's BCP 47 language tags in order, the first the
+	// default; LocaleFallbacks maps a tag to the one its missing values
+	// come from; BaseLocale is the locale of the records' own values;
+	// RequireDefaultLocale: a create is published only with a title in the
+	// default locale (docs/locales.md).
+	Locales              []string          `json:"locales"`
+	LocaleFallbacks      map[string]string `json:"locale-fallbacks"`
+	BaseLocale           string            `json:"base-locale"`
+	RequireDefaultLocale bool              `json:"require-default-locale"`
 	timestamps
 }
 
@@ -30,6 +39,12 @@ type siteUpdate struct {
 	Title            *string `json:"title"`
 	SubdomainSlug    *string `json:"subdomain-slug" oas:"pattern:dns-label"`
 	ReleaseApprovals *int    `json:"release-approvals"`
+	// Locales, LocaleFallbacks, RequireDefaultLocale: the locale settings
+	// (site_locales.go); base-locale is set by the server.
+	Locales              *[]string          `json:"locales"`
+	LocaleFallbacks      *map[string]string `json:"locale-fallbacks"`
+	RequireDefaultLocale *bool              `json:"require-default-locale"`
+	BaseLocale           any                `json:"base-locale"`
 	readOnlyTimestamps
 }
 
@@ -49,8 +64,10 @@ func siteSpec() QuerySpec {
 func (h siteHandler) resource(s *models.ThemedSite) *jsonapi.Resource {
 	theme := optionalID(s.ThemeID)
 	r := &jsonapi.Resource{Type: "sites", ID: s.ID.String(),
-		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, ReleaseApprovals: s.ReleaseApprovals, timestamps: timestampsOf(s.CreatedAt, s.UpdatedAt)},
-		Links:      h.links.self("/site"),
+		Attributes: siteAttributes{Title: s.Title, SubdomainSlug: s.SubdomainSlug, ReleaseApprovals: s.ReleaseApprovals,
+			Locales: s.Locales, LocaleFallbacks: fallbacksOf(s), BaseLocale: s.BaseLocale, RequireDefaultLocale: s.RequireDefaultLocale,
+			timestamps: timestampsOf(s.CreatedAt, s.UpdatedAt)},
+		Links: h.links.self("/site"),
 		Relationships: map[string]*jsonapi.Relationship{
 			// The live theme: PATCH it to publish a theme.
 			"theme": h.links.relationship("/site", "theme", jsonapi.ToOne("themes", theme)),
@@ -107,11 +124,14 @@ func (h siteHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := checkReadOnly(doc.Data.Sent); err != nil {
+	if err := checkReadOnly(doc.Data.Sent, "base-locale"); err != nil {
 		return err
 	}
 	attrs := doc.Data.Attributes
-	var change models.SiteChange
+	change, err := localeChange(c, doc.Data.Sent, attrs, doc.Meta)
+	if err != nil {
+		return err
+	}
 	if attrs.Title != nil {
 		title, err := titleAttr(attrs.Title, true, false)
 		if err != nil {
@@ -164,6 +184,9 @@ func (h siteHandler) save(c *fiber.Ctx, siteID uuid.UUID, bodyVersion *int, chan
 		out, err = models.UpdateSite(ctx, tx, siteID, change, func(s *models.ThemedSite) error {
 			return checkVersion(c, s.ID.String(), s.Version, bodyVersion)
 		})
+		if err == nil && change.LocalesChanged() {
+			err = localePathsOf(ctx, tx, siteID, change)
+		}
 		return err
 	})
 	return out, err

@@ -91,8 +91,9 @@ func (f ColumnValue) lastUser(alias string, drafted bool) schema.QueryWithArgs {
 	}
 	// A draft without a user (deleted since) defers to the last version,
 	// as before: COALESCE(draft's user, last version's user).
+	// Drafts of any locale: a translator's draft names its user too.
 	return bun.SafeQuery(`(? IN (SELECT d.item_id FROM drafts d WHERE d.site_id = ? AND d.item_type = ? AND d.user_id = ? AND ?)
-  OR ? AND NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = ? AND d.item_id = ? AND d.user_id IS NOT NULL AND ?))`,
+  OR ? AND NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = ? AND d.item_id = ? AND d.user_id IS NOT NULL AND ?)) /* drafts of any locale */`,
 		id, f.SiteID, f.LastUser, f.Arg, set, live, f.LastUser, id, set)
 }
 

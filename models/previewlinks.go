@@ -150,20 +150,25 @@ type PreviewLinkUse struct {
 // link is refused by the next request on every replica.
 const usePreviewLinkQuery = `UPDATE preview_links l SET ` + rateWindowSet + `,
     uses_count = l.uses_count + 1, last_used_at = now()
-FROM releases r
-WHERE l.token_hash = $1 AND r.id = l.release_id AND r.site_id = l.site_id
+FROM releases r, sites s
+WHERE l.token_hash = $1 AND r.id = l.release_id AND r.site_id = l.site_id AND s.id = l.site_id
 RETURNING l.token_hash, l.id, l.site_id, l.release_id, r.status, l.revoked_at IS NOT NULL, l.expires_at <= now(),
-    l.rate_limit, l.window_count, ` + rateWindowReset
+    l.rate_limit, l.window_count, ` + rateWindowReset + `, ` + localeColumnsSQL
 
 // UsePreviewLink is the link whose token is token, this request counted;
 // ok is false for none.
 func UsePreviewLink(ctx context.Context, db bun.IDB, token string) (u PreviewLinkUse, ok bool, err error) {
 	want := PreviewTokenHash(token)
 	var got []byte
+	var ls localeColumns
 	err = ScanPrepared(ctx, db, usePreviewLinkQuery, []any{want},
-		&got, &u.ID, &u.SiteID, &u.ReleaseID, &u.ReleaseStatus, &u.Revoked, &u.Expired, &u.Usage.Limit, &u.Usage.Used, &u.Usage.ResetSeconds)
+		&got, &u.ID, &u.SiteID, &u.ReleaseID, &u.ReleaseStatus, &u.Revoked, &u.Expired, &u.Usage.Limit, &u.Usage.Used, &u.Usage.ResetSeconds,
+		&ls.list, &ls.base, &ls.chains)
 	if IsNoRows(err) {
 		return PreviewLinkUse{}, false, nil
+	}
+	if err == nil {
+		u.Usage.Locales, err = ls.parse()
 	}
 	if err != nil {
 		return PreviewLinkUse{}, false, err

@@ -168,20 +168,26 @@ func SetRole(ctx context.Context, db bun.IDB, siteID, userID uuid.UUID, role Rol
 
 // AccessTokenMember reads, for the access token id of the user of the
 // site, whether it is stored and not revoked, and the user's membership of
-// the site: one statement, which every authenticated request runs (a
-// prepared one, ScanPrepared: parsing and planning the text cost more than
-// the lookup). live is false for a revoked token and for a user who is no
-// longer a member of the site.
-func AccessTokenMember(ctx context.Context, db bun.IDB, id, userID, siteID uuid.UUID) (role Role, prefix *string, live bool, err error) {
+// the site, and the site's locales (SiteLocales: validating a request's
+// locale-tag costs no query): one statement, which every authenticated
+// request runs (a prepared one, ScanPrepared: parsing and planning the
+// text cost more than the lookup). live is false for a revoked token and
+// for a user who is no longer a member of the site.
+func AccessTokenMember(ctx context.Context, db bun.IDB, id, userID, siteID uuid.UUID) (role Role, prefix *string, locales SiteLocales, live bool, err error) {
 	var r string
-	err = ScanPrepared(ctx, db, `SELECT m.role, m.path_prefix FROM oauth_access_tokens t
+	var ls localeColumns
+	err = ScanPrepared(ctx, db, `SELECT m.role, m.path_prefix, `+localeColumnsSQL+` FROM oauth_access_tokens t
 JOIN memberships m ON m.user_id = t.user_id AND m.site_id = t.site_id
+JOIN sites s ON s.id = t.site_id
 WHERE t.id = $1 AND t.user_id = $2 AND t.site_id = $3 AND t.revoked_at IS NULL`,
-		[]any{UUIDParam(id), UUIDParam(userID), UUIDParam(siteID)}, &r, &prefix)
+		[]any{UUIDParam(id), UUIDParam(userID), UUIDParam(siteID)}, &r, &prefix, &ls.list, &ls.base, &ls.chains)
 	if IsNoRows(err) {
-		return "", nil, false, nil
+		return "", nil, SiteLocales{}, false, nil
 	}
-	return Role(r), prefix, err == nil, err
+	if err == nil {
+		locales, err = ls.parse()
+	}
+	return Role(r), prefix, locales, err == nil, err
 }
 
 // MemberSite finds the site user signs in to: the one whose slug is slug,

@@ -248,7 +248,7 @@ func Highlights(ctx context.Context, db bun.IDB, s Search, ids []uuid.UUID) (map
 		col = func(c string) string {
 			return "CASE WHEN d.id IS NULL THEN t." + c + " ELSE d.drafted ->> '" + c + "' END"
 		}
-		join = "LEFT JOIN drafts d ON d.item_type = ?3 AND d.item_id = t.id AND d.event <> 'delete'"
+		join = "LEFT JOIN drafts d ON d.item_type = ?3 AND d.item_id = t.id AND d.locale = '' AND d.event <> 'delete'"
 		drafted = "d.id IS NOT NULL"
 	}
 	q := `SELECT ?3 AS item_type, t.id AS hit_id, ts_rank(sd.search, query) AS rank,
@@ -315,7 +315,7 @@ func ConfigureSearch(ctx context.Context, db *bun.DB, language string) error {
     UNION ALL SELECT 'contents', id, false, pressroom_title_search(title) FROM contents
     UNION ALL SELECT 'content-blocks', id, false, pressroom_block_search(body) FROM content_blocks
     UNION ALL SELECT 'assets', a.id, false, pressroom_asset_search(a.title, i.file_name) FROM assets a LEFT JOIN asset_images i ON i.asset_id = a.id
-    UNION ALL SELECT item_type, item_id, true, pressroom_draft_search(item_type, drafted) FROM drafts WHERE event <> 'delete') v
+    UNION ALL SELECT item_type, item_id, true, pressroom_draft_search(item_type, drafted) FROM drafts WHERE event <> 'delete' AND locale = '') v
   WHERE sd.item_type = v.t AND sd.item_id = v.id AND sd.drafted = v.drafted`)
 		if err != nil {
 			return fmt.Errorf("reindex search in %s: %w", language, err)

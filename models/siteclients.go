@@ -167,6 +167,8 @@ type ClientTokenUse struct {
 	Used, ResetSeconds int
 	// Live is false for a revoked or unknown token, or a deleted client.
 	Live bool
+	// Locales are the site's locales (read with the token).
+	Locales SiteLocales
 }
 
 // useClientTokenQuery checks the token and counts the request against its
@@ -175,10 +177,11 @@ type ClientTokenUse struct {
 // the rest of the statement only: one client's requests queue behind each
 // other for that long, nobody else's do.
 const useClientTokenQuery = `UPDATE site_clients c SET ` + rateWindowSet + `
-WHERE c.client_id = $2 AND c.site_id = $3 AND EXISTS (
+FROM sites s
+WHERE c.client_id = $2 AND c.site_id = $3 AND s.id = c.site_id AND EXISTS (
     SELECT 1 FROM oauth_access_tokens t
     WHERE t.id = $1 AND t.client_id = $2 AND t.site_id = $3 AND t.user_id IS NULL AND t.revoked_at IS NULL)
-RETURNING c.role, c.rate_limit, c.window_count, ` + rateWindowReset
+RETURNING c.role, c.rate_limit, c.window_count, ` + rateWindowReset + `, ` + localeColumnsSQL
 
 // rateWindowSet counts a request in its row's fixed minute (columns
 // window_start and window_count, the database's clock, so every replica
@@ -197,10 +200,14 @@ const (
 func UseClientToken(ctx context.Context, db bun.IDB, id uuid.UUID, clientID string, siteID uuid.UUID) (ClientTokenUse, error) {
 	var u ClientTokenUse
 	var role string
+	var ls localeColumns
 	err := ScanPrepared(ctx, db, useClientTokenQuery, []any{UUIDParam(id), clientID, UUIDParam(siteID)},
-		&role, &u.Limit, &u.Used, &u.ResetSeconds)
+		&role, &u.Limit, &u.Used, &u.ResetSeconds, &ls.list, &ls.base, &ls.chains)
 	if IsNoRows(err) {
 		return ClientTokenUse{}, nil
+	}
+	if err == nil {
+		u.Locales, err = ls.parse()
 	}
 	u.Role, u.Live = Role(role), err == nil
 	return u, err

@@ -57,4 +57,15 @@ type ThemedSite struct {
 
 	Version int        `bun:"version,notnull"`
 	ThemeID *uuid.UUID `bun:"theme_id,type:uuid"`
+
+	// The site's locales (docs/locales.md; the locales migration adds
+	// them): the ordered list (the first the default), the base locale
+	// (whose values are the rows' own columns), the fallbacks, the chains
+	// derived from them (ChainsOf), and whether a create must have a title
+	// in the default locale before it is published.
+	Locales              []string            `bun:"locales,array,notnull"`
+	BaseLocale           string              `bun:"base_locale,notnull"`
+	LocaleFallbacks      map[string]string   `bun:"locale_fallbacks,type:jsonb,notnull"`
+	LocaleChains         map[string][]string `bun:"locale_chains,type:jsonb,notnull"`
+	RequireDefaultLocale bool                `bun:"require_default_locale,notnull"`
 }

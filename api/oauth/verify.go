@@ -40,6 +40,9 @@ type Principal struct {
 	// role, for no person. Usage is its rate limit, this request counted.
 	Client bool
 	Usage  *models.ClientTokenUse
+	// Locales are the site's locales and their chains, read with the
+	// token (docs/locales.md): api/locale.go judges locale-tag by them.
+	Locales models.SiteLocales
 }
 
 // Can tells whether the principal's role holds permission p.
@@ -61,6 +64,12 @@ func PrincipalOf(c *fiber.Ctx) *Principal {
 		panic("oauth.PrincipalOf on a route without RequireToken")
 	}
 	return p
+}
+
+// PrincipalIfAny returns the request's principal, if it has one.
+func PrincipalIfAny(c *fiber.Ctx) (*Principal, bool) {
+	p, ok := c.Locals(principalKey{}).(*Principal)
+	return p, ok
 }
 
 // WithPrincipal is for tests of handlers that need a principal without a token.
@@ -232,8 +241,8 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// (models.AccessTokenMember): a role change holds on the next request,
 	// and a removed member's token stops working.
 	m, err, _ := v.lookups.Do(string(key[:]), func() (member, error) {
-		role, prefix, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
-		return member{role: role, prefix: prefix, live: live}, err
+		role, prefix, locales, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
+		return member{role: role, prefix: prefix, locales: locales, live: live}, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)
@@ -241,16 +250,17 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	if !m.live {
 		return nil, invalidToken{"The access token has been revoked."}
 	}
-	pr.Role, pr.PathPrefix = m.role, m.prefix
+	pr.Role, pr.PathPrefix, pr.Locales = m.role, m.prefix, m.locales
 	return pr, nil
 }
 
 // member is what one token lookup reads: whether the token is live, and
 // the membership it acts under.
 type member struct {
-	role   models.Role
-	prefix *string
-	live   bool
+	role    models.Role
+	prefix  *string
+	locales models.SiteLocales
+	live    bool
 }
 
 // tokenKey is raw's SHA-256, without copying a token of the usual size
@@ -322,7 +332,7 @@ func (v *verifier) verifyClient(ctx context.Context, pr *Principal) (*Principal,
 	if u.Used > u.Limit {
 		return nil, rateLimited{u: u}
 	}
-	pr.Role, pr.Usage = u.Role, &u
+	pr.Role, pr.Usage, pr.Locales = u.Role, &u, u.Locales
 	return pr, nil
 }
 

@@ -204,7 +204,7 @@ func childDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, childrenOf p
 				ColumnExpr("(SELECT c.? FROM ? c WHERE c.id = d.item_id) AS stored_parent", bun.Ident(c.Column), bun.Ident(ck.Table)).
 				Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
 				Where(`d.id = ANY (ARRAY(
-    SELECT (SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.item_id = c.id) FROM ?1 c WHERE c.?2 IN (?3)
+    SELECT (SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.item_id = c.id AND x.locale = '') FROM ?1 c WHERE c.?2 IN (?3)
   UNION
     SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.drafted_parent IN (?3)))`, c.Type, bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids))
 			if lock {

@@ -180,14 +180,14 @@ var subtreeCTE = func() string {
 			steps = append(steps,
 				fmt.Sprintf("SELECT '%s'::text, x.id FROM %s x WHERE t.kind = '%s' AND x.site_id = ?0 AND x.%s = t.id",
 					ck.Type, ck.Table, k.Type, c.Column),
-				fmt.Sprintf("SELECT '%s'::text, x.item_id FROM drafts x WHERE t.kind = '%s' AND x.item_type = '%s' AND x.site_id = ?0 AND x.drafted_parent = t.id",
+				fmt.Sprintf("SELECT '%s'::text, x.item_id FROM drafts x WHERE t.kind = '%s' AND x.item_type = '%s' AND x.site_id = ?0 AND x.drafted_parent = t.id AND x.locale = ''",
 					ck.Type, k.Type, ck.Type))
 		}
 	}
 	return fmt.Sprintf(`WITH RECURSIVE tree (kind, id, created) AS (
     SELECT ?1::text, ?2::uuid, false
   UNION
-    SELECT c.kind, c.id, coalesce((SELECT cd.event = 'create' FROM drafts cd WHERE cd.item_type = c.kind AND cd.item_id = c.id), false)
+    SELECT c.kind, c.id, coalesce((SELECT cd.event = 'create' FROM drafts cd WHERE cd.item_type = c.kind AND cd.item_id = c.id AND cd.locale = ''), false)
     FROM tree t CROSS JOIN LATERAL (
         %s
     ) AS c (kind, id)
@@ -211,7 +211,7 @@ var lockSubtreeQuery = dollarParams(func() string {
 	q := subtreeCTE + `,
 ld AS MATERIALIZED (
     SELECT d.id, d.event, d.revision_id FROM drafts d
-    WHERE d.id = ANY (ARRAY(SELECT (SELECT x.id FROM drafts x WHERE x.item_type = sub.kind AND x.item_id = sub.id) FROM sub))
+    WHERE d.id = ANY (ARRAY(SELECT (SELECT x.id FROM drafts x WHERE x.item_type = sub.kind AND x.item_id = sub.id AND x.locale = '') FROM sub))
     ORDER BY d.id FOR UPDATE OF d
 )`
 	var counts []string
@@ -247,7 +247,7 @@ var deleteSubtreeQuery = dollarParams(func() string {
 		sources = append(sources, fmt.Sprintf(`SELECT coalesce(d.id, gen_random_uuid()), ?0::uuid, '%s', x.id, 'delete', jsonb_build_object(%s), '{}'::jsonb,
         ?3::uuid, NULL::uuid, coalesce(d.created_at, ?4), ?4::timestamptz, coalesce(d.version, 0) + 1
     FROM %s x
-    LEFT JOIN drafts d ON d.item_type = '%s' AND d.item_id = x.id
+    LEFT JOIN drafts d ON d.item_type = '%s' AND d.item_id = x.id AND d.locale = ''
     WHERE x.id = ANY (ARRAY(SELECT id FROM live WHERE kind = '%s')) AND x.site_id = ?0 AND d.event IS DISTINCT FROM 'delete'`, k.Type, strings.Join(pairs, ", "), k.Table, k.Type, k.Type))
 		bumps = append(bumps, fmt.Sprintf(`,
 b_%s AS (UPDATE %s SET version = version + 1 WHERE id = ANY (ARRAY(SELECT id FROM live WHERE kind = '%s')) RETURNING 1)`,

@@ -99,7 +99,7 @@ func HyperlinksToDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, draft
 	if len(draftIDs) == 0 {
 		return nil, nil
 	}
-	q := `WITH b AS (SELECT h.id, t.id AS parent, h.created_at AS pos FROM drafts t JOIN hyperlinks h
+	q := `WITH b AS (SELECT h.id, t.id AS parent, h.created_at AS pos FROM drafts t /* by id: any locale */ JOIN hyperlinks h
     ON h.site_id = t.site_id AND h.linked_type = t.item_type AND h.linked_id = t.item_id AND h.linkable_id <> t.item_id
     AND (h.draft_id IS NULL OR h.draft_id <> t.id)
   WHERE t.site_id = ?0 AND t.id IN (?1))`

@@ -23,11 +23,15 @@ import (
 type Draft struct {
 	bun.BaseModel `bun:"table:drafts,alias:d"`
 
-	ID            uuid.UUID      `bun:"id,pk,type:uuid" json:"id"`
-	SiteID        uuid.UUID      `bun:"site_id,type:uuid,notnull" json:"site_id"`
-	ItemType      string         `bun:"item_type,notnull" json:"item_type"`
-	ItemID        uuid.UUID      `bun:"item_id,type:uuid,notnull" json:"item_id"`
-	Event         string         `bun:"event,notnull" json:"event"`
+	ID       uuid.UUID `bun:"id,pk,type:uuid" json:"id"`
+	SiteID   uuid.UUID `bun:"site_id,type:uuid,notnull" json:"site_id"`
+	ItemType string    `bun:"item_type,notnull" json:"item_type"`
+	ItemID   uuid.UUID `bun:"item_id,type:uuid,notnull" json:"item_id"`
+	Event    string    `bun:"event,notnull" json:"event"`
+	// Locale is "" for the record's shared draft (shared attributes and the
+	// base locale's values); a tag for an update of that locale's values
+	// only, keyed "column@tag" (docs/locales.md).
+	Locale        string         `bun:"locale,notnull" json:"locale,omitempty"`
 	Drafted       map[string]any `bun:"drafted,type:jsonb,notnull" json:"drafted"`
 	ObjectChanges map[string]any `bun:"object_changes,type:jsonb,notnull" json:"object_changes"`
 	UserID        *uuid.UUID     `bun:"user_id,type:uuid" json:"user_id"`
@@ -102,26 +106,38 @@ func (r Row) Live() bool { return r["published_at"] != nil }
 type View struct {
 	Kind  *Kind
 	Row   Row    // the stored row
-	Draft *Draft // nil without a pending draft
+	Draft *Draft // the shared draft (locale ""); nil without one
+	// LocaleDrafts are the record's pending locale drafts by tag (their
+	// keys are disjoint from the shared draft's and each other's); nil
+	// without any.
+	LocaleDrafts map[string]*Draft
 	// DraftedPath is a page's path as drafted when the load derived it
 	// (LockForWrite, LoadMany with drafts); nil otherwise.
 	DraftedPath *string
 }
 
 // Drafted is the item as the draft would make it: the row with the drafted
-// columns laid over it (the row itself for a create draft).
+// columns laid over it (the row itself for a create draft), the shared
+// draft's and every locale draft's.
 func (v *View) Drafted() Row {
-	if v.Draft == nil || v.Draft.Event == EventCreate {
+	if v.Draft == nil && len(v.LocaleDrafts) == 0 || v.Draft != nil && v.Draft.Event == EventCreate {
 		return v.Row
 	}
 	out := maps.Clone(v.Row) // the runtime's copy of the whole table, not one insert per field
 	if out == nil {
 		out = Row{}
 	}
-	for k, val := range v.Draft.Drafted {
-		out[k] = val
+	if v.Draft != nil {
+		for k, val := range v.Draft.Drafted {
+			out[k] = val
+		}
 	}
-	if v.Draft.Event == EventDelete {
+	for _, d := range v.LocaleDrafts {
+		for k, val := range d.Drafted {
+			out[k] = val
+		}
+	}
+	if v.Draft != nil && v.Draft.Event == EventDelete {
 		out["trashed_at"] = v.Draft.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	return out
@@ -149,8 +165,8 @@ func scanRows(ctx context.Context, db bun.IDB, query string, args ...any) ([]Row
 	}
 	out := make([]Row, 0, len(raws))
 	for _, raw := range raws {
-		var r Row
-		if err := json.Unmarshal(raw, &r); err != nil {
+		r, err := decodeRow(raw)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -271,7 +287,7 @@ func readQuery(k *Kind, withDraft bool) string {
 		path = `(WITH RECURSIVE ` + draftedPathWalk("t", "", "$1") + ` SELECT ` + draftedPathOf + `)`
 	}
 	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
-LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id
+LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = ''
 WHERE t.site_id = $1 AND t.id = ANY($2)`
 }
 
@@ -282,7 +298,7 @@ func draftsOfItems(ctx context.Context, db bun.IDB, itemType string, ids []uuid.
 		return out, nil
 	}
 	var ds []*Draft
-	q := db.NewSelect().Model(&ds).Where("item_type = ? AND item_id IN (?)", itemType, bun.In(ids))
+	q := db.NewSelect().Model(&ds).Where("item_type = ? AND item_id IN (?) AND locale = ''", itemType, bun.In(ids))
 	if lock {
 		q = q.Order("id").For("UPDATE")
 	}
@@ -421,7 +437,8 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	v := &View{Kind: k, Draft: new(Draft), DraftedPath: path}
-	if err := json.Unmarshal(row, &v.Row); err != nil {
+	var err error
+	if v.Row, err = decodeRow(row); err != nil {
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	if err := json.Unmarshal(draft, v.Draft); err != nil { // its json tags are the columns
@@ -481,7 +498,7 @@ var createQueries = func() map[*Kind]string {
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
     FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ?1
-    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id AND pd.locale = ''
     WHERE up.depth < 64
 )`, param["slug"], param["parent_id"])
 			path = "(SELECT coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL LIMIT 1)"
@@ -545,7 +562,8 @@ func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, 
 		return nil, models.NotFound(k.Singular())
 	}
 	v := &View{Kind: k, DraftedPath: path}
-	if err := json.Unmarshal(row, &v.Row); err != nil {
+	var err error
+	if v.Row, err = decodeRow(row); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	if len(draft) > 0 && string(draft) != "null" {
@@ -580,7 +598,7 @@ func draftedPathWalkIn(row, from, site, pdCond string) string {
            CASE WHEN coalesce(pd.drafted ->> 'slug', p.slug) = '' THEN '' ELSE '/' || coalesce(pd.drafted ->> 'slug', p.slug) END || up.path,
            up.depth + 1
     FROM up JOIN pages p ON p.id = up.cur AND p.site_id = ` + site + `
-    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id` + pdCond + `
+    LEFT JOIN drafts pd ON pd.item_type = 'pages' AND pd.item_id = p.id AND pd.locale = ''` + pdCond + `
     WHERE up.depth < 64
 )`
 }
@@ -601,7 +619,7 @@ func lockQuery(k *Kind) string {
 	}
 	// k.Table is one of the kinds' fixed table names, never input.
 	return `WITH RECURSIVE d AS MATERIALIZED (
-    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 FOR UPDATE
+    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 AND locale = '' FOR UPDATE
 ), r AS MATERIALIZED (
     SELECT * FROM ` + k.Table + ` t WHERE t.site_id = $2 AND t.id = $3 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
 )` + walk + `
@@ -703,7 +721,8 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		if err := q.Returning("to_jsonb(t)").Scan(ctx, &raw); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
-		if err := json.Unmarshal([]byte(raw), &after); err != nil {
+		var err error
+		if after, err = decodeRow([]byte(raw)); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
 	}
@@ -823,12 +842,12 @@ func (e *Engine) DraftedPaths(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 	// with batches of any length, and a generic plan made on near-empty
 	// tables (models/prepared.go) cost 3 ms here.
 	query, args := `SELECT p.id, (WITH RECURSIVE `+draftedPathWalk("p", "", "?0")+` SELECT `+draftedPathOf+`)
-FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''
 WHERE p.site_id = ?0 AND p.id IN (?1)`, []any{siteID, bun.In(ids)}
 	if p := previewOf(ctx); p != nil {
 		// A release's preview: only the set's drafts move pages.
 		query, args = `SELECT p.id, (WITH RECURSIVE `+draftedPathWalkIn("p", "", "?0", " AND "+inSet("pd", "?2", "?3"))+` SELECT `+draftedPathOf+`)
-FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND `+inSet("d", "?2", "?3")+`
+FROM pages p LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = '' AND `+inSet("d", "?2", "?3")+`
 WHERE p.site_id = ?0 AND p.id IN (?1)`, append(args, p.setArgs()...)
 	}
 	rows, err := db.QueryContext(ctx, query, args...)
@@ -902,7 +921,7 @@ WITH RECURSIVE up (id) AS (
   UNION
     SELECT x.parent
     FROM up JOIN pages p ON p.id = up.id AND p.site_id = ?0
-    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''
     CROSS JOIN LATERAL (VALUES (p.parent_id), ((d.drafted ->> 'parent_id')::uuid)) AS x (parent)
     WHERE x.parent IS NOT NULL
 )

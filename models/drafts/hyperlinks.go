@@ -23,6 +23,8 @@ type Hyperlink struct {
 	LinkedType string     `bun:"linked_type,notnull"`
 	LinkedID   uuid.UUID  `bun:"linked_id,type:uuid,notnull"`
 	Href       string     `bun:"href,notnull"`
+	// Locale is the body's locale ("": the base; docs/locales.md).
+	Locale string `bun:"locale,notnull"`
 }
 
 // hrefs finds href attributes in an HTML body (bounded: a body is text

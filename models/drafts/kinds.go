@@ -68,6 +68,12 @@ type Field struct {
 	// constraints is answered with; "" for the one the broken constraint
 	// says ("title must be 1 to 200 characters.").
 	Rule string
+	// Localized: the field has a value per locale of the site (pages'
+	// title, description, keywords and slug, contents' title, blocks'
+	// body; docs/locales.md). The row's column holds the base locale's;
+	// the others' are the row's translations, keyed "column@tag"
+	// (Locale.Key).
+	Localized bool
 }
 
 // Code is the error code of a value that breaks the field's declarations.
@@ -144,6 +150,27 @@ func (k *Kind) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
+// LocalizedFields are the fields with a value per locale.
+func (k *Kind) LocalizedFields() []Field {
+	var out []Field
+	for _, f := range k.Fields {
+		if f.Localized {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fieldByColumn returns the field of column c.
+func (k *Kind) fieldByColumn(c string) (Field, bool) {
+	for _, f := range k.Fields {
+		if f.Column == c {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
 // Columns are the editable columns.
 func (k *Kind) Columns() []string {
 	out := make([]string, len(k.Fields))
@@ -159,14 +186,14 @@ var (
 		Fields: slices.Concat([]Field{
 			field(Field{Column: "page_type", Type: String, Default: "page", Enum: []string{"home", "page", "not_found", "error", "search"},
 				Description: "What the page is: an ordinary page, or the site's one home, not-found, error or search page."}),
-			field(Field{Column: "slug", Type: String, Default: "", MaxLen: 100, Pattern: regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,98}[a-z0-9])?)?$`),
+			field(Field{Column: "slug", Type: String, Localized: true, Default: "", MaxLen: 100, Pattern: regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,98}[a-z0-9])?)?$`),
 				Example:     "about-us",
 				Holds:       func(s Row) bool { return str(s["slug"]) != "" || str(s["page_type"]) == "home" },
 				Rule:        "slug must be lowercase letters, digits and inner hyphens (1 to 100); only the home page may have an empty slug.",
 				Description: "The last segment of the page's path, unique among its siblings; empty only on the home page."}),
-			field(Field{Column: "title", Type: String, RequiredOnCreate: true, MinLen: 1, MaxLen: 200, Description: "The page's title."}),
-			field(Field{Column: "description", Type: NullString, MaxLen: 1000, Description: "The page's description for search engines and link previews."}),
-			field(Field{Column: "keywords", Type: NullString, MaxLen: 1000, Description: "The page's keywords for search engines."}),
+			field(Field{Column: "title", Type: String, Localized: true, RequiredOnCreate: true, MinLen: 1, MaxLen: 200, Description: "The page's title."}),
+			field(Field{Column: "description", Type: NullString, Localized: true, MaxLen: 1000, Description: "The page's description for search engines and link previews."}),
+			field(Field{Column: "keywords", Type: NullString, Localized: true, MaxLen: 1000, Description: "The page's keywords for search engines."}),
 			field(Field{Column: "search_engine_indexable", Type: Bool, Default: true, Description: "Whether search engines may index the page."}),
 			field(Field{Column: "search_engine_followable", Type: Bool, Default: true, Description: "Whether search engines may follow the page's links."}),
 			field(Field{Column: "canonical_url", Type: NullString, Format: "uri", MaxBytes: 2000,
@@ -180,7 +207,7 @@ var (
 	}
 	Contents = &Kind{Type: "contents", Table: "contents",
 		Fields: slices.Concat([]Field{
-			field(Field{Column: "title", Type: String, RequiredOnCreate: true, MinLen: 1, MaxLen: 200, Description: "The content's title."}),
+			field(Field{Column: "title", Type: String, Localized: true, RequiredOnCreate: true, MinLen: 1, MaxLen: 200, Description: "The content's title."}),
 			field(Field{Column: "position", Type: Int, Default: 0, Description: "The content's place among its page's contents."}),
 		}, ref(Ref, "page_id", "pages", "The page the content is on.")),
 		Children: []Child{{Type: "content-blocks", Column: "content_id"}},
@@ -193,7 +220,7 @@ var (
 				Description: "The name the layout reads the block by."}),
 			field(Field{Column: "data_type", Type: String, Default: "text", Enum: []string{"text", "html", "image", "link", "markdown"},
 				Description: "How the body is read."}),
-			field(Field{Column: "body", Type: String, Default: "", MaxBytes: MaxBody, Description: "The block's text, HTML, link or markdown."}),
+			field(Field{Column: "body", Type: String, Localized: true, Default: "", MaxBytes: MaxBody, Description: "The block's text, HTML, link or markdown."}),
 			field(Field{Column: "position", Type: Int, Default: 0, Description: "The block's place among its content's blocks."}),
 		}, ref(Ref, "content_id", "contents", "The content the block belongs to."),
 			ref(NullRef, "asset_id", "assets", "The asset the block shows (an image block).")),

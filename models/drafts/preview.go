@@ -179,17 +179,17 @@ func previewArgs(ctx context.Context, drafted bool) []any {
 var previewBlocks = `WITH b AS (SELECT b.id,
     COALESCE(CASE WHEN d.event = 'update' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
     COALESCE(CASE WHEN d.event = 'update' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
-  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
+  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id AND d.locale = ''
     AND ` + inSet("d", "?4", "?5") + `
   WHERE b.site_id = ?0 AND b.trashed_at IS NULL AND (b.published_at IS NOT NULL OR d.event = 'create')
     AND d.event IS DISTINCT FROM 'delete'
     AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
-      WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1) AND ` + inSet("drafts", "?4", "?5") + `)))`
+      WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1) AND locale = '' AND ` + inSet("drafts", "?4", "?5") + `)))`
 
 // previewHyperlinks is HyperlinksOfBlocks's CTE under a preview: a
 // block's links are those of its body as the set drafts it.
 var previewHyperlinks = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
-  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id
+  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.locale = ''
     AND d.event IN ('create', 'update') AND ` + inSet("d", "?4", "?5") + `
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 

@@ -42,7 +42,7 @@ func readPreviewQuery(k *Kind) string {
 FROM (SELECT r.version, v.version AS drafts_version, r.status FROM releases r
     JOIN release_draft_versions v ON v.release_id = r.id WHERE r.site_id = $1 AND r.id = $4) s
 LEFT JOIN LATERAL (SELECT to_jsonb(t) AS row, d.id AS draft_id, d.version AS draft_version, d.updated_at AS draft_updated_at, ` + path + ` AS path
-  FROM ` + k.Table + ` t LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND ` + inSet("d", "$4", "$5") + `
+  FROM ` + k.Table + ` t LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = '' AND ` + inSet("d", "$4", "$5") + `
   WHERE t.site_id = $1 AND t.id = ANY($2)) x ON true`
 }
 

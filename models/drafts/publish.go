@@ -73,6 +73,9 @@ type Version struct {
 	// delete), filled by recordPublished (history.go).
 	State  json.RawMessage `bun:"state,type:jsonb"`
 	UserID *uuid.UUID      `bun:"user_id,type:uuid"`
+	// Locale is the locale the version changed ("": shared and the base;
+	// docs/locales.md).
+	Locale string `bun:"locale,notnull"`
 }
 
 // PublishError is a publish that cannot succeed however often it is tried

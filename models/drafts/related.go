@@ -40,9 +40,9 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
 		q = `WITH b AS (SELECT b.id,
     COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'content_id')::uuid END, b.content_id) AS parent,
     COALESCE(CASE WHEN d.event <> 'create' THEN (d.drafted ->> 'position')::int END, b.position) AS pos
-  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id
+  FROM content_blocks b LEFT JOIN drafts d ON d.site_id = b.site_id AND d.item_type = 'content-blocks' AND d.item_id = b.id AND d.locale = ''
   WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
-    WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1))))`
+    WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1) AND locale = '')))`
 	}
 	rows, err := rankPages(ctx, db, q, siteID, contents, w, previewArgs(ctx, drafted)...)
 	if err != nil {
@@ -63,7 +63,7 @@ func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, block
 	} else if drafted {
 		// One draft per item (UNIQUE (item_type, item_id)).
 		q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
-  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
+  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.locale = '' AND d.event IN ('create', 'update')
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 	}
 	rows, err := rankPages(ctx, db, q, siteID, blocks, w, previewArgs(ctx, drafted)...)
@@ -100,8 +100,8 @@ func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withD
 	views := make([]*View, len(raws))
 	ids := make([]uuid.UUID, len(raws))
 	for i, raw := range raws {
-		var r Row
-		if err := json.Unmarshal(raw, &r); err != nil {
+		r, err := decodeRow(raw)
+		if err != nil {
 			return nil, 0, err
 		}
 		views[i], ids[i] = &View{Kind: k, Row: r}, r.ID()
@@ -128,7 +128,7 @@ func refState(ctx context.Context, db bun.IDB, siteID uuid.UUID, typ string, id 
 		Deleted bool `bun:"d"`
 	}
 	err = db.NewRaw(`SELECT EXISTS (SELECT 1 FROM ? WHERE id = ?1 AND site_id = ?2) AS e,
-  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND event = 'delete') AS d`, bun.Ident(tableOf(typ)), id, siteID, typ).Scan(ctx, &found)
+  EXISTS (SELECT 1 FROM drafts WHERE item_type = ?3 AND item_id = ?1 AND site_id = ?2 AND locale = '' AND event = 'delete') AS d`, bun.Ident(tableOf(typ)), id, siteID, typ).Scan(ctx, &found)
 	return found.Exists, found.Deleted, err
 }
 
@@ -143,7 +143,7 @@ func pageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string,
 		return false, fmt.Errorf("lock special page types: %w", err)
 	}
 	q := db.NewSelect().TableExpr("pages AS p").
-		Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id").
+		Join("LEFT JOIN drafts AS d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''").
 		Where("p.site_id = ?", siteID).
 		Where("COALESCE(d.drafted->>'page_type', p.page_type) = ?", pt).
 		Where("d.event IS DISTINCT FROM 'delete'")
@@ -181,12 +181,12 @@ func pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, self *uuid.UUID, 
 	}
 	var ids []uuid.UUID
 	err := db.NewRaw(`SELECT p.id FROM pages p
-    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id
+    LEFT JOIN drafts d ON d.item_type = 'pages' AND d.item_id = p.id AND d.locale = ''
   WHERE p.site_id = ?0 AND p.slug = ?1 AND `+liveParent+` AND p.id <> ?2
     AND (d.id IS NULL OR (d.event <> 'delete' AND d.drafted ->> 'slug' = ?1 AND `+draftedParent+`))
 UNION ALL
 SELECT d.item_id FROM drafts d
-  WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.event <> 'delete' AND d.item_id <> ?2
+  WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.locale = '' AND d.event <> 'delete' AND d.item_id <> ?2
     AND d.drafted ->> 'slug' = ?1 AND `+draftedParent+`
 LIMIT 1`, args...).Scan(ctx, &ids)
 	if err != nil && !models.IsNoRows(err) {

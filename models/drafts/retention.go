@@ -62,7 +62,7 @@ func PruneHistory(ctx context.Context, db bun.IDB, r HistoryRetention, batch int
 			SELECT v.id FROM versions v WHERE v.created_at < ?0
 			   AND EXISTS (SELECT 1 FROM versions n WHERE n.item_type = v.item_type AND n.item_id = v.item_id
 			        AND (n.created_at, n.id) > (v.created_at, v.id) ORDER BY n.created_at DESC, n.id DESC OFFSET ?2 LIMIT 1)
-			   AND NOT EXISTS (SELECT 1 FROM drafts r WHERE r.item_type = v.item_type AND r.item_id = v.item_id)
+			   AND NOT EXISTS (SELECT 1 FROM drafts r /* any locale */ WHERE r.item_type = v.item_type AND r.item_id = v.item_id)
 			 ORDER BY v.created_at LIMIT ?1 FOR UPDATE SKIP LOCKED)`},
 	}
 	err := models.PruneInBatches(ctx, db, batch, steps, func() {
@@ -106,7 +106,7 @@ func purgeTrash(cutoff time.Time, batch int) func(ctx context.Context, tx bun.Tx
  WHERE d.event = 'delete' AND d.created_at < ?
    AND NOT EXISTS (SELECT 1 FROM versions n WHERE n.item_type = d.item_type AND n.item_id = d.item_id
         AND (n.created_at, n.id) > (d.created_at, d.id))
-   AND NOT EXISTS (SELECT 1 FROM drafts r WHERE r.item_type = d.item_type AND r.item_id = d.item_id)
+   AND NOT EXISTS (SELECT 1 FROM drafts r /* any locale */ WHERE r.item_type = d.item_type AND r.item_id = d.item_id)
  ORDER BY d.created_at, d.revision_id, d.id LIMIT ? FOR UPDATE OF d SKIP LOCKED`, cutoff, batch).Scan(ctx, &recs); err != nil {
 			return 0, 0, fmt.Errorf("lock trashed records: %w", err)
 		}
@@ -123,7 +123,7 @@ func purgeTrash(cutoff time.Time, batch int) func(ctx context.Context, tx bun.Tx
    WHERE d.id IN (?)
      AND NOT EXISTS (SELECT 1 FROM versions n WHERE n.item_type = d.item_type AND n.item_id = d.item_id
           AND (n.created_at, n.id) > (d.created_at, d.id))
-     AND NOT EXISTS (SELECT 1 FROM drafts r WHERE r.item_type = d.item_type AND r.item_id = d.item_id)),
+     AND NOT EXISTS (SELECT 1 FROM drafts r /* any locale */ WHERE r.item_type = d.item_type AND r.item_id = d.item_id)),
 gone AS (
   DELETE FROM versions v USING doomed
    WHERE v.site_id = doomed.site_id AND v.item_type = doomed.item_type AND v.item_id = doomed.item_id

@@ -221,7 +221,8 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 		now := current[v.ItemID]
 		var snap Row
 		if len(v.Snapshot) > 0 && string(v.Snapshot) != "null" {
-			if err := json.Unmarshal(v.Snapshot, &snap); err != nil {
+			var err error
+			if snap, err = decodeRow(v.Snapshot); err != nil {
 				return nil, fmt.Errorf("snapshot of version %s: %w", v.ID, err)
 			}
 		}
@@ -342,10 +343,7 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 			}
 			switch r.event {
 			case EventCreate:
-				row := Row{}
-				for c, v := range r.after {
-					row[c] = v
-				}
+				row := nestRow(k, r.after) // a copy, translations nested back
 				row["version"], row["updated_at"] = row.Version()+1, now
 				inserts = append(inserts, row)
 			case EventUpdate:

@@ -14,7 +14,56 @@ import (
 // numbers); anything the fast path is not sure of, such as an escaped
 // string, a malformed document, a number float64 cannot hold, goes to
 // json.Unmarshal as a whole, so the two can never disagree.
+//
+// A row's translations (the values of its site's locales but the base,
+// docs/locales.md) are lifted into the row under their flat keys
+// ("title@de"), and the translations column itself is dropped: the engine
+// sees one flat row, and nestRow puts them back before SQL.
 func decodeRow(data []byte) (Row, error) {
+	r, err := decodeJSON(data)
+	return liftTranslations(r), err
+}
+
+// translationsColumn is the jsonb column of a row's non-base locales' values.
+const translationsColumn = "translations"
+
+// liftTranslations moves r's translations to flat keys of r.
+func liftTranslations(r Row) Row {
+	tr, ok := r[translationsColumn]
+	if !ok {
+		return r
+	}
+	delete(r, translationsColumn)
+	if m, ok := tr.(map[string]any); ok {
+		for k, v := range m {
+			r[k] = v
+		}
+	}
+	return r
+}
+
+// nestRow is r as its table holds it: the flat keys of localized fields
+// of kind k ("title@de") nested back into the translations column (always
+// set: {} when none), the rest as they are. r is not changed.
+func nestRow(k *Kind, r Row) Row {
+	out := make(Row, len(r)+1)
+	tr := map[string]any{}
+	for key, v := range r {
+		if c, tag := SplitKey(key); tag != "" {
+			if f, ok := k.fieldByColumn(c); ok && f.Localized {
+				tr[key] = v
+				continue
+			}
+		}
+		out[key] = v
+	}
+	out[translationsColumn] = tr
+	return out
+}
+
+// decodeJSON decodes a JSON document into a Row exactly as json.Unmarshal
+// does (decodeRow without the lift).
+func decodeJSON(data []byte) (Row, error) {
 	d := rowDecoder{data: data}
 	d.space()
 	if d.i < len(d.data) && d.data[d.i] == 'n' && d.literal("null") {

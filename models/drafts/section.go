@@ -95,7 +95,7 @@ func contentPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.
 		Drafted *string   `bun:"drafted_page"`
 	}
 	err := db.NewSelect().TableExpr("contents AS c").
-		Join("LEFT JOIN drafts AS d ON d.item_type = 'contents' AND d.item_id = c.id").
+		Join("LEFT JOIN drafts AS d ON d.item_type = 'contents' AND d.item_id = c.id AND d.locale = ''").
 		ColumnExpr("c.id, c.page_id, d.drafted ->> 'page_id' AS drafted_page").
 		Where("c.site_id = ? AND c.id IN (?)", siteID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil {
