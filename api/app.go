@@ -22,6 +22,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/readcache"
 )
 
 // Deps is what the API needs from the outside world. main builds it.
@@ -32,6 +33,9 @@ type Deps struct {
 	Storage    *minio.Client
 	Log        *slog.Logger
 	AssetTypes models.AssetTypes
+	// Reads is the process's cache of live documents (docs/caching.md);
+	// nil caches nothing.
+	Reads *readcache.Cache
 }
 
 // Option changes what New builds; serve passes none. Tests use them
