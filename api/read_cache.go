@@ -29,7 +29,9 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 		if !liveDocumentRead(c) {
 			return h(c)
 		}
-		siteID, key := siteOf(c), c.OriginalURL()
+		// A copy: Fiber's strings point into the request's buffer, which
+		// the next request on the connection reuses.
+		siteID, key := siteOf(c), strings.Clone(c.OriginalURL())
 		if res, ok := r.cache.Get(c.UserContext(), siteID, key); ok {
 			c.Status(res.Status)
 			c.Set(fiber.HeaderContentType, res.ContentType)
