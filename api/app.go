@@ -100,7 +100,9 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	app.Get("/healthz", healthz)
 	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout, d.Log))
 
-	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
+	settings := oauthSettings(d.Config)
+	settings.Reads = d.Reads
+	provider, err := oauth.New(d.DB, settings, d.Log)
 	if err != nil {
 		return nil, err
 	}

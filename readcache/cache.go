@@ -206,9 +206,18 @@ func (c *Cache) Invalidate(siteID uuid.UUID) {
 	}
 }
 
-// Notified is the listener's Notified: a payload that is not a site id
-// (none is sent today) drops everything.
+// AuthSite holds the token lookups (api/oauth): not a site, the entries
+// a notification "auth" drops (a change to access tokens or memberships).
+var AuthSite = uuid.Nil
+
+// Notified is the listener's Notified: a site id drops the site's
+// documents, "auth" the token lookups; anything else (none is sent
+// today) drops everything.
 func (c *Cache) Notified(payload string) {
+	if payload == "auth" {
+		c.Invalidate(AuthSite)
+		return
+	}
 	id, err := uuid.Parse(payload)
 	if err != nil {
 		c.Flush()

@@ -54,6 +54,23 @@ func TestAChangeCommittedBeforeAGetIsNeverServed(t *testing.T) {
 			t.Fatalf("round %d: another site's change dropped this site's document", i)
 		}
 	}
+	// A membership's change drops the token lookups.
+	if _, err := models.CreateUser(ctx, db, site.ID, "a@cache.test", "A", "x"); err != nil {
+		t.Fatal(err)
+	}
+	user, err := models.CreateUser(ctx, db, site.ID, "u@cache.test", "U", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`UPDATE memberships SET role = 'viewer' WHERE user_id = ?`, `DELETE FROM memberships WHERE user_id = ?`} {
+		c.Begin(readcache.AuthSite).Store("token", readcache.Response{Body: []byte("editor")})
+		if _, err := db.ExecContext(ctx, q, user.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.Get(ctx, readcache.AuthSite, "token"); ok {
+			t.Fatalf("a token's lookup served after %s committed", q)
+		}
+	}
 	// Deletes too.
 	c.Begin(site.ID).Store(key, readcache.Response{Status: 200, Body: []byte("stale")})
 	if _, err := db.ExecContext(ctx, `DELETE FROM pages WHERE id = ?`, page); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/readcache"
 )
 
 // Principal is who a verified access token speaks for. Every handler scopes
@@ -128,6 +129,8 @@ type verifier struct {
 	verified claimCache
 	// lookups shares revocation lookups among concurrent requests.
 	lookups coalesce.Group[member]
+	// reads keeps live tokens' lookups (nil: none kept).
+	reads *readcache.Cache
 }
 
 // claimCache is a bounded map of token hash to verified claims.
@@ -231,10 +234,7 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// The same statement reads the user's membership of the site
 	// (models.AccessTokenMember): a role change holds on the next request,
 	// and a removed member's token stops working.
-	m, err, _ := v.lookups.Do(string(key[:]), func() (member, error) {
-		role, prefix, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
-		return member{role: role, prefix: prefix, live: live}, err
-	})
+	m, err := v.member(ctx, key, pr)
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)
 	}
@@ -243,6 +243,47 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	}
 	pr.Role, pr.PathPrefix = m.role, m.prefix
 	return pr, nil
+}
+
+// member is the token's lookup: kept by v.reads (a hit answers only once
+// every change to tokens and memberships committed before this request
+// has dropped the kept lookups: readcache.Cache.Get), else read, shared
+// with concurrent requests of the same token.
+func (v *verifier) member(ctx context.Context, key [32]byte, pr *Principal) (member, error) {
+	k := string(key[:])
+	if r, ok := v.reads.Get(ctx, readcache.AuthSite, k); ok {
+		return decodeMember(r.Body), nil
+	}
+	fill := v.reads.Begin(readcache.AuthSite)
+	m, err, _ := v.lookups.Do(k, func() (member, error) {
+		role, prefix, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
+		return member{role: role, prefix: prefix, live: live}, err
+	})
+	if err != nil || !m.live {
+		fill.End() // a revoked token is looked up again: it stays revoked
+		return m, err
+	}
+	fill.Store(k, readcache.Response{Body: m.encode()})
+	return m, nil
+}
+
+// encode is a live member as the cache keeps it: the role, then the path
+// prefix after a 0 byte when there is one (neither holds a 0 byte).
+func (m member) encode() []byte {
+	b := []byte(m.role)
+	if m.prefix != nil {
+		b = append(append(b, 0), *m.prefix...)
+	}
+	return b
+}
+
+func decodeMember(b []byte) member {
+	role, prefix, ok := strings.Cut(string(b), "\x00")
+	m := member{role: models.Role(role), live: true}
+	if ok {
+		m.prefix = &prefix
+	}
+	return m
 }
 
 // member is what one token lookup reads: whether the token is live, and

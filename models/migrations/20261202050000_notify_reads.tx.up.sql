@@ -39,3 +39,18 @@ CREATE TRIGGER content_blocks_notify_reads_upd AFTER UPDATE ON content_blocks RE
     FOR EACH STATEMENT EXECUTE FUNCTION pressroom_notify_reads();
 CREATE TRIGGER content_blocks_notify_reads_del AFTER DELETE ON content_blocks REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION pressroom_notify_reads();
+
+-- A change to access tokens (a revocation, a prune, a user's deletion
+-- cascading) or memberships (a role, a section, a removal) NOTIFYs "auth"
+-- on the same channel: each replica drops the token lookups it keeps
+-- (api/oauth, readcache.AuthSite). Statement triggers: one notification
+-- per statement, and Postgres folds a transaction's equal ones into one.
+CREATE FUNCTION pressroom_notify_auth() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('pressroom_reads', 'auth');
+    RETURN NULL;
+END $$;
+CREATE TRIGGER oauth_access_tokens_notify_auth AFTER UPDATE OR DELETE ON oauth_access_tokens
+    FOR EACH STATEMENT EXECUTE FUNCTION pressroom_notify_auth();
+CREATE TRIGGER memberships_notify_auth AFTER INSERT OR UPDATE OR DELETE ON memberships
+    FOR EACH STATEMENT EXECUTE FUNCTION pressroom_notify_auth();
