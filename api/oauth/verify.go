@@ -228,8 +228,10 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
 	// after they arrived (package coalesce), so "at once" still holds.
-	// A prepared statement (models.AccessTokenMember): every authenticated
-	// request runs it.
+	// A prepared statement (models.AccessTokenMember), which every
+	// authenticated request ran; now kept by the process's read cache
+	// until a change to tokens or memberships is notified (member,
+	// docs/caching.md).
 	// Keyed by the token's hash: one token names one (token, user, site).
 	// The same statement reads the user's membership of the site
 	// (models.AccessTokenMember): a role change holds on the next request,
