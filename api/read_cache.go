@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/pressroom/pressroom/api/oauth"
 	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/readcache"
 )
@@ -32,7 +33,14 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 		// A copy: Fiber's strings point into the request's buffer, which
 		// the next request on the connection reuses.
 		siteID, key := siteOf(c), strings.Clone(c.OriginalURL())
-		if res, ok := r.cache.Get(c.UserContext(), siteID, key); ok {
+		var res readcache.Response
+		var ok bool
+		if oauth.PrincipalOf(c).CacheSynced() {
+			res, ok = r.cache.Synced(siteID, key) // the token's Get waited
+		} else {
+			res, ok, _ = r.cache.Get(c.UserContext(), siteID, key)
+		}
+		if ok {
 			c.Status(res.Status)
 			c.Set(fiber.HeaderContentType, res.ContentType)
 			c.Set(fiber.HeaderETag, res.ETag)

@@ -89,15 +89,29 @@ func New(limits Limits, s Syncer) *Cache {
 // Get answers a read of key on siteID from the cache, or false. A hit is
 // answered only after a Sync that began after the call: every change
 // committed before the read arrived has dropped its documents by then.
-func (c *Cache) Get(ctx context.Context, siteID uuid.UUID, key string) (Response, bool) {
+// synced tells that such a Sync completed (then the request's later
+// lookups may use Synced).
+func (c *Cache) Get(ctx context.Context, siteID uuid.UUID, key string) (res Response, ok, synced bool) {
 	if c == nil {
-		return Response{}, false
+		return Response{}, false, false
 	}
 	c.mu.Lock()
 	s := c.sites[siteID]
 	found := c.live && s != nil && s.entries[key] != nil
 	c.mu.Unlock()
 	if !found || c.sync.Sync(ctx) != nil {
+		return Response{}, false, false
+	}
+	res, ok = c.Synced(siteID, key)
+	return res, ok, true
+}
+
+// Synced is Get for a caller that already had a Get of this request
+// answer synced: a Sync that began after the request arrived covers
+// every later lookup of the request too (docs/caching.md), so no second
+// round trip is waited for.
+func (c *Cache) Synced(siteID uuid.UUID, key string) (Response, bool) {
+	if c == nil {
 		return Response{}, false
 	}
 	c.mu.Lock()
@@ -107,7 +121,8 @@ func (c *Cache) Get(ctx context.Context, siteID uuid.UUID, key string) (Response
 	}
 	// Looked up again: the entry may have been dropped, or another fill
 	// stored, during the Sync; whatever is here now is as fresh as it.
-	if s = c.sites[siteID]; s == nil {
+	s := c.sites[siteID]
+	if s == nil {
 		return Response{}, false
 	}
 	e := s.entries[key]

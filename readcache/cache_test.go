@@ -45,21 +45,21 @@ func fill(c *Cache, site uuid.UUID, key, body string) {
 func TestMissFillHitAfterSync(t *testing.T) {
 	c, s := newLive(DefaultLimits)
 	site := uuid.New()
-	if _, ok := c.Get(context.Background(), site, "/pages/1"); ok {
+	if _, ok, _ := c.Get(context.Background(), site, "/pages/1"); ok {
 		t.Fatal("hit in an empty cache")
 	}
 	if s.n.Load() != 0 {
 		t.Fatal("a miss waited for a Sync")
 	}
 	fill(c, site, "/pages/1", "one")
-	got, ok := c.Get(context.Background(), site, "/pages/1")
+	got, ok, _ := c.Get(context.Background(), site, "/pages/1")
 	if !ok || string(got.Body) != "one" {
 		t.Fatalf("Get = %q, %v", got.Body, ok)
 	}
 	if s.n.Load() != 1 {
 		t.Fatalf("a hit made %d Syncs, want 1", s.n.Load())
 	}
-	if _, ok := c.Get(context.Background(), uuid.New(), "/pages/1"); ok {
+	if _, ok, _ := c.Get(context.Background(), uuid.New(), "/pages/1"); ok {
 		t.Fatal("another site's read hit the entry")
 	}
 }
@@ -69,7 +69,7 @@ func TestInvalidationDuringTheSyncIsNotServed(t *testing.T) {
 	site := uuid.New()
 	fill(c, site, "/pages/1", "old")
 	s.during = func() { c.Notified(site.String()) }
-	if got, ok := c.Get(context.Background(), site, "/pages/1"); ok {
+	if got, ok, _ := c.Get(context.Background(), site, "/pages/1"); ok {
 		t.Fatalf("served %q though its site changed before the Sync returned", got.Body)
 	}
 }
@@ -81,15 +81,15 @@ func TestAFillBegunBeforeAnInvalidationIsNotStored(t *testing.T) {
 	c.Invalidate(site)
 	f.Store("/pages/1", res("read before the change"))
 	g.Store("/pages/2", res("other site"))
-	if _, ok := c.Get(context.Background(), site, "/pages/1"); ok {
+	if _, ok, _ := c.Get(context.Background(), site, "/pages/1"); ok {
 		t.Fatal("stored a fill that began before its site's invalidation")
 	}
-	if _, ok := c.Get(context.Background(), other, "/pages/2"); !ok {
+	if _, ok, _ := c.Get(context.Background(), other, "/pages/2"); !ok {
 		t.Fatal("another site's invalidation dropped this site's fill")
 	}
 	// A fill begun after the invalidation stores.
 	fill(c, site, "/pages/1", "new")
-	if got, ok := c.Get(context.Background(), site, "/pages/1"); !ok || string(got.Body) != "new" {
+	if got, ok, _ := c.Get(context.Background(), site, "/pages/1"); !ok || string(got.Body) != "new" {
 		t.Fatalf("Get = %q, %v", got.Body, ok)
 	}
 }
@@ -106,18 +106,18 @@ func TestNothingWithoutTheListener(t *testing.T) {
 	f := c.Begin(site)
 	c.Live(false) // the connection is lost: notifications may be missed
 	f.Store("/pages/2", res("two"))
-	if _, ok := c.Get(context.Background(), site, "/pages/1"); ok {
+	if _, ok, _ := c.Get(context.Background(), site, "/pages/1"); ok {
 		t.Fatal("served while not listening")
 	}
 	c.Live(true)
 	for _, k := range []string{"/pages/1", "/pages/2"} {
-		if _, ok := c.Get(context.Background(), site, k); ok {
+		if _, ok, _ := c.Get(context.Background(), site, k); ok {
 			t.Fatalf("%s survived the reconnection", k)
 		}
 	}
 	fill(c, site, "/pages/1", "one")
 	s.err = errors.New("sync failed")
-	if _, ok := c.Get(context.Background(), site, "/pages/1"); ok {
+	if _, ok, _ := c.Get(context.Background(), site, "/pages/1"); ok {
 		t.Fatal("served after a failed Sync")
 	}
 	if c.Len() != 1 {
@@ -140,10 +140,10 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("site a holds %d bytes in %d entries, want 4000 in 4", got, c.Len())
 	}
 	// The site's least recently used went first: k00, k01.
-	if _, ok := c.Get(context.Background(), a, "k01"); ok {
+	if _, ok, _ := c.Get(context.Background(), a, "k01"); ok {
 		t.Fatal("k01 kept, k00 and k01 were the oldest")
 	}
-	if _, ok := c.Get(context.Background(), a, "k02"); !ok { // now the most recent
+	if _, ok, _ := c.Get(context.Background(), a, "k02"); !ok { // now the most recent
 		t.Fatal("k02 evicted")
 	}
 	for i := range 4 {
@@ -156,14 +156,14 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("Bytes = %d over the bound", c.Bytes())
 	}
 	// Over all sites the least recently used went: a's k03 (k02 was read).
-	if _, ok := c.Get(context.Background(), a, "k03"); ok {
+	if _, ok, _ := c.Get(context.Background(), a, "k03"); ok {
 		t.Fatal("a's k03 kept")
 	}
-	if _, ok := c.Get(context.Background(), a, "k02"); !ok {
+	if _, ok, _ := c.Get(context.Background(), a, "k02"); !ok {
 		t.Fatal("a's k02, read recently, evicted")
 	}
 	c.Begin(a).Store("huge", Response{Body: make([]byte, 5000)})
-	if _, ok := c.Get(context.Background(), a, "huge"); ok {
+	if _, ok, _ := c.Get(context.Background(), a, "huge"); ok {
 		t.Fatal("stored an entry larger than a site's bound")
 	}
 }
@@ -191,7 +191,7 @@ func TestConcurrentUse(t *testing.T) {
 					continue // ...whose notification was handled
 				}
 				want := notified[si].Load()
-				if r, ok := c.Get(context.Background(), sites[si], key); ok {
+				if r, ok, _ := c.Get(context.Background(), sites[si], key); ok {
 					var v int64
 					fmt.Sscan(string(r.Body), &v)
 					if v < want {
@@ -209,5 +209,29 @@ func TestConcurrentUse(t *testing.T) {
 	c.Flush()
 	if len(c.sites) != 0 {
 		t.Fatalf("%d sites kept after every fill ended and a flush", len(c.sites))
+	}
+}
+
+// TestSyncedLooksUpWithoutASecondRoundTrip: a request whose first Get
+// waited for a Sync looks up the rest with Synced, which waits for none
+// and still serves nothing while the listener is down.
+func TestSyncedLooksUpWithoutASecondRoundTrip(t *testing.T) {
+	c, s := newLive(DefaultLimits)
+	site := uuid.New()
+	fill(c, AuthSite, "token", "editor")
+	fill(c, site, "/pages/1", "one")
+	if _, ok, synced := c.Get(context.Background(), site, "/pages/2"); ok || synced {
+		t.Fatalf("a miss = %v, synced %v", ok, synced)
+	}
+	if _, ok, synced := c.Get(context.Background(), AuthSite, "token"); !ok || !synced {
+		t.Fatalf("the token's Get = %v, synced %v", ok, synced)
+	}
+	if got, ok := c.Synced(site, "/pages/1"); !ok || string(got.Body) != "one" || s.n.Load() != 1 {
+		t.Fatalf("Synced = %q, %v after %d Syncs, want one, true after 1", got.Body, ok, s.n.Load())
+	}
+	c.Live(false)
+	fill(c, site, "/pages/1", "one")
+	if _, ok := c.Synced(site, "/pages/1"); ok {
+		t.Fatal("Synced served while not listening")
 	}
 }

@@ -47,10 +47,10 @@ func TestAChangeCommittedBeforeAGetIsNeverServed(t *testing.T) {
 		if _, err := db.ExecContext(ctx, `UPDATE pages SET title = ? WHERE id = ?`, i, page); err != nil {
 			t.Fatal(err)
 		}
-		if r, ok := c.Get(ctx, site.ID, key); ok {
+		if r, ok, _ := c.Get(ctx, site.ID, key); ok {
 			t.Fatalf("round %d: served %q after the page's change committed", i, r.Body)
 		}
-		if _, ok := c.Get(ctx, other.ID, key); !ok {
+		if _, ok, _ := c.Get(ctx, other.ID, key); !ok {
 			t.Fatalf("round %d: another site's change dropped this site's document", i)
 		}
 	}
@@ -67,7 +67,7 @@ func TestAChangeCommittedBeforeAGetIsNeverServed(t *testing.T) {
 		if _, err := db.ExecContext(ctx, q, user.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := c.Get(ctx, readcache.AuthSite, "token"); ok {
+		if _, ok, _ := c.Get(ctx, readcache.AuthSite, "token"); ok {
 			t.Fatalf("a token's lookup served after %s committed", q)
 		}
 	}
@@ -76,7 +76,7 @@ func TestAChangeCommittedBeforeAGetIsNeverServed(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `DELETE FROM pages WHERE id = ?`, page); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Get(ctx, site.ID, key); ok {
+	if _, ok, _ := c.Get(ctx, site.ID, key); ok {
 		t.Fatal("served a deleted page")
 	}
 }

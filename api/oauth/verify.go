@@ -41,7 +41,15 @@ type Principal struct {
 	// role, for no person. Usage is its rate limit, this request counted.
 	Client bool
 	Usage  *models.ClientTokenUse
+	// synced is true when the token's lookup came from the read cache
+	// after its Sync (CacheSynced).
+	synced bool
 }
+
+// CacheSynced tells that this request already waited for the read
+// cache's Sync (its token lookup was kept): the request's later lookups
+// use readcache.Cache.Synced, no second round trip (docs/caching.md).
+func (p *Principal) CacheSynced() bool { return p.synced }
 
 // Can tells whether the principal's role holds permission p.
 func (p *Principal) Can(perm models.Permission) bool { return p.Role.Can(perm) }
@@ -253,7 +261,9 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 // with concurrent requests of the same token.
 func (v *verifier) member(ctx context.Context, key [32]byte, pr *Principal) (member, error) {
 	k := string(key[:])
-	if r, ok := v.reads.Get(ctx, readcache.AuthSite, k); ok {
+	r, ok, synced := v.reads.Get(ctx, readcache.AuthSite, k)
+	pr.synced = synced
+	if ok {
 		return decodeMember(r.Body), nil
 	}
 	fill := v.reads.Begin(readcache.AuthSite)
