@@ -49,12 +49,18 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 		// Begun before the handler reads: a change notified from now on
 		// keeps this answer out of the cache.
 		fill := r.cache.Begin(siteID)
+		stored := false
+		defer func() {
+			if !stored {
+				fill.End() // also after a panic: the site's fill count stays true
+			}
+		}()
 		err := h(c)
 		resp := c.Response()
 		if err != nil || resp.StatusCode() != fiber.StatusOK {
-			fill.End()
 			return err
 		}
+		stored = true
 		fill.Store(key, readcache.Response{
 			Status:      fiber.StatusOK,
 			ContentType: string(resp.Header.ContentType()),
