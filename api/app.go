@@ -240,6 +240,13 @@ type routes struct {
 func (r routes) get(path string, p models.Permission, h fiber.Handler) {
 	r.add(fiber.MethodGet, path, p, h)
 }
+
+// getLoaded is get for a read whose handler reads its record through a
+// drafts.Loader, which checks a kept preview in its own statement
+// (previews.wrapLoaded).
+func (r routes) getLoaded(path string, p models.Permission, h fiber.Handler) {
+	r.addRead(path, p, h, true)
+}
 func (r routes) post(path string, p models.Permission, h fiber.Handler) {
 	r.add(fiber.MethodPost, path, p, h)
 }
@@ -251,18 +258,28 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 }
 
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
-	r.perms.declare(method, path, p)
 	if method == fiber.MethodGet {
-		if r.previews != nil {
-			h = r.previews.wrap(h) // preview-release, on every read
-		}
-		r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
-		if r.reads != nil {
-			*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: h})
-		}
+		r.addRead(path, p, h, false)
 		return
 	}
+	r.perms.declare(method, path, p)
 	r.app.Add(method, path, r.authed(p, audited(method, path, h, r.unrecordedWrite))...)
+}
+
+// addRead registers GET path (loaded: see getLoaded).
+func (r routes) addRead(path string, p models.Permission, h fiber.Handler, loaded bool) {
+	r.perms.declare(fiber.MethodGet, path, p)
+	if r.previews != nil { // preview-release, on every read
+		if loaded {
+			h = r.previews.wrapLoaded(h)
+		} else {
+			h = r.previews.wrap(h)
+		}
+	}
+	r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
+	if r.reads != nil {
+		*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: h})
+	}
 }
 
 // unrecordedWrite logs a write route that answered 2xx without recording

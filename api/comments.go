@@ -169,12 +169,12 @@ func (h commentsHandler) delete(c *fiber.Ctx) error {
 
 // commentsOf pages through the comments on records of type typ.
 func commentsOf(db bun.IDB, typ string) manyFunc {
-	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-		rows, err := models.CommentPages(ctx, db, siteID, typ, parents, offset, limit)
+	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
+		rows, err := models.CommentPages(ctx, db, siteID, typ, parents, w)
 		if err != nil {
 			return nil, err
 		}
-		return idPages(rows, parents, offset), nil
+		return idPages(rows, parents, w), nil
 	}
 }
 

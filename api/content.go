@@ -378,7 +378,7 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 		kinds[typ] = h
 		r.get("/"+typ, models.PermRead, shared.wrap(h.list))
 		r.post("/"+typ, models.PermEdit, h.create)
-		r.get("/"+typ+"/:id", models.PermRead, cached.wrap(shared.wrap(h.get)))
+		r.getLoaded("/"+typ+"/:id", models.PermRead, cached.wrap(shared.wrap(h.get)))
 		r.patch("/"+typ+"/:id", models.PermEdit, h.update)
 		r.get("/"+typ+"/:id/versions", models.PermRead, h.history)
 		r.delete("/"+typ+"/:id", models.PermEdit, h.remove)

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
 )
 
@@ -78,21 +79,21 @@ func (h contentHandler) render(ctx context.Context, siteID uuid.UUID, views []*d
 // blocksOfContents is contents' content-blocks (drafts.BlocksOfContents):
 // live blocks, or with drafted every block drafted to the content, as
 // GET /content-blocks?include=draft shows them.
-func (h contentHandler) blocksOfContents(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-	rows, err := drafts.BlocksOfContents(ctx, h.db, siteID, parents, drafted, offset, limit)
+func (h contentHandler) blocksOfContents(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, w models.Window) (map[uuid.UUID]idPage, error) {
+	rows, err := drafts.BlocksOfContents(ctx, h.db, siteID, parents, drafted, w)
 	if err != nil {
 		return nil, err
 	}
-	return idPages(rows, parents, offset), nil
+	return idPages(rows, parents, w), nil
 }
 
 // hyperlinksOfBlocks is content-blocks' hyperlinks
 // (drafts.HyperlinksOfBlocks): the links of the live body, or with drafted
 // those of the drafted body.
-func (h contentHandler) hyperlinksOfBlocks(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-	rows, err := drafts.HyperlinksOfBlocks(ctx, h.db, siteID, parents, drafted, offset, limit)
+func (h contentHandler) hyperlinksOfBlocks(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, w models.Window) (map[uuid.UUID]idPage, error) {
+	rows, err := drafts.HyperlinksOfBlocks(ctx, h.db, siteID, parents, drafted, w)
 	if err != nil {
 		return nil, err
 	}
-	return idPages(rows, parents, offset), nil
+	return idPages(rows, parents, w), nil
 }

@@ -96,7 +96,7 @@ func (dr *draftRenderer) fillComments(ctx context.Context, siteID uuid.UUID, ds 
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	pages, err := commentsOf(dr.db, "drafts")(ctx, siteID, ids, false, 0, maxPageSize)
+	pages, err := commentsOf(dr.db, "drafts")(ctx, siteID, ids, false, models.Window{Limit: maxPageSize})
 	if err != nil {
 		return err
 	}
@@ -118,16 +118,16 @@ func (dr *draftRenderer) fetch(ctx context.Context, siteID uuid.UUID, ids []uuid
 
 // firstPage is the first page of a closure's linkage.
 func firstPage(ds []*drafts.Draft) idPage {
-	return dependencyPage(ds, 0, maxPageSize)
+	return windowPage(draftIDStrings(ds), models.Window{Limit: maxPageSize})
 }
 
-// dependencyPage is the page [offset, offset+limit) of a closure.
-func dependencyPage(ds []*drafts.Draft, offset, limit int) idPage {
-	p := idPage{ids: []string{}, total: len(ds)}
-	for i := offset; i < len(ds) && i < offset+limit; i++ {
-		p.ids = append(p.ids, ds[i].ID.String())
+// draftIDStrings are the drafts' ids, as a closure's linkage lists them.
+func draftIDStrings(ds []*drafts.Draft) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID.String()
 	}
-	return p
+	return out
 }
 
 func uuidStrings(ids []uuid.UUID) []string {
@@ -140,7 +140,7 @@ func uuidStrings(ids []uuid.UUID) []string {
 
 // dependencies pages through the drafts' closures in direction dir.
 func (dr *draftRenderer) dependencies(dir drafts.Direction) manyFunc {
-	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
+	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
 		ds, err := drafts.Drafts(ctx, dr.db, siteID, parents, false)
 		if err != nil {
 			return nil, err
@@ -151,19 +151,19 @@ func (dr *draftRenderer) dependencies(dir drafts.Direction) manyFunc {
 		}
 		out := make(map[uuid.UUID]idPage, len(ds))
 		for _, d := range ds {
-			out[d.ID] = dependencyPage(deps[d.ID], offset, limit)
+			out[d.ID] = windowPage(draftIDStrings(deps[d.ID]), w)
 		}
 		return out, nil
 	}
 }
 
 // hyperlinksTo pages through the hyperlinks to the drafts' items.
-func (dr *draftRenderer) hyperlinksTo(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-	rows, err := drafts.HyperlinksToDrafts(ctx, dr.db, siteID, parents, offset, limit)
+func (dr *draftRenderer) hyperlinksTo(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
+	rows, err := drafts.HyperlinksToDrafts(ctx, dr.db, siteID, parents, w)
 	if err != nil {
 		return nil, err
 	}
-	return idPages(rows, parents, offset), nil
+	return idPages(rows, parents, w), nil
 }
 
 type hyperlinkAttributes struct {

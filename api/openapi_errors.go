@@ -46,7 +46,7 @@ var errorCodes = map[string]errorCode{
 	"invalid_character":  {400, "a parameter or attribute holds U+0000 (422 inside attributes), or a parameter is not valid UTF-8"},
 	"unknown_include":    {400, "an include path the endpoint does not offer"},
 	"unknown_sort":       {400, "a sort key the endpoint does not offer"},
-	"invalid_page":       {400, "page[number] or page[size] out of range, page[after] or page[before] not a cursor of the list, combined with page[number], or given to a list paged by number only (the trash, a relationship)"},
+	"invalid_page":       {400, "page[number] or page[size] out of range, page[after] or page[before] not a cursor of the list, combined with page[number] or each other, or given to a search of one type (filter[q])"},
 	"invalid_filter":     {400, "a filter value of the wrong form: filter[q] without words, with too many or too long; an operator the filter does not take; a value not of the filter's type (an id, an RFC 3339 time, one of the listed values); a filter of GET /audit-events that is not a user id, a type:id or an RFC 3339 time"},
 	"invalid_parameter":  {400, "an endpoint-specific parameter (wait) out of range"},
 	// The body (jsonapi.Decode, decode.go, intake).

@@ -80,7 +80,15 @@ const maxKeptPreviews = 256
 // wrap serves h with the preview preview-release names, when given: 400
 // when it is no UUID, 404 for a release the site does not have. The
 // documents it writes link through the same preview (preview_doc.go).
-func (pv *previews) wrap(h fiber.Handler) fiber.Handler {
+func (pv *previews) wrap(h fiber.Handler) fiber.Handler { return pv.wrapRead(h, false) }
+
+// wrapLoaded is wrap for a handler that reads its record through a
+// drafts.Loader (GET /<kind>/:id): the loader's statement reads the
+// release's stamp with the record, so a kept preview is checked without a
+// statement of its own (optimistic).
+func (pv *previews) wrapLoaded(h fiber.Handler) fiber.Handler { return pv.wrapRead(h, true) }
+
+func (pv *previews) wrapRead(h fiber.Handler, loaded bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		raw := c.Query(previewParam)
 		if raw == "" && !c.Request().URI().QueryArgs().Has(previewParam) {
@@ -94,7 +102,7 @@ func (pv *previews) wrap(h fiber.Handler) fiber.Handler {
 			setDocLinks(c, previewLinks(pv.base, id))
 		}
 		if k, ok := pv.keptSelfContained(siteOf(c), id); ok {
-			if held, err := pv.optimistic(c, h, id, k); held {
+			if held, err := pv.optimistic(c, h, id, k, loaded); held {
 				return err
 			}
 		}
@@ -108,27 +116,37 @@ func (pv *previews) wrap(h fiber.Handler) fiber.Handler {
 }
 
 // optimistic serves h with k, a kept self-contained preview of release
-// id, while it reads the release's stamp alongside (not before: a read
-// then waits for one round trip, not two in sequence). held tells whether
-// the stamp was k's: then h's answer (err) stands, as it would had the
-// stamp been read first (both read after the request began). Otherwise
-// the response is put back as it was before h and the caller serves the
-// read again with the preview as it is now.
-func (pv *previews) optimistic(c *fiber.Ctx, h fiber.Handler, id uuid.UUID, k keptPreview) (held bool, err error) {
+// id, and checks the release's stamp after the request began: held tells
+// whether it was k's, and then h's answer (err) stands, as it would had
+// the stamp been read first. Otherwise the response is put back as it was
+// before h and the caller serves the read again with the preview as it is
+// now. With loaded, h's own statement reads the stamp in the snapshot it
+// reads the record in (drafts.StampWatch): one round trip, no statement
+// of its own; a read that loaded nothing (a 400 before it, ?as-of) reads
+// the stamp after h. Otherwise the stamp is read alongside h (not before
+// it: a read then waits for one round trip, not two in sequence).
+func (pv *previews) optimistic(c *fiber.Ctx, h fiber.Handler, id uuid.UUID, k keptPreview, loaded bool) (held bool, err error) {
 	ctx, siteID := c.UserContext(), siteOf(c)
-	stamp := make(chan drafts.ReleaseStamp, 1)
-	go func() {
-		rs, err := pv.stamps.Get(ctx, siteID.String(), id)
-		if err != nil {
-			rs = drafts.ReleaseStamp{} // not held: get reads it again and answers the error
-		}
-		stamp <- rs
-	}()
+	var alongside chan drafts.ReleaseStamp
+	if !loaded {
+		alongside = make(chan drafts.ReleaseStamp, 1)
+		go func() { alongside <- pv.stampOf(ctx, siteID, id) }()
+	}
 	var before fasthttp.ResponseHeader
 	c.Response().Header.CopyTo(&before)
-	c.SetUserContext(drafts.WithPreview(ctx, k.p))
+	hctx, watch := drafts.WithStampWatch(drafts.WithPreview(ctx, k.p))
+	c.SetUserContext(hctx)
 	err = h(c)
-	if rs := <-stamp; rs == k.release && rs.Status != "" {
+	var rs drafts.ReleaseStamp
+	if loaded {
+		var seen bool
+		if rs, seen = watch.Seen(); !seen {
+			rs = pv.stampOf(ctx, siteID, id)
+		}
+	} else {
+		rs = <-alongside
+	}
+	if rs == k.release && rs.Status != "" {
 		return true, err
 	}
 	before.CopyTo(&c.Response().Header)
@@ -136,6 +154,17 @@ func (pv *previews) optimistic(c *fiber.Ctx, h fiber.Handler, id uuid.UUID, k ke
 	c.Status(fiber.StatusOK)
 	c.SetUserContext(ctx)
 	return false, nil
+}
+
+// stampOf is the stamp of the site's release id, read now (batched), or
+// the zero stamp when it cannot be read (get reads it again and answers
+// the error).
+func (pv *previews) stampOf(ctx context.Context, siteID, id uuid.UUID) drafts.ReleaseStamp {
+	rs, err := pv.stamps.Get(ctx, siteID.String(), id)
+	if err != nil {
+		return drafts.ReleaseStamp{}
+	}
+	return rs
 }
 
 // keptSelfContained is the kept preview of the site's release id when it

@@ -283,23 +283,30 @@ func (q *Query) parsePage(name, key, v string) error {
 			}
 			return err
 		}
-		if q.spec.Collection {
-			// A to-many relationship's page (GET /<type>/:id/<name> and its
-			// linkage) is read per parent in the relationship's order,
-			// ranked and cut by number (models.RankPages), the same query
-			// that pages the linkage of many records at once; it has no
-			// keyset (docs/api-conventions.md).
-			return jsonapi.BadRequest("invalid_page", "This list (a relationship's records) is paged by page[number] only, not by "+name+".").AtParameter(name)
-		}
 	}
 	return jsonapi.BadRequest("unknown_parameter", fmt.Sprintf("The query parameter %q is not supported here.", name)).AtParameter(name)
 }
 
-// cursors tells whether the spec's list pages by record cursor too: one
-// in a fixed order. GET /search pages by its own cursor, a hit's rank,
+// window is the page asked as a to-many relationship's (models.Window):
+// by number, or by cursor (a record of the relationship).
+func (q *Query) window() models.Window {
+	w := models.Window{Offset: q.Page.offset(), Limit: q.Page.size}
+	switch {
+	case q.Page.after != nil:
+		w = models.Window{Limit: q.Page.size, Keyset: &models.Keyset{ID: *q.Page.after}}
+	case q.Page.before != nil:
+		w = models.Window{Limit: q.Page.size, Keyset: &models.Keyset{ID: *q.Page.before, Before: true}}
+	}
+	return w
+}
+
+// cursors tells whether the spec's list pages by record cursor too: every
+// list does, in its fixed order, as do a to-many relationship's pages (in
+// the relationship's order, Query.window) and the trash (its deletions'
+// order, trash.go). GET /search pages by its own cursor, a hit's rank,
 // type and id (parseSearchCursor).
 func (s QuerySpec) cursors() bool {
-	return s.Collection && s.DefaultSort != models.OrderNone && s.Search != searchEveryType
+	return s.Collection && s.Search != searchEveryType
 }
 
 // checkCursor refuses what a cursor page cannot be combined with.
@@ -384,7 +391,21 @@ func (q *Query) parseSort(v string) error {
 // Apply adds the filters, the order and the page to a collection query.
 // It is a models.Page: models.ListQuery writes the SQL.
 func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
-	l := models.ListQuery{DefaultSort: q.spec.DefaultSort, Limit: q.Page.size, Search: q.search, Drafted: q.Drafted(), Filters: slices.Clone(q.ops)}
+	l := q.listPage()
+	l.DefaultSort, l.Search, l.Drafted, l.Filters = q.spec.DefaultSort, q.search, q.Drafted(), slices.Clone(q.ops)
+	for name, v := range q.filters {
+		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v, None: q.spec.NoneFilters[name] && v == "none"})
+	}
+	for _, s := range q.sort {
+		l.Sort = append(l.Sort, models.SortColumn{Column: s.column, Desc: s.desc})
+	}
+	return l.Apply(sel)
+}
+
+// listPage is the page asked of a list, by number (Limit, Offset) or by
+// cursor (Keyset: a row of the list's table, of the caller's site).
+func (q *Query) listPage() models.ListQuery {
+	l := models.ListQuery{Limit: q.Page.size}
 	switch {
 	case q.Page.after != nil:
 		l.Keyset = &models.Keyset{ID: *q.Page.after, SiteID: q.siteID}
@@ -393,13 +414,7 @@ func (q *Query) Apply(sel *bun.SelectQuery) *bun.SelectQuery {
 	default:
 		l.Offset = q.Page.offset()
 	}
-	for name, v := range q.filters {
-		l.Filters = append(l.Filters, models.ColumnValue{Column: q.spec.Filters[name], Value: v, None: q.spec.NoneFilters[name] && v == "none"})
-	}
-	for _, s := range q.sort {
-		l.Sort = append(l.Sort, models.SortColumn{Column: s.column, Desc: s.desc})
-	}
-	return l.Apply(sel)
+	return l
 }
 
 // Sparse applies fields[type] to a resource: attributes and relationships

@@ -29,6 +29,7 @@ import (
 	"github.com/pressroom/pressroom/api"
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 	"github.com/pressroom/pressroom/testsupport"
 )
 
@@ -39,40 +40,89 @@ func BenchmarkGetPage(b *testing.B) {
 		if query != "" {
 			name = "include-draft"
 		}
-		b.Run(name, func(b *testing.B) {
-			// 64 concurrent requests, as bench/http's 64 connections: the
-			// token checks and loads batch as they do there.
-			b.SetParallelism(32)
-			var next atomic.Int64
-			b.ReportAllocs()
-			cpu0 := processCPU()
-			b.RunParallel(func(pb *testing.PB) {
-				var ctx fasthttp.RequestCtx
-				var req fasthttp.Request // Init copies it into ctx
-				addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
-				for pb.Next() {
-					req.Reset()
-					ctx.Response.Reset()
-					ctx.ResetUserValues() // the last request's context, cancelled
-					req.SetRequestURI("/pages/" + ids[int(next.Add(1))%len(ids)] + query)
-					req.Header.Set("Authorization", "Bearer "+token)
-					req.Header.Set("Accept", "application/vnd.api+json")
-					ctx.Init(&req, addr, nil)
-					handler(&ctx)
-					if ctx.Response.StatusCode() != 200 {
-						b.Errorf("GET = %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "api-cpu-µs/op")
-		})
+		b.Run(name, func(b *testing.B) { benchGets(b, ids, token, query, handler) })
 	}
+}
+
+// BenchmarkGetPagePreview is issue 29's read: GET /pages/:id of pages
+// whose drafted titles are staged in one release, live and through the
+// release's preview (?preview-release, a kept self-contained set),
+// alternately, so both see the same machine:
+//
+//	go test -run XXX -bench BenchmarkGetPagePreview -benchmem -benchtime 20000x ./api/
+func BenchmarkGetPagePreview(b *testing.B) {
+	f := newReadFixture(b, 1000)
+	ctx := context.Background()
+	rel := &drafts.Release{SiteRecord: models.NewSiteRecord(f.site), Title: "Bench"}
+	if err := drafts.CreateRelease(ctx, f.db, rel); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.db.ExecContext(ctx, `INSERT INTO drafts (id, site_id, item_type, item_id, event, drafted, object_changes, created_at, updated_at, version, release_id)
+  SELECT gen_random_uuid(), site_id, 'pages', id, 'update', jsonb_build_object('title', title || ', drafted'), '{}', now(), now(), 1, ?
+  FROM pages WHERE site_id = ?`, rel.ID, f.site); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.db.ExecContext(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	for range 2 {
+		for _, query := range []string{"", "?preview-release=" + rel.ID.String()} {
+			name := "live"
+			if query != "" {
+				name = "preview"
+			}
+			b.Run(name, func(b *testing.B) { benchGets(b, f.ids, f.token, query, f.handler) })
+		}
+	}
+}
+
+// benchGets sends GET /pages/<one of ids><query> b.N times, 64 at once.
+func benchGets(b *testing.B, ids []string, token, query string, handler fasthttp.RequestHandler) {
+	// 64 concurrent requests, as bench/http's 64 connections: the token
+	// checks and loads batch as they do there.
+	b.SetParallelism(32)
+	var next atomic.Int64
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request // Init copies it into ctx
+		addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+		for pb.Next() {
+			req.Reset()
+			ctx.Response.Reset()
+			ctx.ResetUserValues() // the last request's context, cancelled
+			req.SetRequestURI("/pages/" + ids[int(next.Add(1))%len(ids)] + query)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Accept", "application/vnd.api+json")
+			ctx.Init(&req, addr, nil)
+			handler(&ctx)
+			if ctx.Response.StatusCode() != 200 {
+				b.Errorf("GET = %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "api-cpu-µs/op")
 }
 
 // readFixture is a site with n published pages (roots, no drafts: what a
 // publish leaves), a signed-in editor's token and the app's handler.
 func readFixture(b *testing.B, n int) (ids []string, token string, handler fasthttp.RequestHandler) {
+	f := newReadFixture(b, n)
+	return f.ids, f.token, f.handler
+}
+
+// readFixtureOf is readFixture's site, with its database.
+type readFixtureOf struct {
+	db      *testsupport.Database
+	site    uuid.UUID
+	ids     []string
+	token   string
+	handler fasthttp.RequestHandler
+}
+
+func newReadFixture(b *testing.B, n int) (f readFixtureOf) {
 	b.Helper()
 	ctx := context.Background()
 	db := testsupport.NewDatabase(b)
@@ -100,12 +150,12 @@ func readFixture(b *testing.B, n int) (ids []string, token string, handler fasth
 			id, site.ID, fmt.Sprintf("page-%d", i), fmt.Sprintf("/page-%d", i), fmt.Sprintf("Page %d", i), now, now, now); err != nil {
 			b.Fatal(err)
 		}
-		ids = append(ids, id.String())
+		f.ids = append(f.ids, id.String())
 	}
 	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
-	handler = app.Handler()
+	handler := app.Handler()
 	var rc fasthttp.RequestCtx
 	var req fasthttp.Request
 	req.Header.SetMethod("POST")
@@ -120,7 +170,8 @@ func readFixture(b *testing.B, n int) (ids []string, token string, handler fasth
 	if err := json.Unmarshal(rc.Response.Body(), &tok); err != nil || tok.AccessToken == "" {
 		b.Fatalf("password grant = %d %s", rc.Response.StatusCode(), rc.Response.Body())
 	}
-	return ids, strings.TrimSpace(tok.AccessToken), handler
+	f.db, f.site, f.token, f.handler = db, site.ID, strings.TrimSpace(tok.AccessToken), handler
+	return f
 }
 
 // processCPU is the user and system CPU time of this process so far.

@@ -112,14 +112,15 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		if err != nil {
 			return err
 		}
-		pages, err := t.many[name](ctx, siteID, []uuid.UUID{id}, drafted, q.Page.offset(), q.Page.size)
+		pages, err := t.many[name](ctx, siteID, []uuid.UUID{id}, drafted, q.window())
 		if err != nil {
 			return err
 		}
 		p := pages[id]
+		ids := cursorRows(q, p.ids)
 		var listed []*jsonapi.Resource
 		if !linkage || drafted {
-			if listed, err = cat.fetch(ctx, siteID, typ, p.ids, drafted); err != nil {
+			if listed, err = cat.fetch(ctx, siteID, typ, ids, drafted); err != nil {
 				return err
 			}
 		}
@@ -127,13 +128,19 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		if err := cat.includeView(ctx, siteID, q, cd, src, listed, typ, drafted); err != nil {
 			return err
 		}
-		path, meta := "/"+t.typ+"/"+src.ID, map[string]any{"total": p.total}
-		if !linkage {
-			return cd.respond(c, fiber.StatusOK, sparseAll(q, listed), cat.links.collection(path+"/"+name, q, int64(p.total), nil), meta)
+		path, meta := "/"+t.typ+"/"+src.ID, q.listMeta(int64(p.total))
+		pageLinks := func(at string) *jsonapi.Links {
+			if q.Page.cursor() {
+				return cat.links.cursorPage(at, q, int64(p.total), len(ids), func(i int) string { return cursorOf(ids[i]) })
+			}
+			return cat.links.collection(at, q, int64(p.total), nil)
 		}
-		l := cat.links.collection(path+"/relationships/"+name, q, int64(p.total), nil)
+		if !linkage {
+			return cd.respond(c, fiber.StatusOK, sparseAll(q, listed), pageLinks(path+"/"+name), meta)
+		}
+		l := pageLinks(path + "/relationships/" + name)
 		l.Related = cat.links.base + path + "/" + name
-		doc := jsonapi.Document{Data: jsonapi.ToMany(typ, p.ids), Links: l, Meta: meta, Included: cd.list}
+		doc := jsonapi.Document{Data: jsonapi.ToMany(typ, ids), Links: l, Meta: meta, Included: cd.list}
 		return respondIncluded(c, fiber.StatusOK, doc, len(q.Include) > 0)
 	}
 }

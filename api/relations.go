@@ -35,7 +35,9 @@ import (
 // relationships.
 
 // idPage is one page of a to-many relationship's linkage: the ids on the
-// page, in the relationship's order, and how many it has in all.
+// page, in the relationship's order, and how many it has in all; of a
+// cursor page (models.Window's Keyset), the ids read (one past the page
+// when another follows), nearest the cursor first, and their number.
 type idPage struct {
 	ids   []string
 	total int
@@ -45,7 +47,7 @@ type idPage struct {
 // of the caller's site's records): the ids at [offset, offset+limit) and
 // the total, in a bounded number of site-scoped queries whatever the
 // number of parents. drafted is the drafted view of draftable kinds.
-type manyFunc func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, offset, limit int) (map[uuid.UUID]idPage, error)
+type manyFunc func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, drafted bool, w models.Window) (map[uuid.UUID]idPage, error)
 
 // fetchFunc renders the caller's site's records of one type with the given
 // ids (those it has, in any order), linkage and all, as GET /<type>/:id
@@ -274,7 +276,7 @@ func (cat *catalog) fillMany(ctx context.Context, siteID uuid.UUID, t *resourceT
 		if len(todo) == 0 {
 			continue
 		}
-		pages, err := t.many[name](ctx, siteID, parents, drafted, 0, maxPageSize)
+		pages, err := t.many[name](ctx, siteID, parents, drafted, models.Window{Limit: maxPageSize})
 		if err != nil {
 			return err
 		}
@@ -287,8 +289,9 @@ func (cat *catalog) fillMany(ctx context.Context, siteID uuid.UUID, t *resourceT
 }
 
 // idPages turns ranked rows (models.RankPages) into one page per parent:
-// the ids ranked past offset, and each parent's total.
-func idPages(rows []models.Ranked, parents []uuid.UUID, offset int) map[uuid.UUID]idPage {
+// the ids ranked past the window's offset, and each parent's total; of a
+// cursor window, every row read and their number.
+func idPages(rows []models.Ranked, parents []uuid.UUID, w models.Window) map[uuid.UUID]idPage {
 	out := make(map[uuid.UUID]idPage, len(parents))
 	for _, p := range parents {
 		out[p] = idPage{ids: []string{}}
@@ -298,25 +301,63 @@ func idPages(rows []models.Ranked, parents []uuid.UUID, offset int) map[uuid.UUI
 		if !ok {
 			continue
 		}
-		p.total = r.Total
-		if r.N > offset {
+		switch {
+		case w.Keyset != nil:
 			p.ids = append(p.ids, r.ID.String())
+			p.total = len(p.ids)
+		case r.N > w.Offset:
+			p.ids = append(p.ids, r.ID.String())
+			fallthrough
+		default:
+			p.total = r.Total
 		}
 		out[r.Parent] = p
 	}
 	return out
 }
 
+// windowPage is the window w of ids, a relationship's whole list read in
+// memory, as idPages makes it of ranked rows: by number, the ids at
+// [offset, offset+limit) and the total; by cursor, the limit+1 ids after
+// (before: before, nearest first) the cursor's and their number (none
+// when the cursor is not in the list).
+func windowPage(ids []string, w models.Window) idPage {
+	if w.Keyset == nil {
+		p := idPage{ids: []string{}, total: len(ids)}
+		if w.Offset < len(ids) {
+			p.ids = append(p.ids, ids[w.Offset:min(len(ids), w.Offset+w.Limit)]...)
+		}
+		return p
+	}
+	at, n := -1, w.Limit+1
+	if w.Keyset.Before {
+		at = len(ids)
+	}
+	if k := w.Keyset.ID; k != uuid.Nil {
+		if at = slices.Index(ids, k.String()); at < 0 {
+			return idPage{ids: []string{}}
+		}
+	}
+	var out []string
+	if w.Keyset.Before {
+		out = slices.Clone(ids[max(0, at-n):at])
+		slices.Reverse(out)
+	} else {
+		out = slices.Clone(ids[at+1 : min(len(ids), at+1+n)])
+	}
+	return idPage{ids: append([]string{}, out...), total: len(out)}
+}
+
 // childMany is the manyFunc of a relationship whose records are the rows
 // of table pointing at the parent through column parent, in order
 // (models.ChildPages).
 func childMany(db bun.IDB, table, parent string, order models.Order) manyFunc {
-	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-		rows, err := models.ChildPages(ctx, db, table, parent, order, siteID, parents, offset, limit)
+	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
+		rows, err := models.ChildPages(ctx, db, table, parent, order, siteID, parents, w)
 		if err != nil {
 			return nil, err
 		}
-		return idPages(rows, parents, offset), nil
+		return idPages(rows, parents, w), nil
 	}
 }
 

@@ -186,12 +186,12 @@ func atReleaseRelationship(err error) error {
 
 // reviewsOf pages through the releases' reviews, oldest first.
 func reviewsOf(db bun.IDB) manyFunc {
-	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-		rows, err := models.ChildPages(ctx, db, "release_reviews", "release_id", models.OrderOldest, siteID, parents, offset, limit)
+	return func(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
+		rows, err := models.ChildPages(ctx, db, "release_reviews", "release_id", models.OrderOldest, siteID, parents, w)
 		if err != nil {
 			return nil, err
 		}
-		return idPages(rows, parents, offset), nil
+		return idPages(rows, parents, w), nil
 	}
 }
 

@@ -236,12 +236,12 @@ func readDraftLinkage(c *fiber.Ctx) ([]uuid.UUID, error) {
 }
 
 // stagedOf pages through the releases' staged drafts.
-func (h releasesHandler) stagedOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
-	rows, err := drafts.StagedPages(ctx, h.db, siteID, parents, offset, limit)
+func (h releasesHandler) stagedOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
+	rows, err := drafts.StagedPages(ctx, h.db, siteID, parents, w)
 	if err != nil {
 		return nil, err
 	}
-	return idPages(rows, parents, offset), nil
+	return idPages(rows, parents, w), nil
 }
 
 // registerReleaseRoutes registers /releases (docs/releases.md). Authors

@@ -462,18 +462,14 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 }
 
 // draftsOf pages through the drafts revisions list (their rows hold them).
-func (h revisionsHandler) draftsOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, offset, limit int) (map[uuid.UUID]idPage, error) {
+func (h revisionsHandler) draftsOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
 	revs, err := models.ByIDs[drafts.Revision](ctx, h.db, siteID, parents)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[uuid.UUID]idPage, len(revs))
 	for _, r := range revs {
-		p := idPage{ids: []string{}, total: len(r.DraftIDs)}
-		for i := offset; i < len(r.DraftIDs) && i < offset+limit; i++ {
-			p.ids = append(p.ids, r.DraftIDs[i].String())
-		}
-		out[r.ID] = p
+		out[r.ID] = windowPage(uuidStrings(r.DraftIDs), w)
 	}
 	return out, nil
 }

@@ -26,6 +26,10 @@ type sharedResponse struct {
 	contentType string
 	etag        string
 	body        []byte
+	// stamp is the release's stamp the run's reads saw under a kept
+	// preview (drafts.StampWatch), which the waiters record in theirs: the
+	// run started after they arrived (previews.optimistic).
+	stamp *drafts.ReleaseStamp
 }
 
 func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
@@ -45,17 +49,26 @@ func (s *sharedReads) wrap(h fiber.Handler) fiber.Handler {
 				return nil, nil
 			}
 			r := c.Response()
-			return &sharedResponse{
+			res := &sharedResponse{
 				status:      r.StatusCode(),
 				contentType: string(r.Header.ContentType()),
 				etag:        string(r.Header.Peek(fiber.HeaderETag)),
 				body:        append([]byte(nil), r.Body()...),
-			}, nil
+			}
+			if w, ok := drafts.StampWatchOf(c.UserContext()); ok {
+				if s, seen := w.Seen(); seen {
+					res.stamp = &s
+				}
+			}
+			return res, nil
 		})
 		if ran || err != nil {
 			// The runner's response is already written; an error is rendered
 			// for each request by the error handler.
 			return err
+		}
+		if w, ok := drafts.StampWatchOf(c.UserContext()); ok && res.stamp != nil {
+			w.Saw(*res.stamp)
 		}
 		c.Status(res.status)
 		c.Set(fiber.HeaderContentType, res.contentType)

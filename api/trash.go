@@ -33,13 +33,7 @@ func trashedFilter(q *Query) (bool, error) {
 	}
 	for name := range q.Values {
 		switch {
-		case name == "page[after]" || name == "page[before]":
-			// The trash is the delete versions' snapshots (drafts.TrashedItems),
-			// ordered by when each was deleted and read by offset: its rows
-			// are versions, not the list's table, so the list's keyset (a
-			// cursor is a row of the table) does not apply.
-			return false, jsonapi.BadRequest("invalid_page", "The trash (filter[trashed]=true) is paged by page[number] only, not by "+name+".").AtParameter(name)
-		case name == trashedParam || name == "page[number]" || name == "page[size]" || name == "include" || strings.HasPrefix(name, "fields["):
+		case name == trashedParam || strings.HasPrefix(name, "page[") || name == "include" || strings.HasPrefix(name, "fields["):
 		default:
 			return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) takes only page, include and fields.").AtParameter(name)
 		}
@@ -53,10 +47,11 @@ func trashedFilter(q *Query) (bool, error) {
 // trash serves GET /<kind>?filter[trashed]=true.
 func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
 	ctx, siteID := c.UserContext(), siteOf(c)
-	items, total, err := drafts.TrashedItems(ctx, h.db, siteID, h.kind, q.Page.offset(), q.Page.size)
+	items, total, err := drafts.TrashedItems(ctx, h.db, siteID, h.kind, q.listPage())
 	if err != nil {
 		return err
 	}
+	items = cursorRows(q, items)
 	rs := make([]*jsonapi.Resource, len(items))
 	for i, t := range items {
 		rs[i] = h.trashedResource(t)
@@ -64,6 +59,12 @@ func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
 	cd, err := h.compound(ctx, q, siteID, nil, rs, false)
 	if err != nil {
 		return err
+	}
+	if q.Page.cursor() {
+		// A trashed record's cursor is its delete version (meta.version-id):
+		// the trash's rows are versions.
+		l := h.links.cursorPage("/"+h.kind.Type, q, total, len(items), func(i int) string { return cursorOf(items[i].Delete.ID.String()) })
+		return cd.respond(c, fiber.StatusOK, sparseAll(q, rs), l, nil)
 	}
 	return cd.respond(c, fiber.StatusOK, sparseAll(q, rs), h.links.collection("/"+h.kind.Type, q, total, rs), map[string]any{"total": total})
 }

@@ -20,8 +20,17 @@ import (
 // It also records the request's audit (api/audit.go), last in the same
 // transaction: the change and its audit event commit together or not at
 // all.
+//
+// Writes wait for the pool in arrival order (models.WaitTurn):
+// database/sql hands a freed connection to a random waiter, so under more
+// concurrent writes than connections a write's wait had no bound but
+// chance.
 func runTx(ctx context.Context, db *bun.DB, fn func(context.Context, bun.Tx) error) error {
-	var err error
+	ctx, leave, err := models.WaitTurn(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	withAudit := func(ctx context.Context, tx bun.Tx) error {
 		if err := fn(ctx, tx); err != nil {
 			return err

@@ -80,13 +80,13 @@ func CommentsByIDs(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid
 // compares item_key, the column comments_item_idx leads with after
 // site_id: an include=draft read of a site of many comments reads only
 // its drafts' own.
-func CommentPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, itemType string, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+func CommentPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, itemType string, parents []uuid.UUID, w Window) ([]Ranked, error) {
 	keys := make([]string, len(parents))
 	for i, id := range parents {
 		keys[i] = itemType + ":" + id.String()
 	}
 	rows, err := RankPages(ctx, db, `WITH b AS (SELECT id, item_id AS parent, created_at AS pos FROM comments
-  WHERE site_id = ?0 AND item_key IN (?4))`, siteID, parents, offset, limit, bun.In(keys))
+  WHERE site_id = ?0 AND item_key IN (?4))`, siteID, parents, w, bun.In(keys))
 	if err != nil {
 		return nil, fmt.Errorf("comments of %s: %w", itemType, err)
 	}

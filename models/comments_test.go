@@ -33,7 +33,7 @@ func TestCommentPagesReadsOnlyTheItemsComments(t *testing.T) {
 	}
 	var rows []models.Ranked
 	stmts := db.Statements.During(func() {
-		if rows, err = models.CommentPages(ctx, db, site.ID, "drafts", []uuid.UUID{target}, 0, 20); err != nil {
+		if rows, err = models.CommentPages(ctx, db, site.ID, "drafts", []uuid.UUID{target}, models.Window{Limit: 20}); err != nil {
 			t.Fatal(err)
 		}
 	})

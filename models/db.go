@@ -76,10 +76,13 @@ func WithTracer(t pgx.QueryTracer) Option {
 	return func(cfg *pgx.ConnConfig) { cfg.Tracer = t }
 }
 
-// SizePool sets how many connections db holds at most (and keeps idle).
+// SizePool sets how many connections db holds at most (and keeps idle),
+// and as many write turns (WaitTurn): a turn taken before keeps its place
+// in the old gate until it ends.
 func SizePool(db *bun.DB, n int) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
+	txGates.Store(db, newGate(n))
 }
 
 // IsNoRows tells whether err means a lookup found nothing.

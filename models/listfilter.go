@@ -67,11 +67,12 @@ type DraftSet struct {
 // lastUser keeps the rows of item type typ, aliased alias, that user last
 // changed: a draftable record's pending draft's author in the drafted view
 // (only the set's drafts under a preview), else its last version's; an
-// asset's last uploader. It is driven by the user's own drafts, versions
-// and uploads in the site (the *_user_idx indexes), each checked to be
-// the record's latest by an index probe, never by a subquery run for each
-// row of the site (which read 30,000 correlated subplans per page at
-// 30,000 pages).
+// asset's last uploader. The last version's user is last_versions' (each
+// record's newest version, kept by triggers on versions: migration
+// 20261202020100_last_versions), one range of last_versions_user_idx;
+// the drafts and uploads are driven by the user's own (the *_user_idx
+// indexes), each checked to be the record's latest by an index probe,
+// never by a subquery run for each row of the site.
 func (f ColumnValue) lastUser(alias string, drafted bool) schema.QueryWithArgs {
 	id := bun.Ident(alias + ".id")
 	if f.LastUser == "assets" {
@@ -79,8 +80,7 @@ func (f ColumnValue) lastUser(alias string, drafted bool) schema.QueryWithArgs {
   AND NOT EXISTS (SELECT 1 FROM asset_uploads w WHERE w.asset_id = u.asset_id AND (w.created_at, w.id) > (u.created_at, u.id)))`,
 			id, f.SiteID, f.Arg)
 	}
-	live := bun.SafeQuery(`? IN (SELECT v.item_id FROM versions v WHERE v.site_id = ? AND v.item_type = ? AND v.user_id = ?
-  AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.item_type = v.item_type AND w.item_id = v.item_id AND (w.created_at, w.id) > (v.created_at, v.id)))`,
+	live := bun.SafeQuery(`? IN (SELECT l.item_id FROM last_versions l WHERE l.site_id = ? AND l.item_type = ? AND l.user_id = ?)`,
 		id, f.SiteID, f.LastUser, f.Arg)
 	if !drafted {
 		return live

@@ -117,29 +117,64 @@ type Ranked struct {
 	Total  int       `bun:"total"`
 }
 
+// Window is the page of each parent's records RankPages keeps: by number,
+// ranks (Offset, Offset+Limit] and rank 1 (for the total); or, Keyset set,
+// by cursor, the Limit+1 records after (Keyset.Before: before) the record
+// Keyset.ID in its parent's order, nearest first (ID uuid.Nil: from the
+// parent's first record, or backwards from its last). A cursor page reads
+// one record more than the page, which tells that another follows (the
+// caller drops it), and no total; a cursor that is none of the parent's
+// records (a forged one, or one removed since) gives an empty page, as on
+// a list (Keyset).
+type Window struct {
+	Offset, Limit int
+	Keyset        *Keyset
+}
+
+// keysetWhere is RankPages' condition and order of a cursor page, over
+// the ranked rows r: ?2 is the cursor's id, ?3 the rows to read.
+func (w Window) keysetWhere() (where, order string) {
+	k := w.Keyset
+	switch {
+	case k.ID == uuid.Nil && !k.Before:
+		return "r.n <= ?3", "r.parent, r.n"
+	case k.ID == uuid.Nil:
+		return "r.n > r.total - ?3", "r.parent, r.n DESC"
+	case !k.Before:
+		return "EXISTS (SELECT 1 FROM r c WHERE c.id = ?2 AND c.parent = r.parent AND r.n > c.n AND r.n <= c.n + ?3)", "r.parent, r.n"
+	}
+	return "EXISTS (SELECT 1 FROM r c WHERE c.id = ?2 AND c.parent = r.parent AND r.n < c.n AND r.n >= c.n - ?3)", "r.parent, r.n DESC"
+}
+
 // RankPages runs inner, SQL that defines the CTE b (columns id, parent,
 // pos) over the site ?0 and the parents ?1, ranks b's rows per parent by
-// pos and id, and keeps rank 1 plus ranks (offset, offset+limit]: one
-// page of each parent's records in one bounded query. inner may name
-// extra arguments from ?4 on.
-func RankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int, extra ...any) ([]Ranked, error) {
+// pos and id, and keeps the window w of each parent's (by number: rank 1
+// plus ranks (offset, offset+limit]): one page of each parent's records
+// in one bounded query. inner may name extra arguments from ?4 on.
+func RankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, w Window, extra ...any) ([]Ranked, error) {
 	var rows []Ranked
 	if len(parents) == 0 {
 		return rows, nil
 	}
+	where, order := "r.n = 1 OR (r.n > ?2 AND r.n <= ?3)", "r.parent, r.n"
+	args := []any{siteID, bun.In(parents), w.Offset, w.Offset + w.Limit}
+	if w.Keyset != nil {
+		where, order = w.keysetWhere()
+		args[2], args[3] = w.Keyset.ID, w.Limit+1
+	}
 	err := db.NewRaw(inner+`, r AS (SELECT id, parent, row_number() OVER (PARTITION BY parent ORDER BY pos, id) AS n,
   count(*) OVER (PARTITION BY parent) AS total FROM b WHERE parent IN (?1))
-SELECT id, parent, n, total FROM r WHERE n = 1 OR (n > ?2 AND n <= ?3) ORDER BY parent, n`,
-		append([]any{siteID, bun.In(parents), offset, offset + limit}, extra...)...).Scan(ctx, &rows)
+SELECT r.id, r.parent, r.n, r.total FROM r WHERE `+where+` ORDER BY `+order,
+		append(args, extra...)...).Scan(ctx, &rows)
 	return rows, err
 }
 
 // ChildPages is RankPages over the site's rows of table whose column
 // parent is one of parents, each parent's in the named order (one ending in a unique column).
-func ChildPages(ctx context.Context, db bun.IDB, table, parent string, order Order, siteID uuid.UUID, parents []uuid.UUID, offset, limit int) ([]Ranked, error) {
+func ChildPages(ctx context.Context, db bun.IDB, table, parent string, order Order, siteID uuid.UUID, parents []uuid.UUID, w Window) ([]Ranked, error) {
 	inner := "WITH b AS (SELECT id, " + parent + " AS parent, row_number() OVER (PARTITION BY " + parent + " ORDER BY " + order.SQL() + ") AS pos FROM " +
 		table + " WHERE site_id = ?0 AND " + parent + " IN (?1))"
-	rows, err := RankPages(ctx, db, inner, siteID, parents, offset, limit)
+	rows, err := RankPages(ctx, db, inner, siteID, parents, w)
 	if err != nil {
 		return nil, fmt.Errorf("%s of their %s: %w", table, parent, err)
 	}
@@ -186,6 +221,7 @@ const (
 	OrderRevisionsNewest        // r.created_at DESC, r.id: GET /revisions
 	OrderRevisionsSoonest       // r.publish_at, r.id: scheduled revisions
 	OrderMembersOldest          // m.created_at, m.id: GET /memberships
+	OrderTrash                  // v.created_at DESC, v.id DESC: the trash (delete versions, latest first)
 )
 
 var orderSQL = map[Order]string{
@@ -197,6 +233,7 @@ var orderSQL = map[Order]string{
 	OrderRevisionsNewest:  "r.created_at DESC, r.id",
 	OrderRevisionsSoonest: "r.publish_at, r.id",
 	OrderMembersOldest:    "m.created_at, m.id",
+	OrderTrash:            "v.created_at DESC, v.id DESC",
 }
 
 // SQL is the order's ORDER BY expression ("" for OrderNone).

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/worker"
 )
 
@@ -70,6 +71,7 @@ type options struct {
 	cpuprof  string
 	memprof  string
 	only     string
+	dbConns  int
 }
 
 // runs tells whether shape s is part of this run (-only).
@@ -91,12 +93,13 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each wrk run lasts")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
 	flag.StringVar(&o.only, "only", "", "run only the shapes of these modes (comma-separated, e.g. patch,get); healthz, the baseline, always runs")
+	flag.IntVar(&o.dbConns, "dbconns", 0, "size the API's database pool (0: PRESSROOM_DB_MAX_CONNS' default)")
 	flag.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of this process (API and worker) per shape to <file>.<mode>-<conns>")
 	flag.StringVar(&o.memprof, "memprofile", "", "write the allocation profile of this process after each shape to <file>.<mode>-<conns> (cumulative: compare two with go tool pprof -diff_base)")
 	flag.Parse()
 	log.SetFlags(0)
-	if o.pages < 100 || o.pages > 100000 || o.duration <= 0 || o.duration > 5*time.Minute {
-		log.Fatal("-pages must be 100 to 100000, -duration positive and at most 5m")
+	if o.pages < 100 || o.pages > 100000 || o.duration <= 0 || o.duration > 5*time.Minute || o.dbConns < 0 || o.dbConns > 1000 {
+		log.Fatal("-pages must be 100 to 100000, -duration positive and at most 5m, -dbconns 0 to 1000")
 	}
 	if _, err := exec.LookPath("wrk"); err != nil {
 		log.Fatal("bench/http: wrk is not installed (apt-get install wrk, or use bench/http/run.sh)")
@@ -117,6 +120,9 @@ func run(ctx context.Context, o options) error {
 	defer env.Close()
 	if err := env.Up(ctx); err != nil {
 		return err
+	}
+	if o.dbConns > 0 {
+		models.SizePool(env.DB, o.dbConns)
 	}
 	w := worker.New(env.Temporal, worker.Deps{Config: env.Config, DB: env.DB, Storage: env.Storage, Log: env.Log})
 	if err := w.Start(); err != nil {

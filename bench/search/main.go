@@ -1,7 +1,7 @@
 // Command search benchmarks full-text search (issue 32, docs/search.md)
 // against the real stack: Postgres, Temporal and the API in this process.
 //
-//	go run ./bench/search [-pages 100000] [-concurrency 16] [-duration 10s] [-patches 800]
+//	go run ./bench/search [-pages 100000] [-concurrency 16] [-duration 10s] [-patches 800] [-db name] [-only regexp]
 //
 // It seeds one site with -pages published pages, a content per page and
 // three blocks per content (text drawn by Zipf's law from a vocabulary of
@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,11 +45,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/bench/internal/benchenv"
+	"github.com/pressroom/pressroom/models"
 )
 
 type options struct {
 	pages, concurrency, patches int
 	duration                    time.Duration
+	db, only                    string
 }
 
 func main() {
@@ -56,7 +59,9 @@ func main() {
 	flag.IntVar(&o.pages, "pages", 100000, "pages to seed (each with a content and three blocks)")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "connections of each search load")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each search load")
-	flag.IntVar(&o.patches, "patches", 800, "PATCHes of the write measurement (a fifth more to warm up)")
+	flag.IntVar(&o.patches, "patches", 800, "PATCHes of the write measurement (a fifth more to warm up; 0: none)")
+	flag.StringVar(&o.db, "db", "", "database to seed once and keep: a later run with the same name reuses its pages (compare builds on one seed)")
+	flag.StringVar(&o.only, "only", "", "measure only the queries whose name matches this regular expression (\"search\")")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		log.Fatal(err)
@@ -64,11 +69,16 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	only, err := regexp.Compile(o.only)
+	if err != nil {
+		return fmt.Errorf("-only: %w", err)
+	}
 	env, err := benchenv.New("pressroom-bench-search-", false)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
+	env.Database = o.db
 	if err := env.Up(ctx); err != nil {
 		return err
 	}
@@ -83,13 +93,8 @@ func run(ctx context.Context, o options) error {
 	if err := env.DB.NewRaw("SELECT id FROM sites WHERE subdomain_slug = 'bench'").Scan(ctx, &siteID); err != nil {
 		return err
 	}
-	t0 := time.Now()
-	ids, err := seed(ctx, env, siteID, o.pages)
+	ids, err := seeded(ctx, env, siteID, o.pages)
 	if err != nil {
-		return err
-	}
-	fmt.Printf("seeded %d pages, %d contents, %d blocks in %s\n", o.pages, o.pages, 3*o.pages, time.Since(t0).Round(time.Millisecond))
-	if _, err := env.DB.ExecContext(ctx, "VACUUM ANALYZE search_documents, pages, contents, content_blocks"); err != nil {
 		return err
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency}, Timeout: time.Minute}
@@ -102,6 +107,9 @@ func run(ctx context.Context, o options) error {
 		{"pages, common word", "/pages?filter[q]=page"},
 		{"search, common word", "/search?filter[q]=page"},
 	} {
+		if !only.MatchString(s.name) {
+			continue
+		}
 		total, err := matches(ctx, c, s.path)
 		if err != nil {
 			return err
@@ -111,7 +119,36 @@ func run(ctx context.Context, o options) error {
 			benchenv.Percentile(r.lats, 50).Round(10*time.Microsecond), benchenv.Percentile(r.lats, 99).Round(10*time.Microsecond),
 			r.errors, r.firstErr, verdict(benchenv.Percentile(r.lats, 99) < 30*time.Millisecond))
 	}
+	if o.patches == 0 {
+		return nil
+	}
 	return patchCost(ctx, env, c, ids, o.patches)
+}
+
+// seeded returns the site's pages: those a kept database (-db) holds
+// already when there are n, else n seeded now and analysed.
+func seeded(ctx context.Context, env *benchenv.Env, siteID uuid.UUID, n int) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	if err := env.DB.NewRaw("SELECT id FROM pages WHERE site_id = ? ORDER BY path", siteID).Scan(ctx, &ids); err != nil && !models.IsNoRows(err) {
+		return nil, err
+	}
+	if len(ids) == n {
+		fmt.Printf("reusing the %d pages of database %s\n", n, env.Database)
+		return ids, nil
+	}
+	if len(ids) > 0 {
+		return nil, fmt.Errorf("database %s holds %d pages, not %d: drop it or name another", env.Database, len(ids), n)
+	}
+	t0 := time.Now()
+	ids, err := seed(ctx, env, siteID, n)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("seeded %d pages, %d contents, %d blocks in %s\n", n, n, 3*n, time.Since(t0).Round(time.Millisecond))
+	if _, err := env.DB.ExecContext(ctx, "VACUUM ANALYZE search_documents, pages, contents, content_blocks"); err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 // The seeded text is drawn from a vocabulary of vocabularySize words by

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/coalesce"
+	"github.com/pressroom/pressroom/models"
 )
 
 // A draft's relationships publication-dependencies, reversion-dependencies
@@ -94,7 +95,7 @@ func reach(d *Draft, direct map[uuid.UUID][]*Draft) ([]*Draft, error) {
 // HyperlinksToDrafts ranks, for each draft (by id, of the site), the links
 // HyperlinksTo lists for it, oldest first, and keeps those at (offset,
 // offset+limit] (and rank 1, for the totals): one bounded query for all.
-func HyperlinksToDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, draftIDs []uuid.UUID, offset, limit int) ([]Ranked, error) {
+func HyperlinksToDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, draftIDs []uuid.UUID, w models.Window) ([]Ranked, error) {
 	if len(draftIDs) == 0 {
 		return nil, nil
 	}
@@ -102,7 +103,7 @@ func HyperlinksToDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, draft
     ON h.site_id = t.site_id AND h.linked_type = t.item_type AND h.linked_id = t.item_id AND h.linkable_id <> t.item_id
     AND (h.draft_id IS NULL OR h.draft_id <> t.id)
   WHERE t.site_id = ?0 AND t.id IN (?1))`
-	rows, err := rankPages(ctx, db, q, siteID, draftIDs, offset, limit)
+	rows, err := rankPages(ctx, db, q, siteID, draftIDs, w)
 	if err != nil {
 		return nil, fmt.Errorf("hyperlinks to drafts: %w", err)
 	}
@@ -158,7 +159,7 @@ func LinksOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft, lim
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	ranked, err := HyperlinksToDrafts(ctx, db, siteID, ids, 0, limit)
+	ranked, err := HyperlinksToDrafts(ctx, db, siteID, ids, models.Window{Limit: limit})
 	if err != nil {
 		return nil, err
 	}

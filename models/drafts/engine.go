@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -113,9 +114,9 @@ func (v *View) Drafted() Row {
 	if v.Draft == nil || v.Draft.Event == EventCreate {
 		return v.Row
 	}
-	out := Row{}
-	for k, val := range v.Row {
-		out[k] = val
+	out := maps.Clone(v.Row) // the runtime's copy of the whole table, not one insert per field
+	if out == nil {
+		out = Row{}
 	}
 	for k, val := range v.Draft.Drafted {
 		out[k] = val
@@ -192,23 +193,33 @@ func (e *Engine) Load(ctx context.Context, db bun.IDB, k *Kind, siteID, id uuid.
 
 // LoadMany reads items of a site with their drafts, keyed by id, in one
 // statement whatever their number (readQuery). Items Load would report
-// missing are left out.
+// missing are left out. Under a preview (withDraft), the release's stamp
+// the statement read goes to ctx's StampWatch, if any.
 func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []uuid.UUID, withDraft bool) (map[uuid.UUID]*View, error) {
+	out, stamp, err := e.loadMany(ctx, db, k, siteID, ids, withDraft)
+	if w := stampWatchOf(ctx); w != nil && stamp != nil {
+		w.saw(*stamp)
+	}
+	return out, err
+}
+
+// loadMany is LoadMany, with, under a preview, the release's stamp as the
+// statement read it (nil when the site has no such release or no ids).
+func (e *Engine) loadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []uuid.UUID, withDraft bool) (map[uuid.UUID]*View, *ReleaseStamp, error) {
 	out := make(map[uuid.UUID]*View, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return out, nil, nil
+	}
+	if p := previewOf(ctx); withDraft && p != nil {
+		return loadPreview(ctx, db, k, siteID, ids, p)
 	}
 	args := []any{models.UUIDParam(siteID), models.UUIDsParam(ids)}
 	if withDraft {
 		args = append(args, k.Type)
 	}
-	query, p := readQuery(k, withDraft), previewOf(ctx)
-	if withDraft && p != nil {
-		query, args = readPreviewQuery(k), append(args, models.UUIDParam(p.Release), models.UUIDsParam(p.extraIDs))
-	}
-	rows, err := models.QueryPrepared(ctx, db, query, args...)
+	rows, err := models.QueryPrepared(ctx, db, readQuery(k, withDraft), args...)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", k.Type, err)
+		return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -216,11 +227,11 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 		var row, draft sql.RawBytes
 		var path *string
 		if err := rows.Scan(&row, &draft, &path); err != nil {
-			return nil, fmt.Errorf("load %s: %w", k.Type, err)
+			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
 		v := &View{Kind: k, DraftedPath: path}
 		if v.Row, err = decodeRow(row); err != nil {
-			return nil, fmt.Errorf("load %s: %w", k.Type, err)
+			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
 		if !withDraft && !v.Row.Live() {
 			continue
@@ -228,20 +239,15 @@ func (e *Engine) LoadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 		if len(draft) > 0 {
 			v.Draft = new(Draft) // its json tags are the columns, as to_jsonb writes them
 			if err := json.Unmarshal(draft, v.Draft); err != nil {
-				return nil, fmt.Errorf("load %s: draft: %w", k.Type, err)
-			}
-		}
-		if withDraft && p != nil {
-			if v = p.view(v); v == nil {
-				continue
+				return nil, nil, fmt.Errorf("load %s: draft: %w", k.Type, err)
 			}
 		}
 		out[v.Row.ID()] = v
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load %s: %w", k.Type, err)
+		return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // readQuery is LoadMany's statement for kind k: $1 the site, $2 the ids
@@ -266,22 +272,6 @@ func readQuery(k *Kind, withDraft bool) string {
 	}
 	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
 LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id
-WHERE t.site_id = $1 AND t.id = ANY($2)`
-}
-
-// readPreviewQuery is readQuery with drafts under a release's preview: $4
-// the release and $5 the set's other drafts (uuid[], inSet): only the
-// set's drafts are joined, and a page's drafted path is walked over the
-// set's drafts only (as DraftedPaths does under a preview), in the same
-// prepared statement, so a preview read needs no statement of its own for
-// the path.
-func readPreviewQuery(k *Kind) string {
-	path := "NULL::text"
-	if k == Pages {
-		path = `(WITH RECURSIVE ` + draftedPathWalkIn("t", "", "$1", " AND "+inSet("pd", "$4", "$5")) + ` SELECT ` + draftedPathOf + `)`
-	}
-	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
-LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND ` + inSet("d", "$4", "$5") + `
 WHERE t.site_id = $1 AND t.id = ANY($2)`
 }
 

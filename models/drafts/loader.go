@@ -16,7 +16,7 @@ import (
 // one query (package coalesce). GET /<kind>/:id and its relationship
 // endpoints read through it.
 type Loader struct {
-	batch coalesce.Batcher[uuid.UUID, *View]
+	batch coalesce.Batcher[uuid.UUID, loaded]
 	e     *Engine
 	db    bun.IDB
 	kind  *Kind
@@ -25,7 +25,7 @@ type Loader struct {
 // NewLoader returns the batched reader of kind k's records through db.
 func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
 	l := &Loader{e: e, db: db, kind: k}
-	l.batch.Fetch = func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]*View, error) {
+	l.batch.Fetch = func(ctx context.Context, scope string, ids []uuid.UUID) (map[uuid.UUID]loaded, error) {
 		site, view, _ := strings.Cut(scope, " ")
 		siteID, err := uuid.Parse(site)
 		if err != nil {
@@ -34,9 +34,26 @@ func (e *Engine) NewLoader(db bun.IDB, k *Kind) *Loader {
 		// "draft", or "preview <p>": the batch's fetch runs under the
 		// values of its first caller's context, which carry the preview
 		// (coalesce.Batcher), the same one every caller of the scope has.
-		return e.LoadMany(ctx, db, k, siteID, ids, view != "live")
+		views, stamp, err := e.loadMany(ctx, db, k, siteID, ids, view != "live")
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[uuid.UUID]loaded, len(ids))
+		for _, id := range ids {
+			out[id] = loaded{v: views[id], stamp: stamp}
+		}
+		return out, nil
 	}
 	return l
+}
+
+// loaded is a record a batch read (nil: none), and under a preview the
+// release's stamp its statement read (loadPreview), which every caller of
+// the batch records in its own StampWatch: the batch started after each
+// of them asked.
+type loaded struct {
+	v     *View
+	stamp *ReleaseStamp
 }
 
 // Load returns record id of the site, live or with its draft overlaid
@@ -51,5 +68,12 @@ func (l *Loader) Load(ctx context.Context, siteID, id uuid.UUID, withDraft bool)
 	} else if withDraft {
 		scope = siteID.String() + " draft"
 	}
-	return l.batch.Get(ctx, scope, id)
+	got, err := l.batch.Get(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if w := stampWatchOf(ctx); w != nil && got.stamp != nil {
+		w.saw(*got.stamp)
+	}
+	return got.v, nil
 }

@@ -26,7 +26,9 @@ type Preview struct {
 	SiteID  uuid.UUID
 	// Drafts are the staged drafts and their publication closure.
 	Drafts []*Draft
-	byID   map[uuid.UUID]bool
+	// byID are Drafts by id: a read under the preview lays the set's own
+	// decoded draft over a row (loadPreview) rather than decoding it again.
+	byID map[uuid.UUID]*Draft
 	// extra are the set's drafts not staged in the release (the closure
 	// pulls them in): SQL names the set as the release's drafts and these
 	// (inSet), so a statement carries a short array, not the whole set.
@@ -92,7 +94,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Release: r.ID, SiteID: siteID, byID: map[uuid.UUID]bool{}}
+	p := &Preview{Release: r.ID, SiteID: siteID, byID: map[uuid.UUID]*Draft{}}
 	if len(staged) > 0 {
 		set, err := e.publication(ctx, db, siteID, staged, false)
 		if err != nil {
@@ -101,7 +103,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 		p.Drafts = set.Drafts
 	}
 	for _, d := range p.Drafts {
-		p.byID[d.ID] = true
+		p.byID[d.ID] = d
 		if d.ReleaseID == nil || *d.ReleaseID != r.ID {
 			p.extra = append(p.extra, d.ID.String())
 			p.extraIDs = append(p.extraIDs, d.ID)
@@ -112,7 +114,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 }
 
 // Has tells whether d is in the preview's set.
-func (p *Preview) Has(d *Draft) bool { return d != nil && p.byID[d.ID] }
+func (p *Preview) Has(d *Draft) bool { return d != nil && p.byID[d.ID] != nil }
 
 // only is d when p is nil or has it; nil otherwise.
 func (p *Preview) only(d *Draft) *Draft {

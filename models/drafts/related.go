@@ -21,15 +21,15 @@ type Ranked = models.Ranked
 
 // rankPages is models.RankPages: inner defines the CTE b over the site ?0
 // and the parents ?1.
-func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, offset, limit int, extra ...any) ([]Ranked, error) {
-	return models.RankPages(ctx, db, inner, siteID, parents, offset, limit, extra...)
+func rankPages(ctx context.Context, db bun.IDB, inner string, siteID uuid.UUID, parents []uuid.UUID, w models.Window, extra ...any) ([]Ranked, error) {
+	return models.RankPages(ctx, db, inner, siteID, parents, w, extra...)
 }
 
 // BlocksOfContents ranks the live blocks of each content (published;
 // trashed ones never), or with drafted the blocks whose drafted content is
 // the content, by drafted position: unpublished creates and blocks drafted
 // for deletion included, as View.Drafted shows them.
-func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, contents []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
+func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, contents []uuid.UUID, drafted bool, w models.Window) ([]Ranked, error) {
 	q := `WITH b AS (SELECT b.id, b.content_id AS parent, b.position AS pos FROM content_blocks b
   WHERE b.site_id = ?0 AND b.content_id IN (?1) AND b.published_at IS NOT NULL AND b.trashed_at IS NULL)`
 	if p := previewOf(ctx); drafted && p != nil {
@@ -44,7 +44,7 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
   WHERE b.site_id = ?0 AND (b.content_id IN (?1) OR b.id IN (SELECT item_id FROM drafts
     WHERE site_id = ?0 AND item_type = 'content-blocks' AND drafted_parent IN (?1))))`
 	}
-	rows, err := rankPages(ctx, db, q, siteID, contents, offset, limit, previewArgs(ctx, drafted)...)
+	rows, err := rankPages(ctx, db, q, siteID, contents, w, previewArgs(ctx, drafted)...)
 	if err != nil {
 		return nil, fmt.Errorf("content-blocks of contents: %w", err)
 	}
@@ -55,7 +55,7 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
 // with drafted those of its drafted body (recorded under the block's
 // create or update draft; a block without one, or drafted for deletion,
 // keeps its live body's).
-func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, offset, limit int) ([]Ranked, error) {
+func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, w models.Window) ([]Ranked, error) {
 	q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
 	if p := previewOf(ctx); drafted && p != nil {
@@ -66,7 +66,7 @@ func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, block
   LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.event IN ('create', 'update')
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
 	}
-	rows, err := rankPages(ctx, db, q, siteID, blocks, offset, limit, previewArgs(ctx, drafted)...)
+	rows, err := rankPages(ctx, db, q, siteID, blocks, w, previewArgs(ctx, drafted)...)
 	if err != nil {
 		return nil, fmt.Errorf("hyperlinks of content-blocks: %w", err)
 	}

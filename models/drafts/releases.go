@@ -78,9 +78,8 @@ func ListReleases(ctx context.Context, db bun.IDB, siteID uuid.UUID, page models
 // in-review release whose valid approvals (each person's latest, not
 // lapsed) reach its site's requirement shows approved. Postgres computes
 // it only for the rows a filter on it reads.
-const shownStatusSQL = `CASE WHEN rl.status = 'in-review' AND (SELECT count(*) FROM
-    (SELECT DISTINCT ON (rr.user_id) rr.* FROM release_reviews rr WHERE rr.release_id = rl.id AND rr.verdict = 'approved'
-     ORDER BY rr.user_id, rr.created_at DESC) rr WHERE NOT ` + reviewLapsed + `)
+var shownStatusSQL = `CASE WHEN rl.status = 'in-review' AND (SELECT count(*) FROM (` +
+	latestApprovals("rr.release_id = rl.id") + `) a WHERE NOT a.lapsed)
   >= (SELECT s.release_approvals FROM sites s WHERE s.id = rl.site_id) THEN 'approved' ELSE rl.status END`
 
 // errNotOpen is the refusal of any change to a release that is not open.
@@ -231,9 +230,9 @@ func StagedDrafts(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bo
 
 // StagedPages ranks the drafts staged in each release (the releases'
 // to-many relationship drafts), by draft id.
-func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, offset, limit int) ([]Ranked, error) {
+func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, w models.Window) ([]Ranked, error) {
 	return rankPages(ctx, db, `WITH b AS (SELECT d.id, d.release_id AS parent, d.id::text AS pos FROM drafts d
-  WHERE d.site_id = ?0 AND d.release_id IN (?1))`, siteID, releases, offset, limit)
+  WHERE d.site_id = ?0 AND d.release_id IN (?1))`, siteID, releases, w)
 }
 
 // ReleaseDrafts locks the open release relID of rev's site and makes its

@@ -156,7 +156,7 @@ func (e *Engine) contentsOf(ctx context.Context, db bun.IDB, siteID, pageID uuid
 // (BlocksOfContents, the order the content-blocks relationship shows), at
 // most models.MaxRenderBlocks in all.
 func (e *Engine) blocksOf(ctx context.Context, db bun.IDB, siteID uuid.UUID, contents []uuid.UUID, drafted bool) ([]Row, error) {
-	ranked, err := BlocksOfContents(ctx, db, siteID, contents, drafted, 0, models.MaxRenderBlocks)
+	ranked, err := BlocksOfContents(ctx, db, siteID, contents, drafted, models.Window{Limit: models.MaxRenderBlocks})
 	if err != nil {
 		return nil, err
 	}

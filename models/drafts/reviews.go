@@ -70,6 +70,18 @@ const reviewLapsed = `(rr.stale
     WHERE d.version IS DISTINCT FROM j.value::int)
   OR EXISTS (SELECT 1 FROM drafts d WHERE d.release_id = rr.release_id AND rr.drafts -> d.id::text IS NULL))`
 
+// latestApprovals selects each person's latest approval of the releases
+// that where (a condition on release_reviews rr) matches, with lapsed: the
+// approvals that count. ReviewStates, the releases list's shown status
+// and approvalsCovering all count through it, so they cannot disagree on
+// which approval holds.
+func latestApprovals(where string) string {
+	return `SELECT rr.*, ` + reviewLapsed + ` AS lapsed
+  FROM (SELECT DISTINCT ON (rr.release_id, rr.user_id) rr.* FROM release_reviews rr
+        WHERE rr.verdict = 'approved' AND ` + where + `
+        ORDER BY rr.release_id, rr.user_id, rr.created_at DESC) rr`
+}
+
 // ReviewState is where a release's review stands.
 type ReviewState struct {
 	Approvals int  // valid approvals, by distinct people
@@ -121,10 +133,7 @@ func ReviewStates(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []uuid.
 	err = db.NewRaw(`SELECT v.release_id,
   count(DISTINCT v.user_id) FILTER (WHERE v.verdict = 'approved' AND NOT v.lapsed) AS approvals,
   count(*) FILTER (WHERE v.verdict = 'requested') AS requests
-FROM (SELECT rr.release_id, rr.user_id, rr.verdict, `+reviewLapsed+` AS lapsed
-      FROM release_reviews rr WHERE rr.site_id = ?0 AND rr.release_id IN (?1) AND rr.verdict = 'approved'
-        AND rr.id IN (SELECT DISTINCT ON (release_id, user_id) id FROM release_reviews
-          WHERE site_id = ?0 AND release_id IN (?1) AND verdict = 'approved' ORDER BY release_id, user_id, created_at DESC)
+FROM (SELECT a.release_id, a.user_id, a.verdict, a.lapsed FROM (`+latestApprovals("rr.site_id = ?0 AND rr.release_id IN (?1)")+`) a
       UNION ALL
       SELECT rr.release_id, rr.user_id, rr.verdict, false FROM release_reviews rr
       WHERE rr.site_id = ?0 AND rr.release_id IN (?1) AND rr.verdict = 'requested') v
@@ -143,8 +152,7 @@ GROUP BY v.release_id`, siteID, bun.In(ids)).Scan(ctx, &rows)
 // that cover what a publish of the release applies.
 func approvalsCovering(ctx context.Context, tx bun.IDB, release uuid.UUID, ordered []*Draft) (int, error) {
 	var latest []ReleaseReview
-	err := tx.NewSelect().Model(&latest).DistinctOn("rr.user_id").ColumnExpr("rr.*").ColumnExpr(reviewLapsed+" AS lapsed").
-		Where("rr.release_id = ? AND rr.verdict = ?", release, VerdictApproved).OrderExpr("rr.user_id, rr.created_at DESC").Scan(ctx)
+	err := tx.NewRaw(latestApprovals("rr.release_id = ?"), release).Scan(ctx, &latest)
 	if err != nil {
 		return 0, fmt.Errorf("approvals of release: %w", err)
 	}

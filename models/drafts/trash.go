@@ -32,21 +32,20 @@ const trashedWhere = `v.site_id = ?0 AND v.item_type = ?1 AND v.event = 'delete'
         AND (n.created_at, n.id) > (v.created_at, v.id))
    AND NOT EXISTS (SELECT 1 FROM ?2 t WHERE t.id = v.item_id)`
 
-// TrashedItems is one page (offset, limit) of the site's trashed records
-// of kind k, the latest deleted first, and how many the trash holds.
-func TrashedItems(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, offset, limit int) ([]Trashed, int64, error) {
-	if limit <= 0 || offset < 0 {
-		return nil, 0, fmt.Errorf("trashed %s: page %d+%d out of range", k.Type, offset, limit)
+// TrashedItems is one page of the site's trashed records of kind k, the
+// latest deleted first (models.OrderTrash), and how many the trash holds:
+// page's Limit and Offset, or its Keyset, a cursor page after (before) a
+// delete version, which reads one version more than the page and counts
+// nothing (the total is the versions read), as any list's cursor page.
+func TrashedItems(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, page models.ListQuery) ([]Trashed, int64, error) {
+	if page.Limit <= 0 || page.Offset < 0 {
+		return nil, 0, fmt.Errorf("trashed %s: page %d+%d out of range", k.Type, page.Offset, page.Limit)
 	}
+	page.DefaultSort, page.Sort, page.Filters, page.Search = models.OrderTrash, nil, nil, nil
 	var vs []*Version
-	err := db.NewSelect().Model(&vs).Where(trashedWhere, siteID, k.Type, bun.Ident(k.Table)).
-		OrderExpr("v.created_at DESC, v.id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx)
-	if err != nil {
+	total, err := page.Apply(db.NewSelect().Model(&vs).Where(trashedWhere, siteID, k.Type, bun.Ident(k.Table))).ScanAndCount(ctx)
+	if err != nil && !models.IsNoRows(err) {
 		return nil, 0, fmt.Errorf("trashed %s: %w", k.Type, err)
-	}
-	var total int64
-	if err := db.NewRaw("SELECT count(*) FROM versions v WHERE "+trashedWhere, siteID, k.Type, bun.Ident(k.Table)).Scan(ctx, &total); err != nil {
-		return nil, 0, fmt.Errorf("count trashed %s: %w", k.Type, err)
 	}
 	out := make([]Trashed, 0, len(vs))
 	for _, v := range vs {

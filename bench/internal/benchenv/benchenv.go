@@ -66,6 +66,12 @@ type Env struct {
 	// than the default would get 429s).
 	SiteUploadLimit int
 
+	// Database, when set before Up, names the run's database: created
+	// when missing, migrated, and kept by Close, so that a later run can
+	// reuse what this one seeded (bench/search -db); SiteUser then signs
+	// in to a site and user that exist already.
+	Database string
+
 	postgres string // server URL (maintenance database)
 	cleanups []func()
 }
@@ -128,7 +134,12 @@ func (e *Env) Up(ctx context.Context) error {
 	if e.SiteUploadLimit > 0 {
 		cfg.SiteUploadLimit = e.SiteUploadLimit
 	}
-	if cfg.DatabaseURL, err = e.freshDatabase(ctx, "pr_bench_"+suffix); err != nil {
+	if e.Database != "" {
+		cfg.DatabaseURL, err = e.keptDatabase(ctx, e.Database)
+	} else {
+		cfg.DatabaseURL, err = e.freshDatabase(ctx, "pr_bench_"+suffix)
+	}
+	if err != nil {
 		return err
 	}
 	e.Config = cfg
@@ -201,6 +212,20 @@ func (e *Env) freshDatabase(ctx context.Context, name string) (string, error) {
 			return err
 		})
 	})
+	u, err := url.Parse(e.postgres)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// keptDatabase creates the database name unless it exists, and returns its
+// URL; Close leaves it.
+func (e *Env) keptDatabase(ctx context.Context, name string) (string, error) {
+	if err := withServer(ctx, e.postgres, func(conn *pgx.Conn) error { return dev.CreateDatabase(ctx, conn, name, "") }); err != nil {
+		return "", err
+	}
 	u, err := url.Parse(e.postgres)
 	if err != nil {
 		return "", err
@@ -282,6 +307,16 @@ func (e *Env) User(ctx context.Context) (*Client, error) {
 // Password), and returns a client signed in as that user: benchmarks of
 // several sites (bench/uploads/fairness).
 func (e *Env) SiteUser(ctx context.Context, slug, email string) (*Client, error) {
+	if e.Database != "" {
+		var n int
+		if err := e.DB.NewRaw("SELECT count(*) FROM sites WHERE subdomain_slug = ?", slug).Scan(ctx, &n); err != nil {
+			return nil, err
+		}
+		if n > 0 { // a kept database: the site and its user exist
+			c := newClient(e.Config.PublicURL, &http.Client{Timeout: time.Minute})
+			return c, c.signIn(ctx, email)
+		}
+	}
 	site, err := models.CreateSite(ctx, e.DB, strings.ToUpper(slug[:1])+slug[1:], slug)
 	if err != nil {
 		return nil, err
