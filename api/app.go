@@ -22,6 +22,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/readcache"
 )
 
 // Deps is what the API needs from the outside world. main builds it.
@@ -32,6 +33,9 @@ type Deps struct {
 	Storage    *minio.Client
 	Log        *slog.Logger
 	AssetTypes models.AssetTypes
+	// Reads is the process's cache of live documents (docs/caching.md);
+	// nil caches nothing.
+	Reads *readcache.Cache
 }
 
 // Option changes what New builds; serve passes none. Tests use them
@@ -96,7 +100,9 @@ func New(d Deps, opts ...Option) (*fiber.App, error) {
 	app.Get("/healthz", healthz)
 	app.Get("/readyz", readyz(dependencyChecks(d), d.Config.ReadinessTimeout, d.Log))
 
-	provider, err := oauth.New(d.DB, oauthSettings(d.Config), d.Log)
+	settings := oauthSettings(d.Config)
+	settings.Reads = d.Reads
+	provider, err := oauth.New(d.DB, settings, d.Log)
 	if err != nil {
 		return nil, err
 	}

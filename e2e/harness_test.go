@@ -26,6 +26,7 @@ import (
 	apiclient "github.com/pressroom/pressroom/client"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/readcache"
 	"github.com/pressroom/pressroom/testsupport"
 	"github.com/pressroom/pressroom/worker"
 )
@@ -109,7 +110,11 @@ func startAPI(t *testing.T, st config.Storage, mc *minio.Client, apiOpts []api.O
 		t.Fatal(err)
 	}
 	t.Cleanup(tc.Close)
-	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log}, apiOpts...)
+	reads, listener := readcache.Listening(cfg.DatabaseURL, readcache.DefaultLimits)
+	listening, stopListening := context.WithCancel(context.Background())
+	go listener.Run(listening)
+	t.Cleanup(stopListening)
+	app, err := api.New(api.Deps{Config: cfg, DB: db.DB, Temporal: tc, Storage: mc, Log: log, Reads: reads}, apiOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

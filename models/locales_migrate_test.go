@@ -3,6 +3,8 @@ package models_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -42,6 +44,12 @@ func TestLocalesMigrationKeepsValues(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 	}
+	// The later migrations first, newest first (some depend on the
+	// columns the locales migration adds), then it.
+	later := migrationsAfter(t, localesMigration)
+	for i := len(later) - 1; i >= 0; i-- {
+		run(later[i] + ".down.sql")
+	}
 	run(localesMigration + ".down.sql")
 	site, err := models.CreateSite(ctx, db, "Before", "before")
 	if err != nil {
@@ -77,6 +85,9 @@ func TestLocalesMigrationKeepsValues(t *testing.T) {
 	}
 	before := snapshot("")
 	run(localesMigration + ".up.sql")
+	for _, m := range later {
+		run(m + ".up.sql")
+	}
 	after := snapshot("translations,locale")
 	if len(after) != len(before) || len(before) != 4 {
 		t.Fatalf("rows before %d, after %d, want 4", len(before), len(after))
@@ -118,3 +129,21 @@ func pgTextArray(csv string) any {
 }
 
 func bunIdent(name string) bun.Ident { return bun.Ident(name) }
+
+// migrationsAfter are the migrations (paths without .up.sql) that sort
+// after name, oldest first.
+func migrationsAfter(t *testing.T, name string) []string {
+	t.Helper()
+	ups, err := filepath.Glob("migrations/*.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, u := range ups {
+		if m := strings.TrimSuffix(u, ".up.sql"); m > name {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

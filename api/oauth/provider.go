@@ -31,10 +31,16 @@ import (
 	"github.com/pressroom/pressroom/api/intake"
 
 	"github.com/pressroom/pressroom/auth"
+	"github.com/pressroom/pressroom/readcache"
 )
 
 // Settings configures the provider.
 type Settings struct {
+	// Reads, when set, keeps each live token's lookup (its row and the
+	// membership it acts under) until a change to tokens or memberships
+	// is notified (readcache.AuthSite, docs/caching.md); nil looks up on
+	// every request.
+	Reads *readcache.Cache
 	// Issuer is the public base URL; it is also the API's audience.
 	Issuer   string
 	Audience string
@@ -131,7 +137,7 @@ func New(db *bun.DB, s Settings, log *slog.Logger) (*Provider, error) {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
 	p := &Provider{settings: s, store: store, op: provider, log: log, throttle: thr}
-	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience}
+	p.verifier = &verifier{keys: keys, db: db, issuer: s.Issuer, audience: s.Audience, reads: s.Reads}
 	store.signatures = p.verifier
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/coalesce"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/readcache"
 )
 
 // Principal is who a verified access token speaks for. Every handler scopes
@@ -43,7 +45,15 @@ type Principal struct {
 	// Locales are the site's locales and their chains, read with the
 	// token (docs/locales.md): api/locale.go judges locale-tag by them.
 	Locales models.SiteLocales
+	// synced is true when the token's lookup came from the read cache
+	// after its Sync (CacheSynced).
+	synced bool
 }
+
+// CacheSynced tells that this request already waited for the read
+// cache's Sync (its token lookup was kept): the request's later lookups
+// use readcache.Cache.Synced, no second round trip (docs/caching.md).
+func (p *Principal) CacheSynced() bool { return p.synced }
 
 // Can tells whether the principal's role holds permission p.
 func (p *Principal) Can(perm models.Permission) bool { return p.Role.Can(perm) }
@@ -137,6 +147,8 @@ type verifier struct {
 	verified claimCache
 	// lookups shares revocation lookups among concurrent requests.
 	lookups coalesce.Group[member]
+	// reads keeps live tokens' lookups (nil: none kept).
+	reads *readcache.Cache
 }
 
 // claimCache is a bounded map of token hash to verified claims.
@@ -234,16 +246,15 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	// rows cascade away) stop working at once, not at expiry. Concurrent
 	// requests with the same token share a lookup, but only one that starts
 	// after they arrived (package coalesce), so "at once" still holds.
-	// A prepared statement (models.AccessTokenMember): every authenticated
-	// request runs it.
+	// A prepared statement (models.AccessTokenMember), which every
+	// authenticated request ran; now kept by the process's read cache
+	// until a change to tokens or memberships is notified (member,
+	// docs/caching.md).
 	// Keyed by the token's hash: one token names one (token, user, site).
 	// The same statement reads the user's membership of the site
 	// (models.AccessTokenMember): a role change holds on the next request,
 	// and a removed member's token stops working.
-	m, err, _ := v.lookups.Do(string(key[:]), func() (member, error) {
-		role, prefix, locales, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
-		return member{role: role, prefix: prefix, locales: locales, live: live}, err
-	})
+	m, err := v.member(ctx, key, pr)
 	if err != nil {
 		return nil, fmt.Errorf("look up access token: %w", err)
 	}
@@ -252,6 +263,78 @@ func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	}
 	pr.Role, pr.PathPrefix, pr.Locales = m.role, m.prefix, m.locales
 	return pr, nil
+}
+
+// member is the token's lookup: kept by v.reads (a hit answers only once
+// every change to tokens and memberships committed before this request
+// has dropped the kept lookups: readcache.Cache.Get), else read, shared
+// with concurrent requests of the same token.
+func (v *verifier) member(ctx context.Context, key [32]byte, pr *Principal) (member, error) {
+	k := string(key[:])
+	r, ok, synced := v.reads.Get(ctx, readcache.AuthSite, k)
+	pr.synced = synced
+	if ok {
+		return decodeMember(r.Body)
+	}
+	fill := v.reads.Begin(readcache.AuthSite)
+	m, err, _ := v.lookups.Do(k, func() (member, error) {
+		role, prefix, locales, live, err := models.AccessTokenMember(ctx, v.db, pr.TokenID, pr.UserID, pr.SiteID)
+		return member{role: role, prefix: prefix, locales: locales, live: live}, err
+	})
+	if err != nil || !m.live {
+		fill.End() // a revoked token is looked up again: it stays revoked
+		return m, err
+	}
+	body, err := m.encode()
+	if err != nil {
+		fill.End()
+		return m, err
+	}
+	fill.Store(k, readcache.Response{Body: body})
+	return m, nil
+}
+
+// encode is a live member as the cache keeps it, three parts split by 0
+// bytes (none of them holds one: prefixes with NUL are refused before
+// Postgres, tags are ASCII, JSON escapes it): the role; "1" and the path
+// prefix, or "0" for none; the site's locales, as its one tag when it has
+// one (every site today, no JSON to decode on a hit), else as JSON.
+func (m member) encode() ([]byte, error) {
+	b := append([]byte(m.role), 0)
+	if m.prefix != nil {
+		b = append(append(b, '1'), *m.prefix...)
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, 0)
+	if len(m.locales.Locales) == 1 && m.locales.Base == m.locales.Locales[0] {
+		return append(b, m.locales.Base...), nil
+	}
+	js, err := json.Marshal(m.locales)
+	if err != nil {
+		return nil, fmt.Errorf("encode token lookup: %w", err)
+	}
+	return append(b, js...), nil
+}
+
+func decodeMember(b []byte) (member, error) {
+	parts := strings.SplitN(string(b), "\x00", 3)
+	if len(parts) != 3 || parts[1] == "" {
+		return member{}, errors.New("decode token lookup: malformed entry")
+	}
+	m := member{role: models.Role(parts[0]), live: true}
+	if parts[1][0] == '1' {
+		prefix := parts[1][1:]
+		m.prefix = &prefix
+	}
+	if strings.HasPrefix(parts[2], "{") {
+		if err := json.Unmarshal([]byte(parts[2]), &m.locales); err != nil {
+			return member{}, fmt.Errorf("decode token lookup: %w", err)
+		}
+	} else {
+		m.locales = models.SingleLocale(parts[2])
+	}
+	return m, nil
 }
 
 // member is what one token lookup reads: whether the token is live, and

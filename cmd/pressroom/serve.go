@@ -15,6 +15,7 @@ import (
 	"github.com/pressroom/pressroom/api/intake"
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/readcache"
 	"github.com/pressroom/pressroom/storage"
 )
 
@@ -55,7 +56,14 @@ func serve(ctx context.Context, env *environment) error {
 		return err
 	}
 
-	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: env.log})
+	// The read cache hears changes on a connection of its own, for as
+	// long as the API serves (docs/caching.md).
+	reads, listener := readcache.Listening(cfg.DatabaseURL, readcache.DefaultLimits)
+	listening, stopListening := context.WithCancel(context.Background())
+	defer stopListening()
+	go listener.Run(listening)
+
+	app, err := api.New(api.Deps{Config: cfg, DB: db, Temporal: tc, Storage: mc, Log: env.log, Reads: reads})
 	if err != nil {
 		return err
 	}

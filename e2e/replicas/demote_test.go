@@ -7,8 +7,10 @@ import (
 )
 
 // TestDemotedEditorAcrossReplicas: an admin demotes a member through
-// replica A; the member's very next write through replica B is 403 (the
-// role is read with the token on every request, not cached by a replica).
+// replica A; the member's very next write through replica B is 403 (B
+// keeps the token's lookup, role and all, only until a change to
+// memberships is notified, and a request waits for what committed before
+// it: docs/caching.md).
 func TestDemotedEditorAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, setup{apis: 2, workers: 1})

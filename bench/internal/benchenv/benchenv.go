@@ -35,6 +35,7 @@ import (
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/dev"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/readcache"
 	"github.com/pressroom/pressroom/storage"
 	"github.com/pressroom/pressroom/testsupport"
 )
@@ -282,7 +283,11 @@ func (e *Env) serveAPI() error {
 	}
 	e.Temporal = tc
 	e.Defer(tc.Close)
-	app, err := api.New(api.Deps{Config: e.Config, DB: e.DB, Temporal: tc, Storage: e.Storage, Log: e.Log})
+	reads, listener := readcache.Listening(e.Config.DatabaseURL, readcache.DefaultLimits)
+	listening, stopListening := context.WithCancel(context.Background())
+	go listener.Run(listening)
+	e.Defer(stopListening)
+	app, err := api.New(api.Deps{Config: e.Config, DB: e.DB, Temporal: tc, Storage: e.Storage, Log: e.Log, Reads: reads})
 	if err != nil {
 		ln.Close()
 		return err

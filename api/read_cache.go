@@ -1,0 +1,87 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/pressroom/pressroom/api/oauth"
+	"github.com/pressroom/pressroom/models/drafts"
+	"github.com/pressroom/pressroom/readcache"
+)
+
+// cachedReads answers GET /<kind>/:id of a live record from the process's
+// read cache (package readcache, docs/caching.md), and fills it from the
+// handler's answer. Only reads whose answer is the live row's document
+// and nothing else: no include (which reads other tables), no
+// include=draft, no as-of, no preview (preview-release, a preview link's
+// reads, whose links differ), no parameter the cache does not know (a
+// future one bypasses it until it is named here); fields[...] is part of
+// the key, the URL as sent. The answer does not depend on the principal
+// beyond the route's permission, which require checked before this runs
+// (as for sharedReads).
+type cachedReads struct{ cache *readcache.Cache }
+
+func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
+	if r.cache == nil {
+		return h
+	}
+	return func(c *fiber.Ctx) error {
+		if !liveDocumentRead(c) {
+			return h(c)
+		}
+		// A copy: Fiber's strings point into the request's buffer, which
+		// the next request on the connection reuses.
+		siteID, key := siteOf(c), strings.Clone(c.OriginalURL())
+		var res readcache.Response
+		var ok bool
+		if oauth.PrincipalOf(c).CacheSynced() {
+			res, ok = r.cache.Synced(siteID, key) // the token's Get waited
+		} else {
+			res, ok, _ = r.cache.Get(c.UserContext(), siteID, key)
+		}
+		if ok {
+			c.Status(res.Status)
+			c.Set(fiber.HeaderContentType, res.ContentType)
+			c.Set(fiber.HeaderETag, res.ETag)
+			return c.Send(res.Body)
+		}
+		// Begun before the handler reads: a change notified from now on
+		// keeps this answer out of the cache.
+		fill := r.cache.Begin(siteID)
+		stored := false
+		defer func() {
+			if !stored {
+				fill.End() // also after a panic: the site's fill count stays true
+			}
+		}()
+		err := h(c)
+		resp := c.Response()
+		if err != nil || resp.StatusCode() != fiber.StatusOK {
+			return err
+		}
+		stored = true
+		fill.Store(key, readcache.Response{
+			Status:      fiber.StatusOK,
+			ContentType: string(resp.Header.ContentType()),
+			ETag:        string(resp.Header.Peek(fiber.HeaderETag)),
+			Body:        append([]byte(nil), resp.Body()...),
+		})
+		return nil
+	}
+}
+
+// liveDocumentRead tells whether c reads the live document of one record
+// with nothing but sparse fieldsets: what the cache may answer.
+func liveDocumentRead(c *fiber.Ctx) bool {
+	if c.Method() != fiber.MethodGet || drafts.PreviewIdentity(c.UserContext()) != "" || docLinks(c) != nil {
+		return false
+	}
+	ok := true
+	c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
+		if !strings.HasPrefix(string(k), "fields[") {
+			ok = false
+		}
+	})
+	return ok
+}

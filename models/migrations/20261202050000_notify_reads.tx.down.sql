@@ -1,0 +1,13 @@
+DROP TRIGGER pages_notify_reads_ins ON pages;
+DROP TRIGGER pages_notify_reads_upd ON pages;
+DROP TRIGGER pages_notify_reads_del ON pages;
+DROP TRIGGER contents_notify_reads_ins ON contents;
+DROP TRIGGER contents_notify_reads_upd ON contents;
+DROP TRIGGER contents_notify_reads_del ON contents;
+DROP TRIGGER content_blocks_notify_reads_ins ON content_blocks;
+DROP TRIGGER content_blocks_notify_reads_upd ON content_blocks;
+DROP TRIGGER content_blocks_notify_reads_del ON content_blocks;
+DROP FUNCTION pressroom_notify_reads();
+DROP TRIGGER oauth_access_tokens_notify_auth ON oauth_access_tokens;
+DROP TRIGGER memberships_notify_auth ON memberships;
+DROP FUNCTION pressroom_notify_auth();

@@ -1,0 +1,2 @@
+DROP TRIGGER sites_notify_locales ON sites;
+DROP FUNCTION pressroom_notify_site_locales();
