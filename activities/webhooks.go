@@ -177,7 +177,9 @@ func (w *Webhooks) WebhookTurn(ctx context.Context, deliveryID string) (workflow
 		return workflows.WebhookTurn{Done: true}, nil
 	}
 	if row.Active == nil || !*row.Active {
-		if err := models.FailDelivery(ctx, w.DB, row.ID, nil, "the webhook is inactive", nil); err != nil {
+		// Its earlier error kept after the reason, as FailInactiveQueues
+		// (the dispatcher's path for the same case) keeps it.
+		if err := models.GiveUpDelivery(ctx, w.DB, row.ID.String(), models.InactiveDeliveryError); err != nil {
 			return workflows.WebhookTurn{}, fmt.Errorf("fail delivery of an inactive webhook: %w", err)
 		}
 		return workflows.WebhookTurn{Done: true}, nil
@@ -219,10 +221,13 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookDeliv
 		return reject("the delivery failed meanwhile: %s", deref(d.LastError))
 	}
 	if !d.Active {
-		if err := w.fail(ctx, d.ID, nil, "the webhook is inactive", nil); err != nil {
+		// Deactivated while this attempt waited (its row was locked when
+		// the dispatcher failed the queue): failed as the queue was, the
+		// earlier error kept after the reason.
+		if err := models.GiveUpDelivery(ctx, w.DB, d.ID.String(), models.InactiveDeliveryError); err != nil {
 			return err
 		}
-		return reject("the webhook is inactive")
+		return reject(models.InactiveDeliveryError)
 	}
 	secret, err := w.Box.Open(d.WebhookID, d.SecretSealed)
 	if err != nil {
