@@ -89,20 +89,41 @@ func (w *rlWorld) page(name, slug, parent string) string {
 	return draft
 }
 
-// maxBeforeTries bounds pageBefore's and patchBefore's retries.
-const maxBeforeTries = 2000
+// maxBeforeTries bounds pageLate's, pageBefore's and their patch twins'
+// retries. Each try succeeds with probability at least one half (see
+// lateDraft), so 64 tries fail about once in 2^64.
+const maxBeforeTries = 64
+
+// lateDraft is the lowest draft id pageLate and patchLate accept: the
+// upper half of the id space. A record whose draft sorts at or above it
+// leaves pageBefore and patchBefore an even chance on every try; a draft
+// id left to chance could sort so low that no number of tries finds one
+// below it (the flake this replaced: 2,000 tries failed about once in
+// 2,000 calls).
+const lateDraft = "8"
+
+// pageLate creates a page like page does, retrying until its create
+// draft's id sorts in the upper half, so that a later pageBefore against it
+// succeeds with probability one half per try.
+func (w *rlWorld) pageLate(name, slug, parent string) {
+	w.t.Helper()
+	for i := 0; i < maxBeforeTries; i++ {
+		if d := w.page(name, slug, parent); d >= lateDraft {
+			return
+		}
+		w.revert(name)
+	}
+	w.t.Fatal("could not get a draft id in the upper half")
+}
 
 // pageBefore creates a page like page does, retrying until its create
-// draft's id sorts before the draft of the record named other: the case
-// where an order by draft id puts the child first (deterministic
-// detection of an order that ignores the page hierarchy).
+// draft's id sorts before the draft of the record named other (created by
+// pageLate or drafted by patchLate): the case where an order by draft id
+// puts the child first (deterministic detection of an order that ignores
+// the page hierarchy).
 func (w *rlWorld) pageBefore(name, slug, parent, other string) {
 	w.t.Helper()
-	want := w.draft(other)
-	// Draft ids are random: a try succeeds with probability want/2^128, so
-	// a small want needs many. 200 tries failed about once in 200 calls
-	// (1/201 on average over want), and the rule table calls this in
-	// several cases and tests; 2,000 make it about once in 2,000.
+	want := w.late(other)
 	for i := 0; i < maxBeforeTries; i++ {
 		d := w.page(name, slug, parent)
 		if d < want {
@@ -113,6 +134,18 @@ func (w *rlWorld) pageBefore(name, slug, parent, other string) {
 		}
 	}
 	w.t.Fatal("could not get a draft id sorting before another")
+}
+
+// late is the draft id of the record named other, which must sort in the
+// upper half (pageLate, patchLate): a test that forgot to make it so fails
+// here, at once, rather than now and then.
+func (w *rlWorld) late(other string) string {
+	w.t.Helper()
+	want := w.draft(other)
+	if want < lateDraft {
+		w.t.Fatalf("%s's draft %s sorts in the lower half: create it with pageLate or draft it with patchLate", other, want)
+	}
+	return want
 }
 
 func (w *rlWorld) content(name, page string) {
@@ -180,11 +213,25 @@ func (w *rlWorld) patch(name string, attrs map[string]any, parent string) *doc {
 	return w.e.do(http.MethodPatch, "/"+w.typ[name]+"/"+w.id(name), map[string]any{"data": data})
 }
 
+// patchLate drafts an update like mustPatch, retrying until the draft's id
+// sorts in the upper half (see pageLate).
+func (w *rlWorld) patchLate(name string, attrs map[string]any) {
+	w.t.Helper()
+	for i := 0; i < maxBeforeTries; i++ {
+		w.mustPatch(name, attrs, "")
+		if w.draft(name) >= lateDraft {
+			return
+		}
+		w.revert(name)
+	}
+	w.t.Fatal("could not get a draft id in the upper half")
+}
+
 // patchBefore drafts an update like mustPatch, retrying until the draft's
 // id sorts before other's draft (see pageBefore).
 func (w *rlWorld) patchBefore(name string, attrs map[string]any, other string) {
 	w.t.Helper()
-	want := w.draft(other)
+	want := w.late(other)
 	for i := 0; i < maxBeforeTries; i++ {
 		w.mustPatch(name, attrs, "")
 		if w.draft(name) < want {
@@ -479,7 +526,7 @@ func rlDependencyCases() []rlCase {
 	return []rlCase{
 		// --- create × parent page ---------------------------------------------------
 		{name: "create/child under a created parent",
-			build:   func(w *rlWorld) { w.page("P", "p", ""); w.pageBefore("C", "c", "P", "P") },
+			build:   func(w *rlWorld) { w.pageLate("P", "p", ""); w.pageBefore("C", "c", "P", "P") },
 			deps:    map[string]rlDeps{"C": {pub: []string{"P"}}, "P": {rev: []string{"C"}}},
 			publish: []string{"C"}, versions: []string{"P:create", "C:create"}, before: [][2]string{{"P", "C"}},
 			pending: rlNone(), live: map[string]string{"P": "/p", "C": "/p/c"}},
@@ -501,7 +548,7 @@ func rlDependencyCases() []rlCase {
 			drafted: map[string]string{"P": "/q"}},
 		{name: "create/three page levels",
 			build: func(w *rlWorld) {
-				w.page("G", "g", "")
+				w.pageLate("G", "g", "")
 				w.pageBefore("P", "p", "G", "G")
 				w.page("C", "c", "P")
 			},
@@ -533,7 +580,7 @@ func rlDependencyCases() []rlCase {
 			build: func(w *rlWorld) {
 				w.page("X", "x", "")
 				w.publish("X")
-				w.page("N1", "n1", "")
+				w.pageLate("N1", "n1", "")
 				w.pageBefore("N2", "n2", "N1", "N1")
 				w.move("X", "N2")
 			},
@@ -670,7 +717,7 @@ func rlDependencyCases() []rlCase {
 				w.page("P", "p", "G")
 				w.page("C", "c", "P")
 				w.publish("C")
-				w.mustPatch("G", map[string]any{"slug": "h"}, "")
+				w.patchLate("G", map[string]any{"slug": "h"})
 				w.patchBefore("C", map[string]any{"slug": "d"}, "G")
 			},
 			deps:    map[string]rlDeps{"G": {}, "C": {}},
