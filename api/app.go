@@ -243,9 +243,11 @@ func (r routes) get(path string, p models.Permission, h fiber.Handler) {
 
 // getLoaded is get for a read whose handler reads its record through a
 // drafts.Loader, which checks a kept preview in its own statement
-// (previews.wrapLoaded).
-func (r routes) getLoaded(path string, p models.Permission, h fiber.Handler) {
-	r.addRead(path, p, h, true)
+// (previews.wrapLoaded). cache, when not nil, wraps the route outside the
+// preview (the read cache: a hit computes no preview), and not a preview
+// link's reads of the route (their documents link under the link).
+func (r routes) getLoaded(path string, p models.Permission, h fiber.Handler, cache func(fiber.Handler) fiber.Handler) {
+	r.addRead(path, p, h, true, cache)
 }
 func (r routes) post(path string, p models.Permission, h fiber.Handler) {
 	r.add(fiber.MethodPost, path, p, h)
@@ -258,17 +260,18 @@ func (r routes) delete(path string, p models.Permission, h fiber.Handler) {
 }
 
 func (r routes) add(method, path string, p models.Permission, h fiber.Handler) {
-	h = localeWrap(h) // locale-tag, on every route (locale.go)
 	if method == fiber.MethodGet {
-		r.addRead(path, p, h, false)
+		r.addRead(path, p, h, false, nil)
 		return
 	}
+	h = localeWrap(h) // locale-tag, on every route (locale.go)
 	r.perms.declare(method, path, p)
 	r.app.Add(method, path, r.authed(p, audited(method, path, h, r.unrecordedWrite))...)
 }
 
-// addRead registers GET path (loaded: see getLoaded).
-func (r routes) addRead(path string, p models.Permission, h fiber.Handler, loaded bool) {
+// addRead registers GET path (loaded and cache: see getLoaded). locale-tag
+// is judged outermost, so a cached answer carries Content-Language too.
+func (r routes) addRead(path string, p models.Permission, h fiber.Handler, loaded bool, cache func(fiber.Handler) fiber.Handler) {
 	r.perms.declare(fiber.MethodGet, path, p)
 	if r.previews != nil { // preview-release, on every read
 		if loaded {
@@ -277,9 +280,13 @@ func (r routes) addRead(path string, p models.Permission, h fiber.Handler, loade
 			h = r.previews.wrap(h)
 		}
 	}
-	r.app.Get(path, r.authed(p, h)...) // and HEAD, as Fiber's Get does
+	route := h
+	if cache != nil {
+		route = cache(h)
+	}
+	r.app.Get(path, r.authed(p, localeWrap(route))...) // and HEAD, as Fiber's Get does
 	if r.reads != nil {
-		*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: h})
+		*r.reads = append(*r.reads, linkRead{path: path, perm: p, h: localeWrap(h)})
 	}
 }
 

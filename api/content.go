@@ -369,16 +369,16 @@ func registerContentRoutes(r routes, engine *drafts.Engine) {
 	// Reads of drafted content are the hot path: identical concurrent ones
 	// share a run (shared_reads.go).
 	shared := &sharedReads{}
-	// A live record's document is kept by the process's read cache
-	// (read_cache.go, docs/caching.md); outside the shared run, so a hit
-	// takes no part in it.
+	// A live record's document, and its document in a release's preview,
+	// is kept by the process's read cache (read_cache.go, docs/caching.md);
+	// outside the preview and the shared run, so a hit computes neither.
 	cached := cachedReads{cache: d.Reads}
 	for typ, h := range kinds {
 		h.loads = engine.NewLoader(d.DB, h.kind)
 		kinds[typ] = h
 		r.get("/"+typ, models.PermRead, shared.wrap(h.list))
 		r.post("/"+typ, models.PermEdit, h.create)
-		r.getLoaded("/"+typ+"/:id", models.PermRead, cached.wrap(shared.wrap(h.get)))
+		r.getLoaded("/"+typ+"/:id", models.PermRead, shared.wrap(h.get), cached.wrap)
 		r.patch("/"+typ+"/:id", models.PermEdit, h.update)
 		r.get("/"+typ+"/:id/versions", models.PermRead, h.history)
 		r.delete("/"+typ+"/:id", models.PermEdit, h.remove)

@@ -10,16 +10,21 @@ import (
 	"github.com/pressroom/pressroom/readcache"
 )
 
-// cachedReads answers GET /<kind>/:id of a live record from the process's
-// read cache (package readcache, docs/caching.md), and fills it from the
-// handler's answer. Only reads whose answer is the live row's document
-// and nothing else: no include (which reads other tables), no
-// include=draft, no as-of, no preview (preview-release, a preview link's
-// reads, whose links differ), no parameter the cache does not know (a
-// future one bypasses it until it is named here); fields[...] is part of
+// cachedReads answers GET /<kind>/:id of a live record, or of a record in
+// a release's preview (preview-release), from the process's read cache
+// (package readcache, docs/caching.md), and fills it from the handler's
+// answer. Only reads whose answer is the record's document and nothing
+// else: no include (which reads other tables), no include=draft, no as-of,
+// no preview link's reads (whose links differ; the route's cache does not
+// wrap them), no parameter the cache does not know (a future one bypasses
+// it until it is named here); fields[...] and preview-release are part of
 // the key, the URL as sent. The answer does not depend on the principal
 // beyond the route's permission, which require checked before this runs
-// (as for sharedReads).
+// (as for sharedReads). A preview's answer is kept only when its set is
+// self-contained (drafts.PreviewSetOf): it then depends on the site's rows
+// and drafts and the release's row, whose every change notifies the site
+// (migrations 20261202050000 and 20261203060000); any other set may be
+// served kept for a moment after a live row changed (previewTTL).
 type cachedReads struct{ cache *readcache.Cache }
 
 func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
@@ -60,6 +65,9 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 		if err != nil || resp.StatusCode() != fiber.StatusOK {
 			return err
 		}
+		if previewed, selfContained := drafts.PreviewSetOf(c.UserContext()); previewed && !selfContained {
+			return nil // fill.End, deferred
+		}
 		stored = true
 		fill.Store(key, readcache.Response{
 			Status:      fiber.StatusOK,
@@ -71,15 +79,16 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 	}
 }
 
-// liveDocumentRead tells whether c reads the live document of one record
-// with nothing but sparse fieldsets: what the cache may answer.
+// liveDocumentRead tells whether c reads the document of one record, live
+// or in a release's preview, with nothing but sparse fieldsets: what the
+// cache may answer.
 func liveDocumentRead(c *fiber.Ctx) bool {
 	if c.Method() != fiber.MethodGet || drafts.PreviewIdentity(c.UserContext()) != "" || docLinks(c) != nil {
 		return false
 	}
 	ok := true
 	c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
-		if !strings.HasPrefix(string(k), "fields[") {
+		if !strings.HasPrefix(string(k), "fields[") && string(k) != previewParam {
 			ok = false
 		}
 	})

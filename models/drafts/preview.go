@@ -60,6 +60,18 @@ func PreviewReleaseOf(ctx context.Context) (uuid.UUID, bool) {
 	return uuid.Nil, false
 }
 
+// PreviewSetOf tells whether ctx carries a preview and whether its set is
+// self-contained (SelfContained): api's read cache keeps a preview's
+// answer only then, since a kept set that is not self-contained may serve
+// for previewTTL after a live row changed (its answer is fresh only that
+// long, not until the next change is notified).
+func PreviewSetOf(ctx context.Context) (previewed, selfContained bool) {
+	if p := previewOf(ctx); p != nil {
+		return true, p.selfContained
+	}
+	return false, false
+}
+
 // PreviewIdentity names the preview ctx carries ("" for none): reads that
 // share a computation (api's shared reads) must carry the same one, or a
 // read could be answered through another's older set.
