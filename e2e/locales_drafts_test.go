@@ -3,8 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 // draftsOfItem lists the pending drafts of item (GET /drafts of its type),
@@ -227,6 +230,8 @@ func TestLocaleDraftsPublishAlone(t *testing.T) {
 	s := start(t)
 	ed := s.editor(t, "editor@demo.test")
 	ed.setLocales([]string{"en", "de", "fr-CA"}, map[string]string{"fr-CA": "fr", "fr": "en"})
+	rcv := newReceiver(t, nil)
+	hook, _ := ed.createWebhook(rcv.URL+"/hook", "revision.published")
 
 	page, pageCreate := ed.page("About us", "about-us", "")
 	content, contentCreate := ed.create("contents", map[string]any{"title": "Intro"}, map[string]any{"page": ref("pages", page)})
@@ -248,8 +253,16 @@ func TestLocaleDraftsPublishAlone(t *testing.T) {
 		t.Errorf("plan of the German drafts: %d steps, conflicts %v; want 3 and none", len(p.Data.Attributes.Steps), p.Data.Attributes.Conflicts)
 	}
 	rev := ed.mustPublish(german...)
-	if rev.Attributes["versions-count"] != float64(3) {
-		t.Errorf("versions-count = %v, want 3", rev.Attributes["versions-count"])
+	if rev.Attributes["versions-count"] != float64(3) || fmt.Sprint(rev.Attributes["locales"]) != "[de]" {
+		t.Errorf("versions-count = %v, locales %v; want 3 and [de]", rev.Attributes["versions-count"], rev.Attributes["locales"])
+	}
+	// revision.published says which locales the revision changed: the
+	// create's shared versions count as the base locale.
+	ed.awaitDeliveries(hook, 2, time.Minute)
+	for i, want := range []string{`"locales":["en"]`, `"locales":["de"]`} {
+		if body := string(rcv.requests()[i].Body); !strings.Contains(body, want) {
+			t.Errorf("revision.published %d: %s, want %s", i+1, body, want)
+		}
 	}
 
 	// German is live: in the rows' translations and the German path.

@@ -44,6 +44,10 @@ type Revision struct {
 	// ReleaseID is the release the revision publishes (releases.go); nil
 	// for a revision of listed drafts.
 	ReleaseID *uuid.UUID `bun:"release_id,type:uuid"`
+	// Locales are the locales its versions changed, a shared version
+	// counting as the site's base locale (docs/locales.md); set when it
+	// is published (recordPublished), empty before.
+	Locales []string `bun:"locales,array,nullzero,notnull,default:'{}'"`
 }
 
 // Revision statuses.
