@@ -81,6 +81,20 @@ func (s *system) translationsOf(t *testing.T, table, id string) map[string]any {
 	return out
 }
 
+// localePath is page's path in locale tag (page_locale_paths; "" when
+// it has none).
+func (s *system) localePath(t *testing.T, page, tag string) string {
+	t.Helper()
+	var paths []string
+	if err := s.DB.NewRaw("SELECT path FROM page_locale_paths WHERE page_id = ? AND locale = ?", page, tag).Scan(context.Background(), &paths); err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	return paths[0]
+}
+
 // TestLocaleWrites: writes with locale-tag (docs/locales.md). A live
 // record's localized attributes go to that locale's draft, keyed
 // title@de, its shared ones to the shared draft; a never-published
@@ -168,9 +182,15 @@ func TestLocaleWrites(t *testing.T) {
 	if oc := changesOf(ds[""]); oc["title@de"][1] != "Mannschaft" || oc["title"][1] != "Team" {
 		t.Errorf("the create draft's object-changes = %v", oc)
 	}
+	if got := s.localePath(t, child, "de"); got != "/about-us/mannschaft" {
+		t.Errorf("the never-published page's German path = %q, want /about-us/mannschaft", got)
+	}
 	ed.mustPatchIn("pages", child, "de", map[string]any{"slug": nil})
 	if tr := s.translationsOf(t, "pages", child); tr["slug@de"] != nil || tr["title@de"] != "Mannschaft" {
 		t.Errorf("translations after clearing slug@de = %v", tr)
+	}
+	if got := s.localePath(t, child, "de"); got != "/about-us/team" {
+		t.Errorf("the German path after clearing slug@de = %q, want the fallback /about-us/team", got)
 	}
 	// A create in German: the German values are the row's translations,
 	// the base slug is the German one, the base title stays null.
