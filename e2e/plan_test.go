@@ -74,7 +74,19 @@ func (e *editor) plan(query string, draftIDs ...string) planDoc {
 // then writes, in order, and the plan changes nothing.
 func TestPlanEqualsPublish(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	planEqualsPublish(t, start(t), nil)
+}
+
+// TestPlanEqualsPublishInTwoLocales is TestPlanEqualsPublish on sites
+// with two locales, written in the base (rlNewWorldIn): Reserve judges
+// require-default-locale over the closure there, as Plan does.
+func TestPlanEqualsPublishInTwoLocales(t *testing.T) {
+	t.Parallel()
+	planEqualsPublish(t, start(t), []string{"en", "de"})
+}
+
+// planEqualsPublish is TestPlanEqualsPublish on sites with locales.
+func planEqualsPublish(t *testing.T, s *system, locales []string) {
 	n := 0
 	for _, c := range rlDependencyCases() {
 		if len(c.publish) == 0 {
@@ -83,7 +95,7 @@ func TestPlanEqualsPublish(t *testing.T) {
 		n++
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := rlNewWorld(t, s)
+			w := rlNewWorldIn(t, s, locales)
 			c.build(w)
 			ds := make([]string, len(c.publish))
 			for i, name := range c.publish {

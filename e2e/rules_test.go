@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/uptrace/bun/dialect/pgdialect"
+
 	"github.com/pressroom/pressroom/auth"
 	"github.com/pressroom/pressroom/models"
 )
@@ -34,6 +36,14 @@ var rlSeq atomic.Int64
 
 // rlNewWorld makes a site with an editor of its own.
 func rlNewWorld(t *testing.T, s *system) *rlWorld {
+	return rlNewWorldIn(t, s, nil)
+}
+
+// rlNewWorldIn is rlNewWorld on a site with locales (the first the
+// default and base; each other falls back to it), when given: requests
+// without locale-tag write the base, while the engine reads and locks as
+// it does on sites with several locales (docs/locales.md).
+func rlNewWorldIn(t *testing.T, s *system, locales []string) *rlWorld {
 	t.Helper()
 	n := rlSeq.Add(1)
 	slug := fmt.Sprintf("rules-%d", n)
@@ -42,13 +52,29 @@ func rlNewWorld(t *testing.T, s *system) *rlWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(locales) > 0 {
+		chains := map[string][]string{locales[0]: {locales[0]}}
+		for _, l := range locales[1:] {
+			chains[l] = []string{l, locales[0]}
+		}
+		if _, err := s.DB.NewRaw("UPDATE sites SET locales = ?, base_locale = ?, locale_chains = ? WHERE id = ?",
+			pgdialect.Array(locales), locales[0], chains, site.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hash, _ := auth.HashPassword(password)
 	email := slug + "@rules.test"
 	if _, err := models.CreateUser(ctx, s.DB, site.ID, email, "Editor", hash); err != nil {
 		t.Fatal(err)
 	}
-	return &rlWorld{t: t, e: &editor{t: t, s: s, token: s.token(t, email)},
+	w := &rlWorld{t: t, e: &editor{t: t, s: s, token: s.token(t, email)},
 		ids: map[string]string{}, typ: map[string]string{}, name: map[string]string{}}
+	for _, l := range locales {
+		if d := w.e.do(http.MethodGet, "/pages?locale-tag="+l, nil); d.Status != http.StatusOK || d.Header.Get("Content-Language") != l {
+			t.Fatalf("the site's locale %s is not the token's: %d %s", l, d.Status, d.Raw)
+		}
+	}
+	return w
 }
 
 func (w *rlWorld) id(name string) string {
@@ -464,7 +490,12 @@ type rlCase struct {
 }
 
 func (c rlCase) run(t *testing.T, s *system) {
-	w := rlNewWorld(t, s)
+	c.runIn(t, s, nil)
+}
+
+// runIn is run on a site with locales (rlNewWorldIn).
+func (c rlCase) runIn(t *testing.T, s *system, locales []string) {
+	w := rlNewWorldIn(t, s, locales)
 	c.build(w)
 	for _, name := range rlKeys(c.deps) {
 		want := c.deps[name]
@@ -516,6 +547,21 @@ func TestRulesDependencies(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, s)
+		})
+	}
+}
+
+// TestRulesDependenciesInTwoLocales: the rule table on sites with two
+// locales, written in the base: the engine's statements for several
+// locales (locale drafts loaded and locked with every record, a delete's
+// and a closure's drafts of every locale) keep every rule.
+func TestRulesDependenciesInTwoLocales(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for _, c := range rlDependencyCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.runIn(t, s, []string{"en", "de"})
 		})
 	}
 }

@@ -44,6 +44,10 @@ type Revision struct {
 	// ReleaseID is the release the revision publishes (releases.go); nil
 	// for a revision of listed drafts.
 	ReleaseID *uuid.UUID `bun:"release_id,type:uuid"`
+	// Locales are the locales its versions changed, a shared version
+	// counting as the site's base locale (docs/locales.md); set when it
+	// is published (recordPublished), empty before.
+	Locales []string `bun:"locales,array,nullzero,notnull,default:'{}'"`
 }
 
 // Revision statuses.
@@ -134,7 +138,7 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 			snap = snapshots[d.ItemID]
 		}
 		versions[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
-			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID}
+			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, Locale: d.Locale}
 	}
 	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
 		return nil, err
@@ -172,6 +176,9 @@ func (e *Engine) lockPublication(ctx context.Context, tx bun.Tx, rev *Revision) 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if set.Refusal != nil {
+		return nil, set.Refusal
 	}
 	ordered := set.Drafts
 	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
@@ -221,8 +228,14 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 				return fmt.Errorf("publish created %s: %w", typ, err)
 			}
 		}
-		if updates := draftsOf(ordered, typ, EventUpdate); len(updates) > 0 {
+		updates, locales := splitShared(draftsOf(ordered, typ, EventUpdate))
+		if len(updates) > 0 {
 			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return err
+			}
+		}
+		if len(locales) > 0 {
+			if err := applyTranslations(ctx, tx, k, locales, now); err != nil {
 				return err
 			}
 		}
@@ -234,8 +247,10 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			}
 		}
 	}
+	shared, _ := splitShared(ordered)
 	// Created and updated pages (a new slug or parent) move their subtrees.
-	if moved := append(itemIDs(ordered, "pages", EventCreate), itemIDs(ordered, "pages", EventUpdate)...); len(moved) > 0 {
+	moved := append(itemIDs(shared, "pages", EventCreate), itemIDs(shared, "pages", EventUpdate)...)
+	if len(moved) > 0 {
 		if err := e.refreshPaths(ctx, tx, siteID, moved); err != nil {
 			return err
 		}
@@ -243,9 +258,20 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			return err
 		}
 	}
-	// Block links: the drafted links become the live ones.
-	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
-		blockDrafts := draftIDs(draftsOf(ordered, "content-blocks", ""))
+	// In every other locale than the base, those and the pages given a
+	// slug in a locale (docs/locales.md).
+	if roots := append(moved, localeSlugPages(ordered)...); len(roots) > 0 {
+		if err := refreshLocalePaths(ctx, tx, siteID, roots); err != nil {
+			return err
+		}
+		if err := localePathsFree(ctx, tx, siteID, roots); err != nil {
+			return err
+		}
+	}
+	// Block links: the drafted links become the live ones (a locale
+	// draft's links are not indexed yet: the live ones stay).
+	if blocks := itemIDs(shared, "content-blocks", ""); len(blocks) > 0 {
+		blockDrafts := draftIDs(draftsOf(shared, "content-blocks", ""))
 		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
 			return err
 		}
@@ -312,12 +338,83 @@ func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time
 	return nil
 }
 
+// splitShared divides ds into the shared drafts and the locale drafts.
+func splitShared(ds []*Draft) (shared, locales []*Draft) {
+	for _, d := range ds {
+		if d.Locale == "" {
+			shared = append(shared, d)
+		} else {
+			locales = append(locales, d)
+		}
+	}
+	return shared, locales
+}
+
+// localeSlugPages are the pages whose locale drafts of ds change a slug.
+func localeSlugPages(ds []*Draft) []uuid.UUID {
+	var out []uuid.UUID
+	for _, d := range ds {
+		if d.ItemType == "pages" && d.Locale != "" {
+			if _, ok := d.ObjectChanges["slug@"+d.Locale]; ok {
+				out = append(out, d.ItemID)
+			}
+		}
+	}
+	return out
+}
+
+// applyTranslations makes locale drafts live, in one statement whatever
+// their number: each item's translations take the drafts' values (a null
+// removes the locale's key, so a read falls back). The base columns are
+// not in the statement: publishing German cannot change English. An item
+// with drafts of several locales is one record of the statement.
+func applyTranslations(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time.Time) error {
+	type record struct {
+		ID    uuid.UUID      `json:"id"`
+		Set   map[string]any `json:"set"`
+		Unset []string       `json:"unset"`
+	}
+	byItem := map[uuid.UUID]*record{}
+	var records []*record
+	for _, d := range ds {
+		r := byItem[d.ItemID]
+		if r == nil {
+			r = &record{ID: d.ItemID, Set: map[string]any{}, Unset: []string{}}
+			byItem[d.ItemID] = r
+			records = append(records, r)
+		}
+		for key, v := range d.Drafted {
+			if !isLocaleKey(k, key) {
+				continue
+			}
+			if v == nil {
+				r.Unset = append(r.Unset, key)
+			} else {
+				r.Set[key] = v
+			}
+		}
+	}
+	payload, err := json.Marshal(records)
+	if err != nil {
+		return err
+	}
+	// k.Table is one of the kinds' fixed table names, never input.
+	if _, err := tx.NewRaw(`UPDATE `+k.Table+` t SET translations = (t.translations - d.unset) || d.set, updated_at = ?, version = t.version + 1
+FROM jsonb_to_recordset(?::jsonb) AS d(id uuid, set jsonb, unset text[]) WHERE t.id = d.id`, now, string(payload)).Exec(ctx); err != nil {
+		return fmt.Errorf("publish %s in their locales: %w", k.Type, err)
+	}
+	return nil
+}
+
 // publicationSet is what publishing some drafts applies: the drafts and
 // their publication closure in the order they take effect, and the live
 // paths of the parent pages the set hangs from.
 type publicationSet struct {
 	Drafts      []*Draft
 	ParentPaths map[string]string // page id -> live path
+	// Refusal is why the set cannot be published whatever the locks find
+	// (default_locale_required); nil when it can.
+	Refusal *PublishError
 }
 
 // publication computes the publication set of listed: the one function
@@ -332,7 +429,73 @@ func (e *Engine) publication(ctx context.Context, db bun.IDB, siteID uuid.UUID, 
 	if err != nil {
 		return nil, err
 	}
-	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
+	set := &publicationSet{Drafts: order(all, outside), ParentPaths: paths}
+	if set.Refusal, err = defaultLocaleMissing(ctx, db, siteID, set.Drafts); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// DefaultLocaleRequired is the code of a publish refused because a record
+// it creates has no title in the site's default locale while the site
+// requires one (require-default-locale, docs/locales.md).
+const DefaultLocaleRequired = "default_locale_required"
+
+// defaultLocaleMissing is the refusal of publishing ds when a create of
+// a record with a required localized field (a page's or a content's
+// title) has no value of its own in the site's default locale while the
+// site requires it; nil otherwise. One query, only when ds creates such
+// records. Plan, Reserve and Publish all judge it here.
+func defaultLocaleMissing(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) (*PublishError, error) {
+	var creates []*Draft
+	for _, d := range ds {
+		if d.Event == EventCreate && d.Locale == "" && len(requiredLocalized(kinds[d.ItemType])) > 0 {
+			creates = append(creates, d)
+		}
+	}
+	if len(creates) == 0 {
+		return nil, nil
+	}
+	var require bool
+	var base, def string
+	if err := db.NewSelect().Table("sites").ColumnExpr("require_default_locale, base_locale, locales[1]").
+		Where("id = ?", siteID).Scan(ctx, &require, &base, &def); err != nil {
+		return nil, fmt.Errorf("site's default locale: %w", err)
+	}
+	if !require {
+		return nil, nil
+	}
+	l := Locale{Base: base}
+	for _, d := range creates {
+		for _, f := range requiredLocalized(kinds[d.ItemType]) {
+			if s, _ := d.Drafted[l.Key(f, def)].(string); strings.TrimSpace(s) == "" {
+				k := kinds[d.ItemType]
+				return &PublishError{Code: DefaultLocaleRequired,
+					Message: fmt.Sprintf("%s %s has no %s in the default locale %s, which the site requires before it is first published (require-default-locale)", k.Singular(), d.ItemID, f.Name, def),
+					Meta:    map[string]any{"type": d.ItemType, "id": d.ItemID.String(), "locale": def}}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// requiredLocalized are k's localized fields a create requires (a title).
+func requiredLocalized(k *Kind) []Field {
+	var out []Field
+	for _, f := range k.LocalizedFields() {
+		if f.RequiredOnCreate {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// DefaultLocaleError is the request's error for refusal r
+// (default_locale_required): 422 at the drafts relationship, naming the
+// record and the locale in meta.
+func DefaultLocaleError(r *PublishError) *models.Error {
+	return &models.Error{Kind: models.ErrInvalid, Code: DefaultLocaleRequired, At: models.Rel("drafts", models.PartMember), Meta: r.Meta,
+		Detail: "Nothing can be published: " + r.Message + "."}
 }
 
 // liveParents are the depths and live paths of the pages ds's pages hang
@@ -377,7 +540,7 @@ func order(ds []*Draft, outside map[string]int) []*Draft {
 	// whose depth its stored path gives.
 	parent := map[string]string{}
 	for _, d := range ds {
-		if d.ItemType == "pages" {
+		if d.ItemType == "pages" && d.Locale == "" { // a locale draft holds no parent
 			p, _ := d.Drafted["parent_id"].(string)
 			parent[d.ItemID.String()] = p
 		}
