@@ -444,6 +444,13 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 	if err := json.Unmarshal(draft, v.Draft); err != nil { // its json tags are the columns
 		return nil, fmt.Errorf("insert %s: draft: %w", k.Type, err)
 	}
+	if k == Pages {
+		// The new page's paths in the site's other locales (none on a
+		// site with one): localepaths.go.
+		if err := refreshLocalePaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.indexLinks(ctx, tx, k, siteID, v.Draft, v.Row); err != nil {
 		return nil, err
 	}
@@ -704,6 +711,9 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		q = q.Set("? = ?", bun.Ident(col), v)
 	}
 	var after Row
+	// A slug in another locale moves the page's path in that locale only
+	// (refreshPaths re-derives those too): localepaths.go.
+	moved = moved || k == Pages && changesLocaleSlug(change)
 	if moved {
 		if _, err := q.Exec(ctx); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
@@ -802,7 +812,10 @@ func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, u
 
 // refreshPaths recomputes the paths of the pages in roots and their
 // descendants from parents and slugs, in one statement (a root page with an
-// empty slug, the home page, is "/"). Only those subtrees can have moved.
+// empty slug, the home page, is "/"), then their paths in the site's other
+// locales (refreshLocalePaths), refused as a publish is when a live root
+// would share a path in a locale (localePathsFree). Only those subtrees
+// can have moved.
 func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID, roots []uuid.UUID) error {
 	if len(roots) == 0 {
 		return nil
@@ -824,7 +837,14 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 	if err != nil {
 		return fmt.Errorf("derive page paths: %w", err)
 	}
-	return nil
+	// The same subtrees' paths in the site's other locales (a statement
+	// that writes nothing on a site with one), and, as livePathsFree does
+	// for the base, a live root at another live page's path in a locale
+	// named before commit (page_locale_paths_live_excl would fail it).
+	if err := refreshLocalePaths(ctx, tx, siteID, roots); err != nil {
+		return err
+	}
+	return localePathsFree(ctx, tx, siteID, roots)
 }
 
 // DraftedPaths returns the paths pages would have under drafted parents
