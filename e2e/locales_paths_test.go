@@ -3,15 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"github.com/pressroom/pressroom/models"
-	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Paths per locale (issue 33, docs/locales.md "Paths in a locale"): a page
@@ -21,20 +22,14 @@ import (
 // the database; GET /pages?locale-tag=de&filter[path]=… finds a page by
 // its German path; meta.alternates lists a page's path in every locale.
 
-// translate gives page id the translations (JSON of flat keys, "slug@de")
-// as its row and re-derives the site's paths, as a publish of German
-// values does.
-func (s *system) translate(t *testing.T, id, translations string) {
-	t.Helper()
-	ctx := context.Background()
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewRaw("UPDATE pages SET translations = ?::jsonb WHERE id = ?", translations, id).Exec(ctx); err != nil {
-			return err
-		}
-		return drafts.RefreshSiteLocalePaths(ctx, tx, s.Site.ID)
-	})
-	if err != nil {
-		t.Fatal(err)
+// slugIn gives page id the slug in locale tag through the API (PATCH
+// with locale-tag) and publishes it when the page is live (its locale
+// draft), as an editor would.
+func (e *editor) slugIn(id, tag, slug string) {
+	e.t.Helper()
+	e.mustPatchIn("pages", id, tag, map[string]any{"slug": slug})
+	if d, ok := e.draftsOfItem("pages", id)[tag]; ok {
+		e.mustPublish(d.ID)
 	}
 }
 
@@ -71,26 +66,44 @@ func TestLocalePathsUniquePerLocale(t *testing.T) {
 	e.setLocales([]string{"en", "de", "fr"}, nil)
 	p1, p1d := e.page("One", "one", "")
 	p2, p2d := e.page("Two", "two", "")
+	p3, p3d := e.page("Three", "three", "")
 	about, aboutD := e.page("About", "about", p1)
-	e.mustPublish(p1d, p2d, aboutD)
-	s.translate(t, about, `{"slug@de": "ueber-uns", "title@de": "Über uns"}`)
+	e.mustPublish(p1d, p2d, p3d, aboutD)
+	e.slugIn(about, "de", "ueber-uns")
+
+	// The same German slug under One: 409 in de.
+	d := e.do(http.MethodPost, "/pages?locale-tag=de", map[string]any{"data": map[string]any{"type": "pages",
+		"attributes":    map[string]any{"title": "Andere", "slug": "ueber-uns"},
+		"relationships": map[string]any{"parent": ref("pages", p1)}}})
+	pathTakenIn(t, d, about, "de")
+	// A German slug written on an existing sibling: 409 in de too.
+	sib, _ := e.page("Sibling", "sibling", p1)
+	pathTakenIn(t, e.patchIn("pages", sib, "de", map[string]any{"slug": "ueber-uns"}), about, "de")
+	// The same German slug under Two: free.
+	if d := e.do(http.MethodPost, "/pages?locale-tag=de", map[string]any{"data": map[string]any{"type": "pages",
+		"attributes":    map[string]any{"title": "Andere", "slug": "ueber-uns"},
+		"relationships": map[string]any{"parent": ref("pages", p2)}}}); d.Status != http.StatusCreated {
+		t.Errorf("the German slug under another parent = %d %s, want 201", d.Status, d.Raw)
+	}
+	// The same slug in French under One: free.
+	e.slugIn(sib, "fr", "ueber-uns")
 
 	// English slug ueber-uns under One: no German slug of its own, so it
 	// would be at /one/ueber-uns in German, About's German path.
-	d := e.do(http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
+	d = e.do(http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
 		"attributes":    map[string]any{"title": "Other", "slug": "ueber-uns"},
 		"relationships": map[string]any{"parent": ref("pages", p1)}}})
 	pathTakenIn(t, d, about, "de")
-	// Under Two it is free in every locale.
-	other, otherD := e.page("Other", "ueber-uns", p2)
-	// The same slug in French as About's German one: free.
-	s.translate(t, other, `{"slug@fr": "ueber-uns"}`)
+	// Under Three it is free in every locale; moving it under One is not
+	// (409 in de, at the parent).
+	other, otherD := e.page("Other", "ueber-uns", p3)
 	e.mustPublish(otherD)
-	// ... and moving Other under One: its French slug is free there, its
-	// German one (its English ueber-uns) is not.
 	d = e.do(http.MethodPatch, "/pages/"+other, map[string]any{"data": map[string]any{"type": "pages", "id": other,
 		"relationships": map[string]any{"parent": ref("pages", p1)}}})
 	pathTakenIn(t, d, about, "de")
+	if _, ptr, _ := pathError(t, d); ptr != "/data/relationships/parent/data" {
+		t.Errorf("a move's path_taken at %s, want the parent", ptr)
+	}
 	// The base check is unchanged, and names no locale.
 	d = e.do(http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
 		"attributes":    map[string]any{"title": "About again", "slug": "about"},
@@ -108,6 +121,61 @@ func TestLocalePathsUniquePerLocale(t *testing.T) {
 	}
 }
 
+// TestLocalePathConcurrentCreates: writers racing for one German place
+// under one parent (creates in German, and German slugs written on
+// existing pages whose English slugs differ, so only the German check
+// guards them) leave exactly one page there: the others are 409 in de.
+func TestLocalePathConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	e := s.editor(t, "editor@demo.test")
+	e.setLocales([]string{"en", "de"}, nil)
+	parent, parentD := e.page("Parent", "parent", "")
+	e.mustPublish(parentD)
+	const n = 6
+	race := func(do func(i int) *doc, ok int) {
+		t.Helper()
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); statuses[i] = do(i).Status }()
+		}
+		wg.Wait()
+		won := 0
+		for _, st := range statuses {
+			switch st {
+			case ok:
+				won++
+			case http.StatusConflict:
+			default:
+				t.Errorf("a racing write = %d", st)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d of %d racing writes won the place, want 1 (statuses %v)", won, n, statuses)
+		}
+	}
+	race(func(int) *doc {
+		return e.do(http.MethodPost, "/pages?locale-tag=de", map[string]any{"data": map[string]any{"type": "pages",
+			"attributes":    map[string]any{"title": "Gleich", "slug": "gleich"},
+			"relationships": map[string]any{"parent": ref("pages", parent)}}})
+	}, http.StatusCreated)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i], _ = e.page(fmt.Sprintf("Page %d", i), fmt.Sprintf("page-%d", i), parent)
+	}
+	race(func(i int) *doc { return e.patchIn("pages", ids[i], "de", map[string]any{"slug": "zusammen"}) }, http.StatusOK)
+	var at []string
+	if err := s.DB.NewRaw("SELECT path FROM page_locale_paths WHERE site_id = ? AND locale = 'de' AND path IN ('/parent/gleich', '/parent/zusammen') ORDER BY path",
+		s.Site.ID).Scan(context.Background(), &at); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(at, []string{"/parent/gleich", "/parent/zusammen"}) {
+		t.Errorf("German paths after the races: %v, want one page at each", at)
+	}
+}
+
 // TestLocaleFindByPath: filter[path] (and its prefix operator) in a locale
 // compares the pages' paths in that locale; a page's path attribute is
 // its path in the request's locale and meta.alternates lists every
@@ -120,7 +188,7 @@ func TestLocaleFindByPath(t *testing.T) {
 	about, aboutD := e.page("About", "about", "")
 	team, teamD := e.page("Team", "team", about)
 	e.mustPublish(aboutD, teamD)
-	s.translate(t, about, `{"slug@de": "ueber-uns"}`)
+	e.slugIn(about, "de", "ueber-uns")
 
 	for _, c := range []struct {
 		query string
