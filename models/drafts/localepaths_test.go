@@ -129,6 +129,16 @@ func TestLocalePathsFollowWrites(t *testing.T) {
 	}
 	// Live and drafted reads of the paths in every locale.
 	ctx := context.Background()
+	// The render route finds a page by its path in the request's locale.
+	de := drafts.WithLocale(ctx, drafts.Locale{Tag: "de", Base: "en", Default: "en", Chain: []string{"de", "en"}})
+	for path, want := range map[string]uuid.UUID{"/ueber-uns": w.ids["About"], "/team/jobs": w.ids["Jobs"]} {
+		if page, err := w.e.PageToRender(de, w.db, w.site, path); err != nil || page.Page.ID != want {
+			t.Errorf("PageToRender in de at %s = %v, %v; want %s", path, page, err, want)
+		}
+	}
+	if _, err := w.e.PageToRender(de, w.db, w.site, "/about"); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("PageToRender in de at the English path: %v, want not found", err)
+	}
 	site := models.SiteLocales{Locales: []string{"en", "de", "fr"}, Base: "en",
 		Chains: map[string][]string{"en": {"en"}, "de": {"de", "en"}, "fr": {"fr", "en"}}}
 	live, err := drafts.LocalePaths(ctx, w.db, w.site, []uuid.UUID{w.ids["About"]})
