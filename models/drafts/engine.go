@@ -1089,9 +1089,7 @@ func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, u
 // refreshPaths recomputes the paths of the pages in roots and their
 // descendants from parents and slugs, in one statement (a root page with an
 // empty slug, the home page, is "/"), then their paths in the site's other
-// locales (refreshLocalePaths), refused as a publish is when a live root
-// would share a path in a locale (localePathsFree). Only those subtrees
-// can have moved.
+// locales (refreshLocalePaths). Only those subtrees can have moved.
 func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID, roots []uuid.UUID) error {
 	if len(roots) == 0 {
 		return nil
@@ -1114,13 +1112,11 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 		return fmt.Errorf("derive page paths: %w", err)
 	}
 	// The same subtrees' paths in the site's other locales (a statement
-	// that writes nothing on a site with one), and, as livePathsFree does
-	// for the base, a live root at another live page's path in a locale
-	// named before commit (page_locale_paths_live_excl would fail it).
-	if err := refreshLocalePaths(ctx, tx, siteID, roots); err != nil {
-		return err
-	}
-	return localePathsFree(ctx, tx, siteID, roots)
+	// that writes nothing on a site with one). Not localePathsFree: a
+	// publish re-derives the pages given a slug in a locale after this
+	// (a sibling's German slug may free the place a moved page takes), and
+	// checks them all then.
+	return refreshLocalePaths(ctx, tx, siteID, roots)
 }
 
 // DraftedPaths returns the paths pages would have under drafted parents

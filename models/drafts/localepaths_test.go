@@ -242,3 +242,37 @@ func TestLocalePathsExclusion(t *testing.T) {
 		t.Errorf("a second live page at /about in German: %v, want page_locale_paths_live_excl", err)
 	}
 }
+
+// TestLocalePathsOnePublishSwaps: one publish that moves a page to a
+// German place a sibling's German slug change frees succeeds: the places
+// are checked once every page of the revision has its paths.
+func TestLocalePathsOnePublishSwaps(t *testing.T) {
+	t.Parallel()
+	w := newEngineWorld(t)
+	w.create(drafts.Pages, "P", "")
+	w.create(drafts.Pages, "X", "")
+	w.create(drafts.Pages, "Y", "P")
+	w.multiLocale()
+	w.translate("X", `{"slug@de": "a"}`)
+	w.translate("Y", `{"slug@de": "a"}`)
+	w.publish("P", "X", "Y")
+	w.update("Y", drafts.Change{"slug@de": "b"})
+	w.update("X", drafts.Change{"parent_id": w.ids["P"].String()})
+	var ids []uuid.UUID
+	if err := w.db.NewRaw("SELECT id FROM drafts WHERE item_id IN (?) /* every locale */", bun.In([]uuid.UUID{w.ids["X"], w.ids["Y"]})).
+		Scan(context.Background(), &ids); err != nil || len(ids) != 2 {
+		t.Fatalf("drafts of X and Y: %v %v", ids, err)
+	}
+	rev := &drafts.Revision{SiteRecord: models.NewSiteRecord(w.site), UserID: &w.user, Status: drafts.Publishing, DraftIDs: ids}
+	w.tx(func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := w.e.Publish(ctx, tx, rev.ID)
+		return err
+	})
+	got := w.localePaths()
+	if !slices.Contains(got, "de /p/a true") || !slices.Contains(got, "de /p/b true") {
+		t.Errorf("after one publish of the swap: %v, want X at /p/a and Y at /p/b in German", got)
+	}
+}
