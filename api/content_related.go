@@ -73,6 +73,9 @@ func (h contentHandler) render(ctx context.Context, siteID uuid.UUID, views []*d
 	for i, v := range views {
 		rs[i] = h.resource(v, drafted, paths, created)
 	}
+	if err := h.localePaths(ctx, siteID, views, rs, drafted); err != nil { // locale_paths.go
+		return nil, err
+	}
 	return rs, h.cat.fillMany(ctx, siteID, h.cat.types[h.kind.Type], rs, drafted)
 }
 

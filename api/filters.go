@@ -11,10 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // The operator filters (docs/api-conventions.md): filter[name]=value is
@@ -155,6 +157,22 @@ func parseFilter(param, name string, op models.FilterOp, v string, typ string, t
 		return f, true, bad("the value must not be empty.")
 	}
 	return f, true, nil
+}
+
+// scopeLocalePaths makes filter[path] of pages, in a request whose
+// locale is not the site's base, compare the pages' paths in that locale
+// (page_locale_paths), as the path attribute shows them: GET
+// /pages?locale-tag=de&filter[path]=/ueber-uns.
+func (q *Query) scopeLocalePaths(c *fiber.Ctx) {
+	l := drafts.LocaleOf(c.UserContext())
+	if q.spec.Type != "pages" || l.IsBase() {
+		return
+	}
+	for i, f := range q.ops {
+		if f.Column == "path" {
+			q.ops[i].Locale, q.ops[i].SiteID = l.Tag, siteOf(c)
+		}
+	}
 }
 
 func opNames(ops []models.FilterOp) string {

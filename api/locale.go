@@ -42,6 +42,10 @@ func localeWrap(h fiber.Handler) fiber.Handler {
 		if len(l.Chain) > 1 || l.Tag != l.Base || severalSiteLocales(c) {
 			c.SetUserContext(drafts.WithLocale(c.UserContext(), l))
 		}
+		// A site with several locales: pages' paths in each (locale_paths.go).
+		if p, ok := oauth.PrincipalIfAny(c); ok && len(p.Locales.Locales) > 1 {
+			c.SetUserContext(drafts.WithSiteLocales(c.UserContext(), p.Locales))
+		}
 		return h(c)
 	}
 }

@@ -171,6 +171,7 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 	if err := q.scopeLastUser(c); err != nil {
 		return nil, err
 	}
+	q.scopeLocalePaths(c) // filters.go
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
 	}

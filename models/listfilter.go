@@ -38,6 +38,8 @@ func EscapeLike(s string) string {
 func (f ColumnValue) where(sel *bun.SelectQuery, alias string, drafted bool) *bun.SelectQuery {
 	col := bun.Ident(f.Column)
 	switch {
+	case f.Locale != "":
+		return sel.Where("? IN (?)", bun.Ident(alias+".id"), f.localePaths())
 	case f.LastUser != "":
 		return sel.Where("?", f.lastUser(alias, drafted))
 	case f.None:
@@ -54,6 +56,23 @@ func (f ColumnValue) where(sel *bun.SelectQuery, alias string, drafted bool) *bu
 		return sel.Where("? = ?", col, f.Arg)
 	}
 	return sel.Where("?::text = ?", col, f.Value)
+}
+
+// localePaths are the pages of the site f.SiteID whose stored path in
+// f.Locale passes the filter (the operators of pages.path, on
+// page_locale_paths.path): an equality is one lookup of the index of
+// (site, locale, path).
+func (f ColumnValue) localePaths() schema.QueryWithArgs {
+	const from = "SELECT a.page_id FROM page_locale_paths a WHERE a.site_id = ? AND a.locale = ? AND "
+	switch f.Op {
+	case OpContains:
+		return bun.SafeQuery(from+`a.path ILIKE ? ESCAPE '\'`, f.SiteID, f.Locale, "%"+EscapeLike(f.Value)+"%")
+	case OpPrefix:
+		return bun.SafeQuery(from+`a.path LIKE ? ESCAPE '\'`, f.SiteID, f.Locale, EscapeLike(f.Value)+"%")
+	case OpIn:
+		return bun.SafeQuery(from+"a.path IN (?)", f.SiteID, f.Locale, bun.In(f.Arg))
+	}
+	return bun.SafeQuery(from+"a.path = ?", f.SiteID, f.Locale, f.Value)
 }
 
 // DraftSet narrows the drafts a drafted list reads to a release's

@@ -255,6 +255,10 @@ type ColumnValue struct {
 	LastUser string
 	SiteID   uuid.UUID
 	Drafts   *DraftSet
+	// Locale, set on a pages' path filter in a locale other than the
+	// base, compares the page's path in that locale (page_locale_paths of
+	// the site SiteID) instead of pages.path (listfilter.go).
+	Locale string
 }
 
 // SortColumn is one sort key of a ListQuery.

@@ -579,6 +579,13 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 	if err := json.Unmarshal(draft, v.Draft); err != nil { // its json tags are the columns
 		return nil, fmt.Errorf("insert %s: draft: %w", k.Type, err)
 	}
+	if k == Pages {
+		// The new page's paths in the site's other locales (none on a
+		// site with one): localepaths.go.
+		if err := refreshLocalePaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.indexLinks(ctx, tx, k, siteID, v.Draft, v.Row); err != nil {
 		return nil, err
 	}
@@ -978,23 +985,16 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		}
 		q = q.Set("translations = (t.translations - ?::text[]) || ?::jsonb", pgdialect.Array(unset), string(payload))
 	}
-	// Its paths in the other locales follow its slugs and parent, as the
-	// base path does (a site with one locale has none).
-	relocate := k == Pages && severalLocales(ctx) && (moved || localeSlugChanged(change))
 	var after Row
-	if moved || relocate {
+	// A slug in another locale moves the page's path in that locale only
+	// (refreshPaths re-derives those too): localepaths.go.
+	moved = moved || k == Pages && changesLocaleSlug(change)
+	if moved {
 		if _, err := q.Exec(ctx); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
-		if moved {
-			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-				return nil, err
-			}
-		}
-		if relocate {
-			if err := refreshLocalePaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-				return nil, err
-			}
+		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+			return nil, err
 		}
 		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
 		if err != nil {
@@ -1025,17 +1025,6 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		v.DraftedPath = cur.DraftedPath
 	}
 	return v, nil
-}
-
-// localeSlugChanged tells whether change writes a page's slug in a locale
-// other than the base.
-func localeSlugChanged(change Change) bool {
-	for key := range change {
-		if c, tag := SplitKey(key); c == "slug" && tag != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // updateLive is Update of a published item: the live row keeps its values
@@ -1099,7 +1088,8 @@ func (e *Engine) updateLive(ctx context.Context, tx bun.Tx, cur *View, siteID, u
 
 // refreshPaths recomputes the paths of the pages in roots and their
 // descendants from parents and slugs, in one statement (a root page with an
-// empty slug, the home page, is "/"). Only those subtrees can have moved.
+// empty slug, the home page, is "/"), then their paths in the site's other
+// locales (refreshLocalePaths). Only those subtrees can have moved.
 func (e *Engine) refreshPaths(ctx context.Context, tx bun.IDB, siteID uuid.UUID, roots []uuid.UUID) error {
 	if len(roots) == 0 {
 		return nil
@@ -1121,7 +1111,12 @@ UPDATE pages SET path = best.path FROM best WHERE pages.id = best.id AND pages.p
 	if err != nil {
 		return fmt.Errorf("derive page paths: %w", err)
 	}
-	return nil
+	// The same subtrees' paths in the site's other locales (a statement
+	// that writes nothing on a site with one). Not localePathsFree: a
+	// publish re-derives the pages given a slug in a locale after this
+	// (a sibling's German slug may free the place a moved page takes), and
+	// checks them all then.
+	return refreshLocalePaths(ctx, tx, siteID, roots)
 }
 
 // DraftedPaths returns the paths pages would have under drafted parents

@@ -258,12 +258,16 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			return err
 		}
 	}
-	// In every other locale than the base, those and the pages given a
-	// slug in a locale (docs/locales.md).
-	if roots := append(moved, localeSlugPages(ordered)...); len(roots) > 0 {
-		if err := refreshLocalePaths(ctx, tx, siteID, roots); err != nil {
+	// In every other locale than the base: refreshPaths re-derived the
+	// moved pages' paths there too; the pages given a slug in a locale
+	// alone are re-derived here. Then no two live pages may share a path
+	// in any locale (docs/locales.md).
+	if reslugged := localeSlugPages(ordered); len(reslugged) > 0 {
+		if err := refreshLocalePaths(ctx, tx, siteID, reslugged); err != nil {
 			return err
 		}
+	}
+	if roots := append(moved, localeSlugPages(ordered)...); len(roots) > 0 {
 		if err := localePathsFree(ctx, tx, siteID, roots); err != nil {
 			return err
 		}

@@ -77,6 +77,9 @@ func (e *Engine) PageToRender(ctx context.Context, db bun.IDB, siteID uuid.UUID,
 // pages stored at it or with its last slug (an ancestor's drafted slug or
 // parent may have moved them there) and the pages the preview drafts.
 func (e *Engine) pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, path string, drafted bool) (*View, error) {
+	if l := LocaleOf(ctx); !l.IsBase() {
+		return e.pageAtIn(ctx, db, siteID, l.Tag, path, drafted)
+	}
 	slug := path[strings.LastIndexByte(path, '/')+1:]
 	var ids []uuid.UUID
 	// The page stored at path first, so the bound on the candidates never
@@ -112,6 +115,66 @@ func (e *Engine) pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, path 
 			at = *v.DraftedPath
 		}
 		if at == path && v.Drafted()["trashed_at"] == nil && (found == nil || v.Row.ID().String() < found.Row.ID().String()) {
+			found = v
+		}
+	}
+	if found == nil {
+		return nil, models.NotFound("page at that path")
+	}
+	return found, nil
+}
+
+// pageAtIn is pageAt in locale tag (not the base): the page whose path
+// in tag, live (page_locale_paths) or drafted under the preview
+// (DraftedLocalePaths), is path. The candidates are the pages stored at
+// it in tag or whose slug in tag, stored or in a locale draft, or whose
+// base slug (a fallback's), is its last one, and the pages the preview
+// drafts.
+func (e *Engine) pageAtIn(ctx context.Context, db bun.IDB, siteID uuid.UUID, tag, path string, drafted bool) (*View, error) {
+	slug := path[strings.LastIndexByte(path, '/')+1:]
+	var ids []uuid.UUID
+	err := db.NewRaw(`SELECT id FROM (
+    SELECT a.page_id AS id, a.path = ?2 AS exact FROM page_locale_paths a
+     WHERE a.site_id = ?0 AND a.locale = ?1 AND (a.path = ?2 OR a.slug = ?3)
+    UNION
+    SELECT d.item_id, false FROM drafts d
+     WHERE d.site_id = ?0 AND d.item_type = 'pages' AND d.locale = ?1 AND d.drafted ->> ('slug@' || ?1) = ?3
+    UNION
+    SELECT p.id, false FROM pages p WHERE p.site_id = ?0 AND p.slug = ?3 AND p.trashed_at IS NULL) AS c
+ORDER BY exact DESC, id LIMIT ?4`, siteID, tag, path, slug, maxRenderCandidates).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("pages at %s in %s: %w", path, tag, err)
+	}
+	if p := previewOf(ctx); p != nil {
+		ids = append(ids, previewItems(p, Pages.Type)...)
+	}
+	views, err := e.LoadMany(ctx, db, Pages, siteID, ids, drafted)
+	if err != nil {
+		return nil, err
+	}
+	ids = ids[:0]
+	for id, v := range views {
+		if drafted || v.Row["trashed_at"] == nil {
+			ids = append(ids, id)
+		}
+	}
+	var paths map[uuid.UUID]map[string]string
+	if drafted {
+		var l siteLocales
+		if err := db.NewRaw("SELECT locales, base_locale, locale_chains FROM sites WHERE id = ?", siteID).Scan(ctx, &l); err != nil {
+			return nil, fmt.Errorf("the site's locales: %w", err)
+		}
+		paths, err = e.DraftedLocalePaths(ctx, db, siteID, models.SiteLocales{Locales: l.Locales, Base: l.Base, Chains: l.Chains}, ids)
+	} else {
+		paths, err = LocalePaths(ctx, db, siteID, ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var found *View
+	for _, id := range ids {
+		v := views[id]
+		if paths[id][tag] == path && v.Drafted()["trashed_at"] == nil && (found == nil || id.String() < found.Row.ID().String()) {
 			found = v
 		}
 	}

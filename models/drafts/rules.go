@@ -108,28 +108,54 @@ func (e *Engine) checkRef(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 }
 
 // pathFree refuses a drafted place (parent and slug) that another page
-// holds, live or drafted (pageAt): one site cannot serve two pages at one
-// URL. 409 path_taken at the slug, or at the parent when only the parent
-// changed, with the other page in meta. A write that moves neither skips
-// it.
+// holds, live or drafted (pageAt), in the base locale or, on a site with
+// several, in any other (pageAtLocale: the slugs resolved along each
+// locale's chain): one site cannot serve two pages at one URL in one
+// locale. 409 path_taken at the slug, or at the parent when only the
+// parent changed, with the other page in meta (and the locale, when it is
+// not the base's). A write that moves no slug of any locale and not the
+// parent skips it (placesToCheck).
 func pathFree(ctx context.Context, db bun.IDB, siteID uuid.UUID, id *uuid.UUID, state, prev Row) error {
-	slugChanged := prev == nil || str(prev["slug"]) != str(state["slug"])
-	if !slugChanged && str(prev["parent_id"]) == str(state["parent_id"]) {
-		return nil
+	checks, l, err := placesToCheck(ctx, db, siteID, state, prev)
+	if err != nil || len(checks) == 0 {
+		return err
+	}
+	if err := lockSlugs(ctx, db, siteID, checks); err != nil {
+		return err
 	}
 	var parent *uuid.UUID
 	if p, err := uuid.Parse(str(state["parent_id"])); err == nil {
 		parent = &p
 	}
-	other, err := pageAt(ctx, db, siteID, id, parent, str(state["slug"]))
-	if err != nil || other == nil {
-		return err
+	for _, c := range checks {
+		var other *uuid.UUID
+		if c.tag == "" {
+			other, err = pageAt(ctx, db, siteID, id, parent, c.slug)
+		} else {
+			other, err = pageAtLocale(ctx, db, siteID, id, parent, l, c.tag, c.slug)
+		}
+		if err != nil {
+			return err
+		}
+		if other != nil {
+			return pathTaken(c, *other, prev != nil && str(prev["parent_id"]) != str(state["parent_id"]) && !slugsChanged(state, prev))
+		}
 	}
+	return nil
+}
+
+// pathTaken is the 409 of a place page other holds: at the slug, or at
+// the parent when only the parent changed (onlyParent).
+func pathTaken(c placeCheck, other uuid.UUID, onlyParent bool) error {
 	at := models.Attr("slug")
-	if !slugChanged {
+	if onlyParent {
 		at = models.Rel("parent", models.PartData)
 	}
-	return &models.Error{Kind: models.ErrConflict, Code: PathTaken, At: at,
-		Detail: fmt.Sprintf("Page %s is at that path already (live or drafted): the slug must be unique among a page's siblings. Choose another slug or parent.", other),
-		Meta:   map[string]any{"page": itemMeta("pages", *other)}}
+	meta := map[string]any{"page": itemMeta("pages", other)}
+	detail := fmt.Sprintf("Page %s is at that path already (live or drafted): the slug must be unique among a page's siblings. Choose another slug or parent.", other)
+	if c.tag != "" {
+		meta["locale"] = c.tag
+		detail = fmt.Sprintf("Page %s is at that path in %s already (live or drafted; a page without a slug of its own in %s has its fallback's): the slug must be unique among a page's siblings in every locale. Choose another slug or parent.", other, c.tag, c.tag)
+	}
+	return &models.Error{Kind: models.ErrConflict, Code: PathTaken, At: at, Detail: detail, Meta: meta}
 }
