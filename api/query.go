@@ -173,6 +173,7 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 	}
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
+		searchIn(q.search, drafts.LocaleOf(c.UserContext()))
 	}
 	if q.Page.cursor() {
 		q.siteID = siteOf(c) // lists are behind RequireToken
