@@ -120,6 +120,14 @@ func TestLocaleHyperlinks(t *testing.T) {
 		}
 		return out
 	}
+	// The block read: live, its live (English) link; drafted, the German
+	// draft's link beside it.
+	if got := linksOf("/content-blocks/" + block + "?include=hyperlinks"); len(got) != 1 || got[" /about"] != 1 {
+		t.Errorf("live links of the block = %v, want the English /about", got)
+	}
+	if got := linksOf("/content-blocks/" + block + "?include=hyperlinks,draft"); len(got) != 2 || got[" /about"] != 1 || got["de /ueber-uns"] != 1 {
+		t.Errorf("drafted links of the block = %v, want the English /about and the German /ueber-uns", got)
+	}
 	// A German slug change of the linked page: the German link only.
 	e.mustPatchIn("pages", about, "de", map[string]any{"slug": "ueber"})
 	slugDraft := e.draftsOfItem("pages", about)["de"].ID
