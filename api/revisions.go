@@ -369,6 +369,10 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
 				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
 		}
+		if rev.ErrorCode != nil && *rev.ErrorCode == drafts.DefaultLocaleRequired {
+			// As Reserve refuses it, when the refusal arose after the request.
+			return drafts.DefaultLocaleError(&drafts.PublishError{Message: msg, Meta: rev.ErrorMeta})
+		}
 		if rev.ErrorCode != nil && *rev.ErrorCode == "forbidden" {
 			// The publisher's rights, checked over the closure Publish computed.
 			return &models.Error{Kind: models.ErrForbidden, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
