@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -75,6 +76,18 @@ func TestLocaleSearch(t *testing.T) {
 		t.Errorf("the other site's German search = %v, want [%s]", got, theirs)
 	}
 	want("/search?locale-tag=de&filter[q]=" + q("ihre"))
+	// Removing German from the other site (with force) removes its German
+	// documents with its German values.
+	if d := o.patchSite(map[string]any{"locales": []string{"en"}}, map[string]any{"force": true}); d.Status != http.StatusOK {
+		t.Fatalf("remove de with force = %d %s", d.Status, d.Raw)
+	}
+	var left int
+	if err := s.DB.NewRaw("SELECT count(*) FROM search_documents WHERE item_id = ? AND locale <> ''", theirs).Scan(context.Background(), &left); err != nil || left != 0 {
+		t.Errorf("German documents left after the removal: %d (%v)", left, err)
+	}
+	if got, _ := o.searchIDs("/search?filter[q]=" + q("haus")); len(got) != 0 {
+		t.Errorf("after removing de, haus found %v", got)
+	}
 	// Paged by cursor in a locale too.
 	if d := e.do(http.MethodGet, "/search?locale-tag=de&page[size]=1&page[after]=&filter[q]="+q("haus"), nil); d.Status != http.StatusOK {
 		t.Errorf("cursor page in de = %d %s", d.Status, d.Raw)
