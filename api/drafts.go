@@ -178,15 +178,26 @@ func (dr *draftRenderer) hyperlinksTo(ctx context.Context, siteID uuid.UUID, par
 }
 
 type hyperlinkAttributes struct {
-	Href      string `json:"href"`
-	CreatedAt string `json:"created-at" oas:"date-time"`
+	Href string `json:"href"`
+	// Locale is the locale of the body the link is in (its href names a
+	// path of that locale); null for the site's base locale.
+	Locale    *string `json:"locale"`
+	CreatedAt string  `json:"created-at" oas:"date-time"`
+}
+
+// localeOrNull is a locale column as an attribute: "" (the base) is null.
+func localeOrNull(tag string) *string {
+	if tag == "" {
+		return nil
+	}
+	return &tag
 }
 
 func hyperlinkResource(l links, h *drafts.Hyperlink) *jsonapi.Resource {
 	p := "/hyperlinks/" + h.ID.String()
 	block, target := h.LinkableID.String(), h.LinkedID.String()
 	return &jsonapi.Resource{Type: "hyperlinks", ID: h.ID.String(),
-		Attributes: hyperlinkAttributes{Href: h.Href, CreatedAt: timestamp(h.CreatedAt)},
+		Attributes: hyperlinkAttributes{Href: h.Href, Locale: localeOrNull(h.Locale), CreatedAt: timestamp(h.CreatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"linkable":  l.relationship(p, "linkable", jsonapi.ToOne("content-blocks", &block)),
 			"linked-to": l.relationship(p, "linked-to", jsonapi.ToOne(h.LinkedType, &target)),

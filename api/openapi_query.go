@@ -140,7 +140,7 @@ func (b *specBuilder) queryParameters(spec QuerySpec) []any {
 	}
 	if spec.Search != "" {
 		out = append(out, map[string]any{"name": "filter[q]", "in": "query",
-			"description": fmt.Sprintf("Full-text search (docs/search.md): only records whose text matches every word (by stem, by prefix from %d letters, case- and accent-insensitively), most relevant first unless sort is given; each carries meta.search (rank, and highlight: the matching fragments, matches in <mark>, the rest HTML-escaped). With include=draft the drafted values are searched. 1 to %d words, at most %d characters.", 3, models.MaxSearchTerms, models.MaxSearchLength),
+			"description": fmt.Sprintf("Full-text search (docs/search.md): only records whose text matches every word (by stem, by prefix from %d letters, case- and accent-insensitively), most relevant first unless sort is given; each carries meta.search (rank, and highlight: the matching fragments, matches in <mark>, the rest HTML-escaped). With include=draft the drafted values are searched. With locale-tag, each locale of its chain is matched with its language's stemmer and a record only in the first locale it has values in (docs/locales.md, \"Searching in a locale\"); meta.search.locale names it. 1 to %d words, at most %d characters.", 3, models.MaxSearchTerms, models.MaxSearchLength),
 			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxSearchLength, "example": "photography tips"}})
 	}
 	for _, name := range slices.Sorted(mapKeys(spec.Filters)) {

@@ -174,6 +174,7 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 	q.scopeLocalePaths(c) // filters.go
 	if q.search != nil {
 		q.search.Drafted = q.Include["draft"]
+		searchIn(q.search, drafts.LocaleOf(c.UserContext()))
 	}
 	if q.Page.cursor() {
 		q.siteID = siteOf(c) // lists are behind RequireToken

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pressroom/pressroom/api/jsonapi"
 	"github.com/pressroom/pressroom/models"
+	"github.com/pressroom/pressroom/models/drafts"
 )
 
 // Full-text search (docs/search.md): filter[q] on the lists of pages,
@@ -39,7 +40,14 @@ func annotateSearch(ctx context.Context, db bun.IDB, q *Query, rs []*jsonapi.Res
 		if r.Meta == nil {
 			r.Meta = map[string]any{}
 		}
-		r.Meta["search"] = searchMeta{Rank: h.Rank, Highlight: h.Highlight}
+		m := searchMeta{Rank: h.Rank, Highlight: h.Highlight}
+		if q.search.Base != "" { // a site with locales: the one the hit matched in
+			m.Locale = h.Locale
+			if m.Locale == "" {
+				m.Locale = q.search.Base
+			}
+		}
+		r.Meta["search"] = m
 	}
 	return nil
 }
@@ -48,6 +56,22 @@ func annotateSearch(ctx context.Context, db bun.IDB, q *Query, rs []*jsonapi.Res
 type searchMeta struct {
 	Rank      float64 `json:"rank"`
 	Highlight string  `json:"highlight"`
+	// Locale is the locale whose values matched: the request's, or the
+	// fallback it read (docs/locales.md, "Searching in a locale").
+	Locale string `json:"locale,omitempty"`
+}
+
+// searchIn makes s a search in locale l (the request's, drafts.LocaleOf):
+// l's chain, the site's base locale last. The zero Locale (a site with one
+// locale, asked in it) searches the base documents, as before.
+func searchIn(s *models.Search, l drafts.Locale) {
+	if l.Tag == "" {
+		return
+	}
+	s.Chain, s.Base = l.Chain, l.Base
+	if len(s.Chain) == 0 {
+		s.Chain = []string{l.Tag}
+	}
 }
 
 // searchSpec is the query GET /search reads: filter[q] (required), pages,

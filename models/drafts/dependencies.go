@@ -95,13 +95,16 @@ func reach(d *Draft, direct map[uuid.UUID][]*Draft) ([]*Draft, error) {
 // HyperlinksToDrafts ranks, for each draft (by id, of the site), the links
 // HyperlinksTo lists for it, oldest first, and keeps those at (offset,
 // offset+limit] (and rank 1, for the totals): one bounded query for all.
+// A locale's draft (a German slug) concerns the links of bodies in its
+// locale only (they link its paths); the shared draft (a move, a delete)
+// the links of every locale.
 func HyperlinksToDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, draftIDs []uuid.UUID, w models.Window) ([]Ranked, error) {
 	if len(draftIDs) == 0 {
 		return nil, nil
 	}
 	q := `WITH b AS (SELECT h.id, t.id AS parent, h.created_at AS pos FROM drafts t /* by id: any locale */ JOIN hyperlinks h
     ON h.site_id = t.site_id AND h.linked_type = t.item_type AND h.linked_id = t.item_id AND h.linkable_id <> t.item_id
-    AND (h.draft_id IS NULL OR h.draft_id <> t.id)
+    AND (h.draft_id IS NULL OR h.draft_id <> t.id) AND (t.locale = '' OR h.locale = t.locale)
   WHERE t.site_id = ?0 AND t.id IN (?1))`
 	rows, err := rankPages(ctx, db, q, siteID, draftIDs, w)
 	if err != nil {

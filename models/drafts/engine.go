@@ -952,6 +952,9 @@ func (e *Engine) updateLiveLocale(ctx context.Context, tx bun.Tx, cur *View, sit
 		}
 		return nil, fmt.Errorf("save draft: %w", err)
 	}
+	if err := e.indexLinks(ctx, tx, k, siteID, d, drafted); err != nil { // the locale's body, its paths
+		return nil, err
+	}
 	if out.LocaleDrafts == nil {
 		out.LocaleDrafts = map[string]*Draft{}
 	}

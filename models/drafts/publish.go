@@ -272,18 +272,9 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			return err
 		}
 	}
-	// Block links: the drafted links become the live ones (a locale
-	// draft's links are not indexed yet: the live ones stay).
-	if blocks := itemIDs(shared, "content-blocks", ""); len(blocks) > 0 {
-		blockDrafts := draftIDs(draftsOf(shared, "content-blocks", ""))
-		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.NewUpdate().Model((*Hyperlink)(nil)).Set("draft_id = NULL").Where("draft_id IN (?)", bun.In(blockDrafts)).Exec(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Block links: the drafted links become the live ones, in each
+	// draft's locale (publishLinks).
+	return publishLinks(ctx, tx, draftsOf(ordered, "content-blocks", ""))
 }
 
 // livePathsFree refuses a publish that leaves one of the pages it created

@@ -52,19 +52,23 @@ func BlocksOfContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, content
 }
 
 // HyperlinksOfBlocks ranks the hyperlinks of each block's live body, or
-// with drafted those of its drafted body (recorded under the block's
-// create or update draft; a block without one, or drafted for deletion,
-// keeps its live body's).
+// with drafted those of its drafted bodies, locale by locale: a body
+// with a pending create or update draft of its locale (the shared draft
+// for the base, a create's for every locale) shows the links recorded
+// under that draft, any other its live links (a block drafted for
+// deletion keeps its live body's).
 func HyperlinksOfBlocks(ctx context.Context, db bun.IDB, siteID uuid.UUID, blocks []uuid.UUID, drafted bool, w models.Window) ([]Ranked, error) {
 	q := `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
   WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND h.draft_id IS NULL)`
 	if p := previewOf(ctx); drafted && p != nil {
 		q = previewHyperlinks
 	} else if drafted {
-		// One draft per item (UNIQUE (item_type, item_id)).
+		// One draft per item and locale (drafts_item_type_item_id_key).
 		q = `WITH b AS (SELECT h.id, h.linkable_id AS parent, h.created_at AS pos FROM hyperlinks h
-  LEFT JOIN drafts d ON d.site_id = h.site_id AND d.item_type = 'content-blocks' AND d.item_id = h.linkable_id AND d.locale = '' AND d.event IN ('create', 'update')
-  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE WHEN d.id IS NULL THEN h.draft_id IS NULL ELSE h.draft_id = d.id END)`
+  WHERE h.site_id = ?0 AND h.linkable_id IN (?1) AND CASE
+    WHEN h.draft_id IS NULL THEN NOT EXISTS (SELECT 1 FROM drafts d WHERE d.item_type = 'content-blocks' AND d.item_id = h.linkable_id
+      AND d.locale = h.locale AND d.event IN ('create', 'update'))
+    ELSE EXISTS (SELECT 1 FROM drafts d WHERE d.id = h.draft_id AND d.event IN ('create', 'update')) END)`
 	}
 	rows, err := rankPages(ctx, db, q, siteID, blocks, w, previewArgs(ctx, drafted)...)
 	if err != nil {
