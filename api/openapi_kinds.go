@@ -154,5 +154,17 @@ func fieldSchema(f drafts.Field) map[string]any {
 	if f.Default != nil {
 		s["default"] = f.Default
 	}
+	if f.Localized {
+		// Written in another locale than the base, null clears that
+		// locale's value; a record created in another locale has no base
+		// title (docs/locales.md).
+		s["type"] = []any{s["type"], "null"}
+		if t, ok := s["type"].([]any); ok && len(t) == 2 {
+			if inner, nested := t[0].([]any); nested {
+				s["type"] = inner // a NullString is nullable already
+			}
+		}
+		s["description"] = fmt.Sprintf("%s Localized: one value per site locale (locale-tag); null written in a locale other than the base clears that locale's value.", s["description"])
+	}
 	return s
 }

@@ -204,7 +204,7 @@ func CompareVersions(ctx context.Context, db bun.IDB, siteID, a uuid.UUID, b *uu
 	if err != nil {
 		return nil, err
 	}
-	cmp.Changes, cmp.Diffs = flatChanges(k, fromRow, to), lineDiffs(k, fromRow, to)
+	cmp.Changes, cmp.Diffs = changes(k, fromRow, to), lineDiffs(k, fromRow, to)
 	for key := range cmp.Changes {
 		if !localeKeeps(k, key, only) {
 			delete(cmp.Changes, key)
@@ -265,21 +265,6 @@ func localeKeeps(k *Kind, key string, only *string) bool {
 	return !ok || !f.Localized || tag == *only
 }
 
-// flatChanges are the object-changes from a to b: every field that
-// differs (changes), and every locale's value that does, under its flat
-// name ("title@de").
-func flatChanges(k *Kind, a, b Row) map[string]any {
-	out := changes(k, a, b)
-	for _, key := range localeKeysOf(k, a, b) {
-		if !same(a[key], b[key]) {
-			c, tag := SplitKey(key)
-			f, _ := k.fieldByColumn(c)
-			out[f.Name+"@"+tag] = []any{normalise(a[key]), normalise(b[key])}
-		}
-	}
-	return out
-}
-
 // localeKeysOf are the flat keys of locales' values of k's localized
 // fields that rows hold ("title@de"), each once.
 func localeKeysOf(k *Kind, rows ...Row) []string {
@@ -287,7 +272,7 @@ func localeKeysOf(k *Kind, rows ...Row) []string {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		for key := range r {
-			if !seen[key] && isLocaleKeyOf(k, key) {
+			if !seen[key] && isLocaleKey(k, key) {
 				seen[key] = true
 				out = append(out, key)
 			}

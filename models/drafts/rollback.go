@@ -3,6 +3,7 @@ package drafts
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -58,6 +59,11 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace,
 				Detail: "Restoring the records breaks a rule of the content: " + rule}
 		}
+		var taken *PublishError
+		if errors.As(err, &taken) && taken.Code == PathTaken {
+			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace, Meta: taken.Meta,
+				Detail: "Restoring the records breaks a rule of the content: " + taken.Message}
+		}
 		return err
 	}
 	now := time.Now().UTC()
@@ -72,9 +78,9 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 		oc := map[string]any{}
 		switch r.event {
 		case EventUpdate:
-			oc = flatChanges(r.kind, r.before, r.after)
+			oc = changes(r.kind, r.before, r.after)
 		case EventCreate:
-			oc = flatChanges(r.kind, Row{}, r.after)
+			oc = changes(r.kind, Row{}, r.after)
 		}
 		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
 			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID, Locale: r.locale}
@@ -331,15 +337,15 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row, locales map[stri
 		default:
 			after := maps.Clone(cur)
 			for _, key := range restoredKeys(k, v, snap, cur, locales) {
-				if val, ok := snap[key]; ok && (val != nil || !isLocaleKey(key)) {
+				if val, ok := snap[key]; ok && (val != nil || !isLocaleKey(k, key)) {
 					after[key] = val
-				} else if isLocaleKey(key) {
+				} else if isLocaleKey(k, key) {
 					delete(after, key) // no value in that locale then: none now
 				} else {
 					after[key] = nil
 				}
 			}
-			if len(flatChanges(k, cur, after)) > 0 {
+			if len(changes(k, cur, after)) > 0 {
 				out = append(out, restore{kind: k, id: v.ItemID, locale: v.Locale, event: EventUpdate, before: cur, after: after})
 				now[v.ItemID] = after
 			}
@@ -361,7 +367,7 @@ func restoredKeys(k *Kind, v *Version, snap, cur Row, locales map[string]bool) [
 		}
 		for _, r := range []Row{snap, cur} {
 			for key := range r {
-				if _, tag := SplitKey(key); tag != "" && locales[tag] && isLocaleKeyOf(k, key) && !slices.Contains(out, key) {
+				if _, tag := SplitKey(key); tag != "" && locales[tag] && isLocaleKey(k, key) && !slices.Contains(out, key) {
 					out = append(out, key)
 				}
 			}
@@ -385,26 +391,12 @@ func restoredKeys(k *Kind, v *Version, snap, cur Row, locales map[string]bool) [
 	return out
 }
 
-// isLocaleKey tells whether key is a locale's value ("title@de").
-func isLocaleKey(key string) bool {
-	_, tag := SplitKey(key)
-	return tag != ""
-}
-
-// isLocaleKeyOf tells whether key is a locale's value of a localized
-// field of k.
-func isLocaleKeyOf(k *Kind, key string) bool {
-	c, tag := SplitKey(key)
-	f, ok := k.fieldByColumn(c)
-	return tag != "" && ok && f.Localized
-}
-
 // withoutRemovedLocales is r without the values of locales not in
 // locales (a copy).
 func withoutRemovedLocales(k *Kind, r Row, locales map[string]bool) Row {
 	out := maps.Clone(r)
 	for key := range r {
-		if _, tag := SplitKey(key); tag != "" && isLocaleKeyOf(k, key) && !locales[tag] {
+		if _, tag := SplitKey(key); tag != "" && isLocaleKey(k, key) && !locales[tag] {
 			delete(out, key)
 		}
 	}
@@ -477,6 +469,14 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
 			return fmt.Errorf("restored page paths: %w", err)
 		}
+		// Their paths in the other locales (a slug restored in German
+		// moves the German subtree), checked the same way.
+		if err := refreshLocalePaths(ctx, tx, siteID, pages); err != nil {
+			return err
+		}
+		if err := localePathsFree(ctx, tx, siteID, pages); err != nil {
+			return err
+		}
 	}
 	if len(blocks) > 0 {
 		return e.restoreLinks(ctx, tx, siteID, plan, blocks, now)
@@ -490,9 +490,8 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k := kinds[typ]
 		var inserts []Row
-		var updates []*Draft
+		var updates, locales []*Draft
 		updated := map[uuid.UUID]int{} // index in updates
-		localesChanged := false
 		for _, r := range plan {
 			if r.kind != k {
 				continue
@@ -503,10 +502,15 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 				row["version"], row["updated_at"] = row.Version()+1, now
 				inserts = append(inserts, row)
 			case EventUpdate:
-				// A record's restores (shared, then a locale's) follow one
-				// another: the last one's after holds them all.
+				if d := localeRestore(k, r); d != nil {
+					locales = append(locales, d)
+				}
+				if !baseChanged(k, r.before, r.after) {
+					continue
+				}
+				// A record's restores follow one another: the last one's
+				// after holds the earlier ones' base values too.
 				d := &Draft{ItemID: r.id, Drafted: r.after}
-				localesChanged = localesChanged || !same(nestRow(k, r.before)[translationsColumn], nestRow(k, r.after)[translationsColumn])
 				if i, ok := updated[r.id]; ok {
 					updates[i] = d
 					continue
@@ -529,10 +533,12 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
 				return err
 			}
-			if localesChanged {
-				if err := restoreTranslations(ctx, tx, k, updates); err != nil {
-					return err
-				}
+		}
+		if len(locales) > 0 {
+			// The statement that publishes locale drafts: only the
+			// restored locales' keys change.
+			if err := applyTranslations(ctx, tx, k, locales, now); err != nil {
+				return err
 			}
 		}
 	}
@@ -579,23 +585,29 @@ func (e *Engine) restoreLinks(ctx context.Context, tx bun.Tx, siteID uuid.UUID, 
 	return nil
 }
 
-// restoreTranslations sets the locales' values of the records updates
-// restore (applyUpdates writes the base columns): each record's whole
-// translations as its restored row holds them, which is the record as
-// locked (reversion read it FOR UPDATE) with the reverted locales' keys
-// set back, so the other locales' values are written as they are.
-func restoreTranslations(ctx context.Context, tx bun.Tx, k *Kind, updates []*Draft) error {
-	records := make([]map[string]any, len(updates))
-	for i, d := range updates {
-		records[i] = map[string]any{"id": d.ItemID, translationsColumn: nestRow(k, d.Drafted)[translationsColumn]}
+// baseChanged tells whether a restore from a to b changes a column of the
+// row (a field, or a localized field's base value).
+func baseChanged(k *Kind, a, b Row) bool {
+	for _, f := range k.Fields {
+		if !same(a[f.Column], b[f.Column]) {
+			return true
+		}
 	}
-	payload, err := json.Marshal(records)
-	if err != nil {
-		return err
+	return false
+}
+
+// localeRestore is restore r's change of locales' values as a locale
+// draft would make it (applyTranslations): each differing flat key's
+// restored value, null for one the restore removes; nil when none differs.
+func localeRestore(k *Kind, r restore) *Draft {
+	drafted := map[string]any{}
+	for _, key := range localeKeysOf(k, r.before, r.after) {
+		if !same(r.before[key], r.after[key]) {
+			drafted[key] = r.after[key]
+		}
 	}
-	if _, err := tx.NewRaw("UPDATE ? t SET translations = d.translations FROM jsonb_to_recordset(?::jsonb) AS d(id uuid, translations jsonb) WHERE t.id = d.id",
-		bun.Ident(k.Table), string(payload)).Exec(ctx); err != nil {
-		return fmt.Errorf("restore the translations of %s: %w", k.Type, err)
+	if len(drafted) == 0 {
+		return nil
 	}
-	return nil
+	return &Draft{ItemID: r.id, ItemType: k.Type, Locale: r.locale, Drafted: drafted}
 }
