@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -156,9 +157,28 @@ func TestLocalePreviewRelease(t *testing.T) {
 		t.Log("reads in a locale (part 5) are not here: the German reads under the preview are not checked")
 	}
 
+	// A preview link in German: reads through it without locale-tag are
+	// German reads; a tag the site lacks is refused.
+	d := ed.pvLink(rel, map[string]any{"locale": "DE"})
+	if d.Status != http.StatusCreated || d.resource(t).Attributes["locale"] != "de" {
+		t.Fatalf("POST /preview-links locale DE = %d %s, want 201 with locale de", d.Status, d.Raw)
+	}
+	url, _ := d.resource(t).Attributes["url"].(string)
+	wantError(t, ed.pvLink(rel, map[string]any{"locale": "fr"}), http.StatusUnprocessableEntity, "unknown_locale", "/data/attributes/locale")
+	st, h, body := s.pvGet(t, http.MethodGet, url+"/pages", "application/vnd.api+json")
+	if st != http.StatusOK || h.Get("Content-Language") != "de" {
+		t.Errorf("GET {German link}/pages = %d, Content-Language %q; want 200, de", st, h.Get("Content-Language"))
+	}
+	if st, h, _ := s.pvGet(t, http.MethodGet, url+"/pages?locale-tag=en", "application/vnd.api+json"); st != http.StatusOK || h.Get("Content-Language") != "en" {
+		t.Errorf("GET {German link}/pages?locale-tag=en = %d, Content-Language %q; want 200, en", st, h.Get("Content-Language"))
+	}
+	if ed.localizedReads(b, "Beta auf Deutsch") && !strings.Contains(body, "Alpha auf Deutsch") {
+		t.Errorf("GET {German link}/pages shows no German title of A: %s", body)
+	}
+
 	// The publish plan's steps are German, and publishing the release
 	// leaves English as it was.
-	d := ed.do(http.MethodPost, "/publish-plans", map[string]any{"data": map[string]any{"type": "publish-plans",
+	d = ed.do(http.MethodPost, "/publish-plans", map[string]any{"data": map[string]any{"type": "publish-plans",
 		"relationships": map[string]any{"release": ref("releases", rel)}}})
 	var plan struct {
 		Data struct {

@@ -147,6 +147,31 @@ func (p *Preview) onlyLocales(ds map[string]*Draft) map[string]*Draft {
 	return out
 }
 
+// draftsOfItemsAllLocales are the pending drafts of items of itemType, in
+// one query: the shared ones by item, and the locale drafts by item and
+// tag (a drafted list lays both, as LoadMany does).
+func draftsOfItemsAllLocales(ctx context.Context, db bun.IDB, itemType string, ids []uuid.UUID) (map[uuid.UUID]*Draft, map[uuid.UUID]map[string]*Draft, error) {
+	shared, locales := map[uuid.UUID]*Draft{}, map[uuid.UUID]map[string]*Draft{}
+	if len(ids) == 0 {
+		return shared, locales, nil
+	}
+	var ds []*Draft
+	if err := db.NewSelect().Model(&ds).Where("d.item_type = ? AND d.item_id IN (?) /* any locale */", itemType, bun.In(ids)).Scan(ctx); err != nil {
+		return nil, nil, fmt.Errorf("load drafts of %s: %w", itemType, err)
+	}
+	for _, d := range ds {
+		if d.Locale == "" {
+			shared[d.ItemID] = d
+			continue
+		}
+		if locales[d.ItemID] == nil {
+			locales[d.ItemID] = map[string]*Draft{}
+		}
+		locales[d.ItemID][d.Locale] = d
+	}
+	return shared, locales, nil
+}
+
 // items are the ids (as text) of the records of typ whose drafts of event
 // are in the set.
 func (p *Preview) items(typ, event string) []string {
