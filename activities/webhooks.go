@@ -365,7 +365,7 @@ type subjectShape struct {
 }
 
 var subjectShapes = map[string]subjectShape{
-	"revisions": {attrs: []string{"comments", "status", "versions_count", "error_message", "created_at"},
+	"revisions": {attrs: []string{"comments", "status", "versions_count", "error_message", "locales", "created_at"},
 		toOne: map[string][2]string{"user_id": {"user", "users"}}},
 	"asset-uploads": {attrs: []string{"file_name", "key", "content_type", "file_size", "user_agent", "status", "error_message", "created_at", "updated_at"},
 		toOne: map[string][2]string{"asset_id": {"asset", "assets"}, "asset_image_id": {"asset-file", "asset-images"}}},

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestPayloadIsTheSubjectAsAJSONAPIDocument(t *testing.T) {
 	d := &deliveryRow{WebhookDelivery: models.WebhookDelivery{SiteRow: models.SiteRow{ID: uuid.New()}}, EventType: webhooks.RevisionPublished,
 		SubjectType: "revisions", SubjectID: rev, EventAt: time.Date(2026, 11, 24, 1, 2, 3, 4e6, time.UTC),
 		Subject: []byte(`{"id":"` + rev.String() + `","site_id":"s","user_id":"u1","status":"published","draft_ids":["d1","d2"],
-			"versions_count":2,"error_message":null,"idempotency_key":"secret-ish","created_at":"2026-11-24T01:02:03.004+00:00"}`)}
+			"versions_count":2,"error_message":null,"idempotency_key":"secret-ish","locales":["en","de"],"created_at":"2026-11-24T01:02:03.004+00:00"}`)}
 	b, err := w.payload(d)
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +66,9 @@ func TestPayloadIsTheSubjectAsAJSONAPIDocument(t *testing.T) {
 		r.Links.Self != "https://cms.example/revisions/"+rev.String() {
 		t.Fatalf("message %s", b)
 	}
-	if r.Attributes["status"] != "published" || r.Attributes["versions-count"] != 2.0 || len(r.Attributes) != 5 ||
-		r.Attributes["created-at"] != "2026-11-24T01:02:03.004Z" || r.Attributes["comments"] != nil {
-		t.Errorf("attributes %v (want comments, status, versions-count, error-message, created-at: as GET /revisions/:id)", r.Attributes)
+	if r.Attributes["status"] != "published" || r.Attributes["versions-count"] != 2.0 || len(r.Attributes) != 6 ||
+		r.Attributes["created-at"] != "2026-11-24T01:02:03.004Z" || r.Attributes["comments"] != nil || fmt.Sprint(r.Attributes["locales"]) != "[en de]" {
+		t.Errorf("attributes %v (want comments, status, versions-count, error-message, locales, created-at: as GET /revisions/:id)", r.Attributes)
 	}
 	if _, ok := r.Relationships["user"]; !ok || len(r.Relationships["drafts"].Data.([]any)) != 2 {
 		t.Errorf("relationships %v", r.Relationships)

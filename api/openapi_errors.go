@@ -96,6 +96,7 @@ var errorCodes = map[string]errorCode{
 	"staged_elsewhere":         {409, "the draft is staged in another release (meta.release)"},
 	"release_not_open":         {409, "the release is not open: publishing, published or cancelled"},
 	"release_empty":            {422, "the release to publish has no drafts staged"},
+	"default_locale_required":  {422, "a record the publish creates has no title in the site's default locale, which the site requires (require-default-locale; meta: type, id, locale)"},
 	"approval_required":        {409, "the site requires approvals: publish an approved release (meta: approvals-count, approvals-required)"},
 	"own_approval":             {403, "the approver last changed a draft of the release (four eyes)"},
 	"too_many_reviews":         {409, "the release has as many reviews as it may (500)"},

@@ -181,6 +181,7 @@ func TestOpenAPIErrorCodesAreTheSources(t *testing.T) {
 		got[row.code] = true
 	}
 	got[drafts.PathTaken] = true
+	got[drafts.DefaultLocaleRequired] = true
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k, _ := drafts.KindOf(typ)
 		for _, f := range k.Fields {

@@ -42,7 +42,10 @@ type revisionAttributes struct {
 	VersionsCount int     `json:"versions-count"`                    // versions it wrote (a publish's closure included); 0 until published
 	ErrorMessage  *string `json:"error-message"`                     // why publishing failed; null unless failed
 	PublishAt     *string `json:"publish-at" oas:"date-time"`        // when a scheduled revision publishes; null for one published at once
-	CreatedAt     string  `json:"created-at" oas:"date-time"`
+	// Locales are the locales its versions changed (a shared version
+	// counts as the base locale); empty until published (docs/locales.md).
+	Locales   []string `json:"locales"`
+	CreatedAt string   `json:"created-at" oas:"date-time"`
 }
 
 // resource renders a revision: its drafts' linkage from the row (the
@@ -70,7 +73,16 @@ func (h revisionsHandler) resource(r *drafts.Revision) *jsonapi.Resource {
 	}
 	return &jsonapi.Resource{Type: "revisions", ID: r.ID.String(), Links: h.links.self(p), Relationships: rels,
 		Attributes: revisionAttributes{Comments: r.Comments, Status: r.Status, VersionsCount: r.VersionsCount, ErrorMessage: r.ErrorMessage,
-			PublishAt: optionalTimestamp(r.PublishAt), CreatedAt: timestamp(r.CreatedAt)}}
+			PublishAt: optionalTimestamp(r.PublishAt), Locales: revisionLocales(r), CreatedAt: timestamp(r.CreatedAt)}}
+}
+
+// revisionLocales is r's locales attribute: [] rather than null before
+// it is published.
+func revisionLocales(r *drafts.Revision) []string {
+	if r.Locales == nil {
+		return []string{}
+	}
+	return r.Locales
 }
 
 // render renders revisions with the first page of their versions' linkage.
@@ -368,6 +380,10 @@ func (h revisionsHandler) respondAfterWait(c *fiber.Ctx, q *Query, id uuid.UUID)
 			// The rule a write that drafts the same place breaks, answered alike.
 			return &models.Error{Kind: models.ErrConflict, Code: drafts.PathTaken, At: models.Rel("drafts", models.PartMember), Meta: rev.ErrorMeta,
 				Detail: "Nothing was published: " + msg + ". The revision at " + location + " records this; every draft is as it was."}
+		}
+		if rev.ErrorCode != nil && *rev.ErrorCode == drafts.DefaultLocaleRequired {
+			// As Reserve refuses it, when the refusal arose after the request.
+			return drafts.DefaultLocaleError(&drafts.PublishError{Message: msg, Meta: rev.ErrorMeta})
 		}
 		if rev.ErrorCode != nil && *rev.ErrorCode == "forbidden" {
 			// The publisher's rights, checked over the closure Publish computed.

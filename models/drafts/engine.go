@@ -978,13 +978,23 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		}
 		q = q.Set("translations = (t.translations - ?::text[]) || ?::jsonb", pgdialect.Array(unset), string(payload))
 	}
+	// Its paths in the other locales follow its slugs and parent, as the
+	// base path does (a site with one locale has none).
+	relocate := k == Pages && severalLocales(ctx) && (moved || localeSlugChanged(change))
 	var after Row
-	if moved {
+	if moved || relocate {
 		if _, err := q.Exec(ctx); err != nil {
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
-		if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
-			return nil, err
+		if moved {
+			if err := e.refreshPaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+				return nil, err
+			}
+		}
+		if relocate {
+			if err := refreshLocalePaths(ctx, tx, siteID, []uuid.UUID{id}); err != nil {
+				return nil, err
+			}
 		}
 		rows, err := loadRows(ctx, tx, k, siteID, []uuid.UUID{id}, false)
 		if err != nil {
@@ -1015,6 +1025,17 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 		v.DraftedPath = cur.DraftedPath
 	}
 	return v, nil
+}
+
+// localeSlugChanged tells whether change writes a page's slug in a locale
+// other than the base.
+func localeSlugChanged(change Change) bool {
+	for key := range change {
+		if c, tag := SplitKey(key); c == "slug" && tag != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // updateLive is Update of a published item: the live row keeps its values

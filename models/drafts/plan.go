@@ -82,6 +82,9 @@ func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []u
 	groups := cycleGroups(set.Drafts)
 	p := &Plan{Listed: len(listed), Steps: make([]PlanStep, len(set.Drafts)),
 		Conflicts: append(refusals, heldDependencies(set.Drafts, uuid.Nil, ids)...)}
+	if set.Refusal != nil {
+		p.Conflicts = append(p.Conflicts, DefaultLocaleError(set.Refusal))
+	}
 	for i, d := range set.Drafts {
 		p.Steps[i] = PlanStep{Draft: d, ItemType: d.ItemType, ItemID: d.ItemID, Event: d.Event, Locale: d.Locale, Group: groups[d.ID]}
 	}
@@ -170,7 +173,9 @@ func publicationEdges(ds []*Draft) [][]int {
 	byItem := map[string]*Draft{}
 	index := map[uuid.UUID]int{}
 	for i, d := range ds {
-		byItem[d.ItemType+"/"+d.ItemID.String()] = d
+		if d.Locale == "" { // a locale draft is no record's create or delete
+			byItem[d.ItemType+"/"+d.ItemID.String()] = d
+		}
 		index[d.ID] = i
 	}
 	// children[type/id] are the drafts in the set whose record is (or will
@@ -303,6 +308,11 @@ func brokenLinks(ctx context.Context, db bun.IDB, siteID uuid.UUID, set *publica
 	pages := map[string]*Draft{}
 	deletedBlocks := map[uuid.UUID]bool{}
 	for _, d := range set.Drafts {
+		if d.Locale != "" {
+			// Moves and deletes are shared; a slug in a locale moves
+			// only that locale's path (links per locale: §2.10).
+			continue
+		}
 		switch d.ItemType {
 		case "pages":
 			pages[d.ItemID.String()] = d

@@ -44,6 +44,10 @@ type Revision struct {
 	// ReleaseID is the release the revision publishes (releases.go); nil
 	// for a revision of listed drafts.
 	ReleaseID *uuid.UUID `bun:"release_id,type:uuid"`
+	// Locales are the locales its versions changed, a shared version
+	// counting as the site's base locale (docs/locales.md); set when it
+	// is published (recordPublished), empty before.
+	Locales []string `bun:"locales,array,nullzero,notnull,default:'{}'"`
 }
 
 // Revision statuses.
@@ -172,6 +176,9 @@ func (e *Engine) lockPublication(ctx context.Context, tx bun.Tx, rev *Revision) 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if set.Refusal != nil {
+		return nil, set.Refusal
 	}
 	ordered := set.Drafts
 	if held := heldElsewhere(ordered, rev.ID); len(held) > 0 {
@@ -405,6 +412,9 @@ FROM jsonb_to_recordset(?::jsonb) AS d(id uuid, set jsonb, unset text[]) WHERE t
 type publicationSet struct {
 	Drafts      []*Draft
 	ParentPaths map[string]string // page id -> live path
+	// Refusal is why the set cannot be published whatever the locks find
+	// (default_locale_required); nil when it can.
+	Refusal *PublishError
 }
 
 // publication computes the publication set of listed: the one function
@@ -419,7 +429,73 @@ func (e *Engine) publication(ctx context.Context, db bun.IDB, siteID uuid.UUID, 
 	if err != nil {
 		return nil, err
 	}
-	return &publicationSet{Drafts: order(all, outside), ParentPaths: paths}, nil
+	set := &publicationSet{Drafts: order(all, outside), ParentPaths: paths}
+	if set.Refusal, err = defaultLocaleMissing(ctx, db, siteID, set.Drafts); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// DefaultLocaleRequired is the code of a publish refused because a record
+// it creates has no title in the site's default locale while the site
+// requires one (require-default-locale, docs/locales.md).
+const DefaultLocaleRequired = "default_locale_required"
+
+// defaultLocaleMissing is the refusal of publishing ds when a create of
+// a record with a required localized field (a page's or a content's
+// title) has no value of its own in the site's default locale while the
+// site requires it; nil otherwise. One query, only when ds creates such
+// records. Plan, Reserve and Publish all judge it here.
+func defaultLocaleMissing(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) (*PublishError, error) {
+	var creates []*Draft
+	for _, d := range ds {
+		if d.Event == EventCreate && d.Locale == "" && len(requiredLocalized(kinds[d.ItemType])) > 0 {
+			creates = append(creates, d)
+		}
+	}
+	if len(creates) == 0 {
+		return nil, nil
+	}
+	var require bool
+	var base, def string
+	if err := db.NewSelect().Table("sites").ColumnExpr("require_default_locale, base_locale, locales[1]").
+		Where("id = ?", siteID).Scan(ctx, &require, &base, &def); err != nil {
+		return nil, fmt.Errorf("site's default locale: %w", err)
+	}
+	if !require {
+		return nil, nil
+	}
+	l := Locale{Base: base}
+	for _, d := range creates {
+		for _, f := range requiredLocalized(kinds[d.ItemType]) {
+			if s, _ := d.Drafted[l.Key(f, def)].(string); strings.TrimSpace(s) == "" {
+				k := kinds[d.ItemType]
+				return &PublishError{Code: DefaultLocaleRequired,
+					Message: fmt.Sprintf("%s %s has no %s in the default locale %s, which the site requires before it is first published (require-default-locale)", k.Singular(), d.ItemID, f.Name, def),
+					Meta:    map[string]any{"type": d.ItemType, "id": d.ItemID.String(), "locale": def}}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// requiredLocalized are k's localized fields a create requires (a title).
+func requiredLocalized(k *Kind) []Field {
+	var out []Field
+	for _, f := range k.LocalizedFields() {
+		if f.RequiredOnCreate {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// DefaultLocaleError is the request's error for refusal r
+// (default_locale_required): 422 at the drafts relationship, naming the
+// record and the locale in meta.
+func DefaultLocaleError(r *PublishError) *models.Error {
+	return &models.Error{Kind: models.ErrInvalid, Code: DefaultLocaleRequired, At: models.Rel("drafts", models.PartMember), Meta: r.Meta,
+		Detail: "Nothing can be published: " + r.Message + "."}
 }
 
 // liveParents are the depths and live paths of the pages ds's pages hang
@@ -464,7 +540,7 @@ func order(ds []*Draft, outside map[string]int) []*Draft {
 	// whose depth its stored path gives.
 	parent := map[string]string{}
 	for _, d := range ds {
-		if d.ItemType == "pages" {
+		if d.ItemType == "pages" && d.Locale == "" { // a locale draft holds no parent
 			p, _ := d.Drafted["parent_id"].(string)
 			parent[d.ItemID.String()] = p
 		}

@@ -29,14 +29,27 @@ func Reserve(ctx context.Context, tx bun.Tx, rev *Revision, want map[uuid.UUID]*
 		return refusals[0]
 	}
 	held := rev.DraftIDs
-	if rev.Status == Scheduled {
+	if rev.Status == Scheduled || severalLocales(ctx) {
+		// A site with several locales may require a title in its default
+		// locale: judged over the closure, as Plan and Publish judge it
+		// (a site with one locale has its base title, which every create
+		// requires, so it costs nothing there).
 		all, err := Closure(ctx, tx, rev.SiteID, ds, Publication, true)
 		if err != nil {
 			return err
 		}
-		held = draftIDs(all)
-		if refusals := heldDependencies(all, rev.ID, rev.DraftIDs); len(refusals) > 0 {
-			return refusals[0]
+		refusal, err := defaultLocaleMissing(ctx, tx, rev.SiteID, all)
+		if err != nil {
+			return err
+		}
+		if refusal != nil {
+			return DefaultLocaleError(refusal)
+		}
+		if rev.Status == Scheduled {
+			held = draftIDs(all)
+			if refusals := heldDependencies(all, rev.ID, rev.DraftIDs); len(refusals) > 0 {
+				return refusals[0]
+			}
 		}
 	}
 	if _, err := tx.NewInsert().Model(rev).Exec(ctx); err != nil {

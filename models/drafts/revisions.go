@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/pressroom/pressroom/models"
 	"github.com/pressroom/pressroom/webhooks"
@@ -203,6 +204,11 @@ func recordPublished(ctx context.Context, tx bun.Tx, rev *Revision, versions []V
 		}
 		if _, err := tx.NewInsert().Model(&versions).Exec(ctx); err != nil {
 			return fmt.Errorf("record versions: %w", err)
+		}
+		if err := tx.NewRaw(`UPDATE revisions r SET locales = ARRAY(
+    SELECT DISTINCT CASE WHEN v.locale = '' THEN s.base_locale ELSE v.locale END FROM versions v WHERE v.revision_id = r.id ORDER BY 1)
+  FROM sites s WHERE s.id = r.site_id AND r.id = ? RETURNING r.locales`, rev.ID).Scan(ctx, pgdialect.Array(&rev.Locales)); err != nil {
+			return fmt.Errorf("record the revision's locales: %w", err)
 		}
 	}
 	// The webhook event commits with the publication, a revert's too

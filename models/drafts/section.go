@@ -67,6 +67,17 @@ func draftPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) 
 			contents = append(contents, cs...)
 		}
 	}
+	// A block's locale draft names no content: the stored one is its.
+	stored, err := localeBlockContents(ctx, db, siteID, ds)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if c, ok := stored[d.ItemID]; ok && d.Locale != "" {
+			blockContents[d.ID] = append(blockContents[d.ID], c)
+			contents = append(contents, c)
+		}
+	}
 	pagesOfContent, err := contentPages(ctx, db, siteID, contents)
 	if err != nil {
 		return nil, err
@@ -78,6 +89,33 @@ func draftPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) 
 		for _, c := range blockContents[d.ID] {
 			out[d.ID] = append(out[d.ID], pagesOfContent[c]...)
 		}
+	}
+	return out, nil
+}
+
+// localeBlockContents are the stored contents of the blocks of ds's
+// locale drafts, by block id (one query; none without such drafts).
+func localeBlockContents(ctx context.Context, db bun.IDB, siteID uuid.UUID, ds []*Draft) (map[uuid.UUID]uuid.UUID, error) {
+	var ids []uuid.UUID
+	for _, d := range ds {
+		if d.ItemType == "content-blocks" && d.Locale != "" {
+			ids = append(ids, d.ItemID)
+		}
+	}
+	out := map[uuid.UUID]uuid.UUID{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID      uuid.UUID `bun:"id"`
+		Content uuid.UUID `bun:"content_id"`
+	}
+	if err := db.NewSelect().TableExpr("content_blocks").ColumnExpr("id, content_id").
+		Where("site_id = ? AND id IN (?)", siteID, bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("contents of blocks: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Content
 	}
 	return out, nil
 }
