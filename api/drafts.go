@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -14,12 +16,22 @@ import (
 )
 
 type draftAttributes struct {
-	Event         string         `json:"event" oas:"enum:draft-event"`
+	Event string `json:"event" oas:"enum:draft-event"`
+	// Locale is the locale whose values the draft changes (object-changes
+	// keyed "title@de"); null for the shared draft: shared attributes and
+	// the base locale's values (docs/locales.md).
+	Locale        *string        `json:"locale" oas:"nullable"`
 	ObjectChanges map[string]any `json:"object-changes"`
-	// Locale is the locale of a locale draft's values (object-changes
-	// keyed "title@de"); null for the record's shared draft.
-	Locale *string `json:"locale"`
 	timestamps
+}
+
+// localeOrNull is a draft's, version's, plan step's or hyperlink's locale
+// as the API shows it: null for the shared "" (the base locale).
+func localeOrNull(tag string) *string {
+	if tag == "" {
+		return nil
+	}
+	return &tag
 }
 
 // draftResource renders a draft; draftRenderer fills its to-many
@@ -41,16 +53,8 @@ func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 		rels[name] = l.relationship(p, name, nil)
 	}
 	return versioned(&jsonapi.Resource{Type: "drafts", ID: d.ID.String(), Links: l.self(p),
-		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, Locale: draftLocale(d), timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
+		Attributes:    draftAttributes{Event: d.Event, Locale: localeOrNull(d.Locale), ObjectChanges: oc, timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
 		Relationships: rels}, d.Version)
-}
-
-// draftLocale is d's locale attribute: nil (null) for a shared draft.
-func draftLocale(d *drafts.Draft) *string {
-	if d.Locale == "" {
-		return nil
-	}
-	return &d.Locale
 }
 
 // draftLists are a draft's to-many relationships.
@@ -185,14 +189,6 @@ type hyperlinkAttributes struct {
 	CreatedAt string  `json:"created-at" oas:"date-time"`
 }
 
-// localeOrNull is a locale column as an attribute: "" (the base) is null.
-func localeOrNull(tag string) *string {
-	if tag == "" {
-		return nil
-	}
-	return &tag
-}
-
 func hyperlinkResource(l links, h *drafts.Hyperlink) *jsonapi.Resource {
 	p := "/hyperlinks/" + h.ID.String()
 	block, target := h.LinkableID.String(), h.LinkedID.String()
@@ -217,7 +213,73 @@ var draftSpec = QuerySpec{Collection: true, Includes: includesOf("drafts"), Fiel
 	Filters:     map[string]string{"item-type": "item_type", "user": "user_id", "event": "event", "release": "release_id"},
 	NoneFilters: map[string]bool{"release": true},
 	Sorts:       map[string]string{"created-at": "created_at", "updated-at": "updated_at"},
-	DefaultSort: models.OrderDraftsOldest}
+	DefaultSort: models.OrderDraftsOldest, Extra: []string{draftLocaleParam}}
+
+// draftLocaleParam filters drafts by locale: GET /drafts and a release's
+// drafts.
+const draftLocaleParam = "filter[locale]"
+
+// draftLocaleFilter reads filter[locale]: one of the site's locales
+// (compared case-insensitively); the drafts of that locale, and for the
+// base locale the shared drafts, which hold its values. nil without it;
+// 400 unknown_locale (or invalid_locale) at the parameter otherwise.
+func draftLocaleFilter(c *fiber.Ctx) (*string, error) {
+	raw, ok := c.Queries()[draftLocaleParam], c.Request().URI().QueryArgs().Has(draftLocaleParam)
+	if !ok {
+		return nil, nil
+	}
+	canonical, err := models.CanonicalTag(raw)
+	if err != nil {
+		return nil, jsonapi.BadRequest("invalid_locale", "filter[locale] must be one of the site's locales, such as de or fr-CA.").AtParameter(draftLocaleParam)
+	}
+	site := oauth.PrincipalOf(c).Locales
+	tag, found := site.Find(canonical)
+	if !found && len(site.Locales) > 0 {
+		e := jsonapi.BadRequest("unknown_locale", fmt.Sprintf("This site has no locale %s; its locales are %s.", canonical, strings.Join(site.Locales, ", "))).AtParameter(draftLocaleParam)
+		e.Meta = map[string]any{"locales": site.Locales}
+		return nil, e
+	}
+	if !found || tag == site.Base {
+		tag = ""
+	}
+	return &tag, nil
+}
+
+// list serves GET /drafts: the site's pending drafts, filter[locale] too.
+func (h draftsHandler) list(rows rowRenderer[*drafts.Draft]) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		siteID := siteOf(c)
+		// respondPage reads the query first, so a bad query answers as it
+		// always did; a bad filter[locale] then answers as the list's error.
+		locale, localeErr := draftLocaleFilter(c)
+		return rows.respondPage(c, draftSpec, h.links, "/drafts", siteID, func(ctx context.Context, page models.Page) ([]*drafts.Draft, int64, error) {
+			if localeErr != nil {
+				return nil, 0, localeErr
+			}
+			return drafts.ListInLocale(ctx, h.db, siteID, locale, page)
+		})
+	}
+}
+
+// withDraftLocale puts filter[locale] of a release's drafts in the
+// context stagedOf reads.
+func withDraftLocale(c *fiber.Ctx, ctx context.Context) (context.Context, error) {
+	locale, err := draftLocaleFilter(c)
+	if err != nil || locale == nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, draftLocaleKey{}, *locale), nil
+}
+
+type draftLocaleKey struct{}
+
+// draftLocaleOf is the filter[locale] withDraftLocale put in ctx, if any.
+func draftLocaleOf(ctx context.Context) *string {
+	if tag, ok := ctx.Value(draftLocaleKey{}).(string); ok {
+		return &tag
+	}
+	return nil
+}
 
 // load finds the draft named by the URL.
 func (h draftsHandler) load(c *fiber.Ctx) (*drafts.Draft, error) {
@@ -287,7 +349,7 @@ func registerDraftRoutes(r routes, engine *drafts.Engine) {
 			"reversion-dependencies": h.render.dependencies(drafts.Reversion), "hyperlinks": h.render.hyperlinksTo,
 			"comments": commentsOf(h.db, "drafts")}}
 	r.cat.add(t)
-	r.get("/drafts", models.PermRead, rows.list(draftSpec, h.links, "/drafts", h.db, drafts.List))
+	r.get("/drafts", models.PermRead, h.list(rows))
 	r.get("/drafts/:id", models.PermRead, r.cat.get(t))
 	r.delete("/drafts/:id", models.PermEdit, h.revert)
 	// Hyperlinks join what they link (drafted bodies' links join records

@@ -103,6 +103,8 @@ var extraParams = map[string]map[string]any{
 		"schema": map[string]any{"type": "string", "example": "2026-11-28T07:00:00Z"}},
 	"filter[trashed]": {"description": "true: the trash, the records whose deletion a revision published (kept PRESSROOM_TRASH_RETENTION, 30 days by default), the latest deleted first, each as it was just before with trashed-at (when the deletion was published), relationship trashed-by (the revision) and meta.version-id (its delete version: POST /versions/:id/restore on it, or on the version before, drafts it back). Takes only page, include and fields; the records have no links (GET of one is 404). docs/history.md.",
 		"schema": map[string]any{"type": "string", "enum": []any{"true", "false"}}},
+	"filter[locale]": {"description": "Only the drafts (or versions) of this locale, one of the site's (compared case-insensitively); the base locale's are the shared ones (locale null). 400 unknown_locale for another tag. docs/locales.md.",
+		"schema": map[string]any{"type": "string", "example": "de"}},
 	"replace-draft": {"description": "true: a pending draft of the record is reverted and replaced by the restore (409 draft_pending otherwise).",
 		"schema": map[string]any{"type": "string", "enum": []any{"true", "false"}}},
 	"wait": {"description": "Long poll: wait up to this long (a duration such as 5s or 1500ms, or seconds; at most " +

@@ -176,6 +176,13 @@ func (g previewGate) serve(c *fiber.Ctx) error {
 	}
 	oauth.WithPrincipal(c, &oauth.Principal{SiteID: u.SiteID, Role: models.RoleViewer, Locales: u.Usage.Locales})
 	setPreviewRelease(c, u.ReleaseID)
+	// The link's locale, for a read that names none (one the site has
+	// removed since: the default, as a link without one).
+	if args := c.Request().URI().QueryArgs(); u.Locale != "" && !args.Has(localeParam) {
+		if tag, ok := u.Usage.Locales.Find(u.Locale); ok {
+			args.Set(localeParam, tag)
+		}
+	}
 	if isRenderPath(c.Path()) {
 		return c.Next()
 	}

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,12 +28,17 @@ type previewLinkAttributes struct {
 	ExpiresAt  string  `json:"expires-at" oas:"date-time"`
 	LastUsedAt *string `json:"last-used-at" oas:"date-time"`
 	UsesCount  int64   `json:"uses-count"`
-	CreatedAt  string  `json:"created-at" oas:"date-time"`
+	// Locale is the locale the link shows the release in when a read
+	// through it sends no locale-tag; null: the site's default.
+	Locale    *string `json:"locale" oas:"nullable"`
+	CreatedAt string  `json:"created-at" oas:"date-time"`
 }
 
 // previewLinkRequest is what POST /preview-links accepts.
 type previewLinkRequest struct {
 	ExpiresAt *string `json:"expires-at" oas:"date-time"`
+	// Locale: one of the site's locales (docs/locales.md); optional.
+	Locale *string `json:"locale" oas:"nullable"`
 	// Read-only, accepted only to be refused with a pointer at them.
 	URL        any `json:"url"`
 	Token      any `json:"token"`
@@ -40,13 +47,18 @@ type previewLinkRequest struct {
 	readOnlyTimestamps
 }
 
-// previewLinkFields are the validated attributes: when the link expires.
-type previewLinkFields struct{ expiresAt time.Time }
+// previewLinkFields are the validated attributes: when the link expires,
+// and the locale as sent (judged against the site's in create).
+type previewLinkFields struct {
+	expiresAt time.Time
+	locale    *string
+}
 
 func (r previewLinkRequest) validate(sent map[string]bool, _ bool) (f previewLinkFields, err error) {
 	if err = checkReadOnly(sent, "url", "token", "last-used-at", "uses-count"); err != nil {
 		return f, err
 	}
+	f.locale = r.Locale
 	now := time.Now()
 	f.expiresAt = now.Add(models.PreviewLinkDefaultTTL)
 	if !sent["expires-at"] {
@@ -86,7 +98,7 @@ func (l links) previewURL(token string) string { return l.base + previewPrefix +
 // resource renders pl; token is the link's token when this answer made it.
 func (h previewLinksHandler) resource(pl *models.PreviewLink, token *string) *jsonapi.Resource {
 	p := "/preview-links/" + pl.ID.String()
-	a := previewLinkAttributes{ExpiresAt: timestamp(pl.ExpiresAt), UsesCount: pl.UsesCount, CreatedAt: timestamp(pl.CreatedAt)}
+	a := previewLinkAttributes{ExpiresAt: timestamp(pl.ExpiresAt), UsesCount: pl.UsesCount, CreatedAt: timestamp(pl.CreatedAt), Locale: pl.Locale}
 	if pl.LastUsedAt != nil {
 		s := timestamp(*pl.LastUsedAt)
 		a.LastUsedAt = &s
@@ -130,15 +142,39 @@ func (h previewLinksHandler) create(c *fiber.Ctx) error {
 		return err
 	}
 	pr := oauth.PrincipalOf(c)
+	locale, err := linkLocale(pr.Locales, req.fields.locale)
+	if err != nil {
+		return err
+	}
 	var pl *models.PreviewLink
 	var token string
 	if err := runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
-		pl, token, err = models.CreatePreviewLink(ctx, tx, pr.SiteID, release, models.Person(pr.UserID), req.fields.expiresAt)
+		pl, token, err = models.CreatePreviewLink(ctx, tx, pr.SiteID, release, models.Person(pr.UserID), req.fields.expiresAt, locale)
 		return err
 	}); err != nil {
 		return err
 	}
 	return h.rows(&token).respondOne(c, req.q, fiber.StatusCreated, pl)
+}
+
+// linkLocale judges a link's locale as sent: one of the site's
+// (case-insensitively; the site's spelling is kept), or nil. 422
+// invalid_locale or unknown_locale at /data/attributes/locale otherwise.
+func linkLocale(site models.SiteLocales, sent *string) (*string, error) {
+	if sent == nil {
+		return nil, nil
+	}
+	canonical, err := models.CanonicalTag(*sent)
+	if err != nil {
+		return nil, invalidAttr("locale", "invalid_locale", "locale must be a BCP 47 language tag such as de or fr-CA.")
+	}
+	tag, ok := site.Find(canonical)
+	if !ok {
+		e := invalidAttr("locale", "unknown_locale", fmt.Sprintf("This site has no locale %s; its locales are %s.", canonical, strings.Join(site.Locales, ", ")))
+		e.Meta = map[string]any{"locales": site.Locales}
+		return nil, e
+	}
+	return &tag, nil
 }
 
 // registerPreviewLinkRoutes registers /preview-links.

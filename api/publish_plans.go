@@ -30,11 +30,14 @@ type planItem struct {
 }
 
 type planStep struct {
-	Draft  *string  `json:"draft"` // null for a step of a rollback
-	Item   planItem `json:"item"`
-	Event  string   `json:"event" oas:"enum:draft-event"`
-	Group  int      `json:"group"`
-	HeldBy *string  `json:"held-by"`
+	Draft *string  `json:"draft"` // null for a step of a rollback
+	Item  planItem `json:"item"`
+	Event string   `json:"event" oas:"enum:draft-event"`
+	// Locale is the locale whose values the step changes; null for the
+	// shared attributes and the base locale's (docs/locales.md).
+	Locale *string `json:"locale" oas:"nullable"`
+	Group  int     `json:"group"`
+	HeldBy *string `json:"held-by"`
 	// Staged: for a plan of a release, whether the step's draft is staged
 	// in it (false: the closure pulls it in); null otherwise.
 	Staged *bool `json:"staged" oas:"nullable"`
@@ -151,7 +154,7 @@ func (h publishPlansHandler) resource(plan *drafts.Plan, req *publishRequest, q 
 		staged[id] = true
 	}
 	for i, st := range plan.Steps {
-		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Group: st.Group, MayPublish: may(&plan.Steps[i])}
+		attrs.Steps[i] = planStep{Item: planItem{st.ItemType, st.ItemID.String()}, Event: st.Event, Locale: localeOrNull(st.Locale), Group: st.Group, MayPublish: may(&plan.Steps[i])}
 		if d := st.Draft; d != nil {
 			id := d.ID.String()
 			attrs.Steps[i].Draft, attrs.Steps[i].HeldBy = &id, optionalID(d.RevisionID)

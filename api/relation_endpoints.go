@@ -102,12 +102,19 @@ func (cat *catalog) manyEndpoint(t *resourceType, name string, linkage bool) fib
 		spec.Includes = includesOf(typ, cat.nested(typ)...)
 	}
 	spec = t.viewSpec(spec)
+	params, hasParams := t.params[name]
+	spec.Extra = params.names
 	return func(c *fiber.Ctx) error {
 		q, err := parseQuery(c, spec)
 		if err != nil {
 			return err
 		}
 		ctx, siteID, drafted := c.UserContext(), siteOf(c), q.Drafted()
+		if hasParams {
+			if ctx, err = params.read(c, ctx); err != nil {
+				return err
+			}
+		}
 		src, id, err := cat.one(c, t, drafted)
 		if err != nil {
 			return err

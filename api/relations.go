@@ -72,6 +72,18 @@ type resourceType struct {
 	draftable bool
 	// nested are include paths beyond the relationships' names.
 	nested []string
+	// params are the query parameters a to-many relationship's endpoints
+	// take beyond paging, and how they reach its manyFunc (through the
+	// context): a release's drafts take filter[locale].
+	params map[string]relParams
+}
+
+// relParams are the extra query parameters of a to-many relationship:
+// their names, and read, which judges them and returns the context the
+// relationship's manyFunc then gets.
+type relParams struct {
+	names []string
+	read  func(c *fiber.Ctx, ctx context.Context) (context.Context, error)
 }
 
 // catalog is every resource type the API renders, by type.

@@ -237,7 +237,7 @@ func readDraftLinkage(c *fiber.Ctx) ([]uuid.UUID, error) {
 
 // stagedOf pages through the releases' staged drafts.
 func (h releasesHandler) stagedOf(ctx context.Context, siteID uuid.UUID, parents []uuid.UUID, _ bool, w models.Window) (map[uuid.UUID]idPage, error) {
-	rows, err := drafts.StagedPages(ctx, h.db, siteID, parents, w)
+	rows, err := drafts.StagedPages(ctx, h.db, siteID, parents, draftLocaleOf(ctx), w)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,8 @@ func registerReleaseRoutes(r routes, engine *drafts.Engine) {
 	h := releasesHandler{db: r.deps.DB, engine: engine, links: r.links, cat: r.cat}
 	h.rows = rowRenderer[drafts.Release]{render: h.render, cat: r.cat, version: func(rl *drafts.Release) int { return rl.Version }}
 	r.cat.add(&resourceType{typ: "releases", what: "release", many: map[string]manyFunc{"drafts": h.stagedOf, "reviews": reviewsOf(h.db)},
-		fetch: fetchRows(h.db, drafts.ReleasesByIDs, h.render)})
+		params: map[string]relParams{"drafts": {names: []string{draftLocaleParam}, read: withDraftLocale}},
+		fetch:  fetchRows(h.db, drafts.ReleasesByIDs, h.render)})
 	r.get("/releases", models.PermRead, h.rows.list(releaseSpec(true), r.links, "/releases", r.deps.DB, drafts.ListReleases))
 	r.post("/releases", models.PermEdit, h.create)
 	r.get("/releases/:id", models.PermRead, h.rows.get(releaseSpec(false), h.load))

@@ -472,7 +472,7 @@ func registerRevisionRoutes(r routes, engine *drafts.Engine) {
 	r.cat.add(&resourceType{typ: "revisions", what: "revision",
 		fetch: fetchRows(h.db, models.ByIDs[*drafts.Revision], h.render),
 		many:  map[string]manyFunc{"drafts": h.draftsOf, "versions": childMany(h.db, "versions", "revision_id", models.OrderOldest)}})
-	versions := &resourceType{typ: "versions", what: "version", fetch: byIDs(h.db, h.versionResource)}
+	versions := &resourceType{typ: "versions", what: "version", fetch: fetchRows(h.db, models.ByIDs[drafts.Version], h.renderVersions)}
 	r.cat.add(versions)
 	r.get("/versions/:id", models.PermRead, r.cat.get(versions))
 }

@@ -60,7 +60,18 @@ func (h comparisonsHandler) answer(c *fiber.Ctx, a, b string) error {
 		}
 		to = &id
 	}
-	cmp, err := drafts.CompareVersions(c.UserContext(), h.db, siteOf(c), from, to)
+	// With locale-tag, that locale's values and the shared attributes
+	// (docs/locales.md); without, every locale's.
+	var only *string
+	if c.Request().URI().QueryArgs().Has(localeParam) {
+		l := drafts.LocaleOf(c.UserContext())
+		tag := l.Tag
+		if l.IsBase() {
+			tag = ""
+		}
+		only = &tag
+	}
+	cmp, err := drafts.CompareVersions(c.UserContext(), h.db, siteOf(c), from, to, only)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,12 @@ import (
 // they were, each a create draft the engine ties to its parent's. Nothing
 // goes live until a revision publishes it. A record with a pending draft
 // is 409 draft_pending unless replace-draft=true.
+//
+// In a locale (locale-tag, not the base), a live record's restore drafts
+// that locale's values of the version only, into the record's draft of
+// that locale (its pending one is what draft_pending names); without, the
+// shared attributes and the base locale's, as before locales (plan Q6). A
+// deleted record comes back whole, every locale's values with it.
 
 type restorer struct {
 	db     *bun.DB
@@ -72,7 +78,7 @@ func (h restorer) restore(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		d, err := h.setBack(ctx, tx, kh, pr, cur, state, replace == "true")
+		d, err := h.setBack(ctx, tx, kh, pr, cur, state, replace == "true", drafts.LocaleOf(ctx))
 		made = append(made, d)
 		return err
 	})
@@ -91,7 +97,8 @@ func (h restorer) restore(c *fiber.Ctx) error {
 	return respondIncluded(c, fiber.StatusCreated, doc, len(rs) > 1)
 }
 
-// changeFrom is the change that sets a record of k to state.
+// changeFrom is the change that sets a record of k to state: its fields
+// (shared, and the base locale's values).
 func changeFrom(k *drafts.Kind, state drafts.Row) drafts.Change {
 	change := drafts.Change{}
 	for _, f := range k.Fields {
@@ -104,18 +111,52 @@ func changeFrom(k *drafts.Kind, state drafts.Row) drafts.Change {
 	return change
 }
 
+// wholeChangeFrom is changeFrom with the values state holds in the site's
+// other locales (flat keys "title@de"): a deleted record comes back with
+// every locale it had that the site still has.
+func wholeChangeFrom(k *drafts.Kind, state drafts.Row, site models.SiteLocales) drafts.Change {
+	change := changeFrom(k, state)
+	l := drafts.Locale{Base: site.Base}
+	for _, f := range k.LocalizedFields() {
+		for _, tag := range site.Locales {
+			if key := l.Key(f, tag); key != f.Column && state[key] != nil {
+				change[key] = state[key]
+			}
+		}
+	}
+	return change
+}
+
+// localeChangeFrom is the change that sets the values of locale l's
+// localized fields of a record of k to state's (a value state lacks:
+// cleared, so a read falls back).
+func localeChangeFrom(k *drafts.Kind, state drafts.Row, l drafts.Locale) drafts.Change {
+	change := drafts.Change{}
+	for _, f := range k.LocalizedFields() {
+		key := l.Key(f, l.Tag)
+		change[key] = state[key]
+	}
+	return change
+}
+
 // setBack drafts the update of a live record back to state, after
-// reverting its pending draft when replace (409 draft_pending otherwise).
-func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr *oauth.Principal, cur *drafts.View, state drafts.Row, replace bool) (*drafts.Draft, error) {
+// reverting its pending draft when replace (409 draft_pending otherwise):
+// in locale l (not the base), that locale's values and draft only.
+func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr *oauth.Principal, cur *drafts.View, state drafts.Row, replace bool,
+	l drafts.Locale) (*drafts.Draft, error) {
 	if err := kh.checkSection(ctx, tx, pr, cur); err != nil {
 		return nil, err
 	}
-	if cur.Draft != nil {
+	pending := cur.Draft
+	if !l.IsBase() {
+		pending = cur.LocaleDrafts[l.Tag]
+	}
+	if pending != nil {
 		if !replace {
-			return nil, &models.Error{Kind: models.ErrConflict, Code: "draft_pending", Meta: map[string]any{"draft": map[string]any{"type": "drafts", "id": cur.Draft.ID.String()}},
+			return nil, &models.Error{Kind: models.ErrConflict, Code: "draft_pending", Meta: map[string]any{"draft": map[string]any{"type": "drafts", "id": pending.ID.String()}},
 				Detail: "The record has a pending draft; send replace-draft=true to replace it with the restore."}
 		}
-		if err := h.engine.RevertDraft(ctx, tx, pr.SiteID, cur.Draft.ID, func(locked *drafts.Draft) error { return mayRevert(pr, locked) }); err != nil {
+		if err := h.engine.RevertDraft(ctx, tx, pr.SiteID, pending.ID, func(locked *drafts.Draft) error { return mayRevert(pr, locked) }); err != nil {
 			return nil, err
 		}
 		var err error
@@ -124,6 +165,9 @@ func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr 
 		}
 	}
 	change := changeFrom(kh.kind, state)
+	if !l.IsBase() {
+		change = localeChangeFrom(kh.kind, state, l)
+	}
 	id := cur.Row.ID()
 	prev := cur.Drafted()
 	next := make(drafts.Row, len(prev))
@@ -140,10 +184,14 @@ func (h restorer) setBack(ctx context.Context, tx bun.Tx, kh contentHandler, pr 
 	if err != nil {
 		return nil, err
 	}
-	if v.Draft == nil {
+	made := v.Draft
+	if !l.IsBase() {
+		made = v.LocaleDrafts[l.Tag]
+	}
+	if made == nil {
 		return nil, &models.Error{Kind: models.ErrInvalid, Code: "nothing_to_restore", Detail: "The record is already as the version left it."}
 	}
-	return v.Draft, kh.checkSection(ctx, tx, pr, v)
+	return made, kh.checkSection(ctx, tx, pr, v)
 }
 
 // bringBack drafts the creates of a deleted record at state, and of the
@@ -194,7 +242,7 @@ func (h restorer) bringBack(ctx context.Context, tx bun.Tx, pr *oauth.Principal,
 // recreate drafts the create of the deleted record row of kh's kind,
 // under its id, by the rules a POST is held to.
 func (h restorer) recreate(ctx context.Context, tx bun.Tx, kh contentHandler, pr *oauth.Principal, row drafts.Row) (*drafts.Draft, error) {
-	change := changeFrom(kh.kind, row)
+	change := wholeChangeFrom(kh.kind, row, pr.Locales)
 	state := kh.kind.Defaults()
 	for k, val := range change {
 		state[k] = val

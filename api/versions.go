@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -16,7 +17,11 @@ import (
 )
 
 type versionAttributes struct {
-	Event         string         `json:"event" oas:"enum:draft-event"`
+	Event string `json:"event" oas:"enum:draft-event"`
+	// Locale is the locale whose values the version changed (its
+	// object-changes keyed "title@de"); null for a shared version: shared
+	// attributes and the base locale's values (docs/locales.md).
+	Locale        *string        `json:"locale" oas:"nullable"`
 	ObjectChanges map[string]any `json:"object-changes"`
 	// State is the record right after the version (null after a delete,
 	// and for a version older than the state column that had no row to
@@ -32,11 +37,19 @@ type versionState struct {
 	Relationships map[string]any `json:"relationships"`
 }
 
-func (h revisionsHandler) versionResource(v *drafts.Version) *jsonapi.Resource {
-	return versionResource(h.links, v)
+// renderVersions renders versions, their states in ctx's locale (the
+// versions' fetchFunc).
+func (h revisionsHandler) renderVersions(ctx context.Context, _ uuid.UUID, vs []drafts.Version) ([]*jsonapi.Resource, error) {
+	out := make([]*jsonapi.Resource, len(vs))
+	for i := range vs {
+		out[i] = versionResource(h.links, &vs[i], drafts.LocaleOf(ctx))
+	}
+	return out, nil
 }
 
-func versionResource(l links, v *drafts.Version) *jsonapi.Resource {
+// versionResource renders v, its state's localized attributes in locale l
+// (with its fallbacks, as a read in l shows the record).
+func versionResource(l links, v *drafts.Version, loc drafts.Locale) *jsonapi.Resource {
 	p := "/versions/" + v.ID.String()
 	item, rev := v.ItemID.String(), v.RevisionID.String()
 	var user *string
@@ -49,7 +62,7 @@ func versionResource(l links, v *drafts.Version) *jsonapi.Resource {
 		oc = map[string]any{}
 	}
 	return &jsonapi.Resource{Type: "versions", ID: v.ID.String(), Links: l.self(p),
-		Attributes: versionAttributes{Event: v.Event, ObjectChanges: oc, State: stateOf(v), CreatedAt: timestamp(v.CreatedAt)},
+		Attributes: versionAttributes{Event: v.Event, Locale: localeOrNull(v.Locale), ObjectChanges: oc, State: stateOf(v, loc), CreatedAt: timestamp(v.CreatedAt)},
 		Relationships: map[string]*jsonapi.Relationship{
 			"item":     l.relationship(p, "item", jsonapi.ToOne(v.ItemType, &item)),
 			"revision": l.relationship(p, "revision", jsonapi.ToOne("revisions", &rev)),
@@ -57,9 +70,10 @@ func versionResource(l links, v *drafts.Version) *jsonapi.Resource {
 		}}
 }
 
-// stateOf renders v's state as the record's resource shows it: attributes
-// by name (timestamps formatted), to-one relationships as identifiers.
-func stateOf(v *drafts.Version) *versionState {
+// stateOf renders v's state as the record's resource shows it in locale
+// l: attributes by name (timestamps formatted; localized ones l's value,
+// or its chain's), to-one relationships as identifiers.
+func stateOf(v *drafts.Version, l drafts.Locale) *versionState {
 	k, ok := drafts.KindOf(v.ItemType)
 	row, err := v.StateRow()
 	if !ok || err != nil || row == nil {
@@ -68,7 +82,7 @@ func stateOf(v *drafts.Version) *versionState {
 	s := &versionState{Attributes: map[string]any{}, Relationships: map[string]any{}}
 	for _, f := range k.Fields {
 		if !f.IsRef() {
-			s.Attributes[f.Name] = row[f.Column]
+			s.Attributes[f.Name], _ = l.Pick(row, f)
 			continue
 		}
 		var data any
@@ -87,7 +101,7 @@ func stateOf(v *drafts.Version) *versionState {
 }
 
 // historyParams are the query parameters GET /<kind>/:id/versions takes.
-var historyParams = []string{"page[after]", "page[size]"}
+var historyParams = []string{"page[after]", "page[size]", draftLocaleParam}
 
 func historySpec() QuerySpec { return QuerySpec{Fields: fieldsOf("versions"), Extra: historyParams} }
 
@@ -106,6 +120,9 @@ func (h contentHandler) history(c *fiber.Ctx) error {
 	if p.Limit, err = pageSizeOf(q.Values); err != nil {
 		return err
 	}
+	if p.Locale, err = draftLocaleFilter(c); err != nil {
+		return err
+	}
 	vs, more, err := drafts.ItemVersions(c.UserContext(), h.db, siteOf(c), h.kind, id, p)
 	if errors.Is(err, models.ErrBadCursor) {
 		return jsonapi.BadRequest("invalid_page", "page[after] must be a links.next cursor of this list.").AtParameter("page[after]")
@@ -115,7 +132,7 @@ func (h contentHandler) history(c *fiber.Ctx) error {
 	}
 	rs := make([]*jsonapi.Resource, len(vs))
 	for i, v := range vs {
-		rs[i] = q.Sparse(versionResource(h.links, v))
+		rs[i] = q.Sparse(versionResource(h.links, v, drafts.LocaleOf(c.UserContext())))
 	}
 	path := h.path(id.String()) + "/versions"
 	links := &jsonapi.Links{Self: cursorLink(h.links, path, q.Values, "page[after]", ""), First: cursorLink(h.links, path, q.Values, "page[after]", "-")}

@@ -42,6 +42,9 @@ type PreviewLink struct {
 	LastUsedAt *time.Time `bun:"last_used_at"`
 	UsesCount  int64      `bun:"uses_count,notnull"`
 	RateLimit  int        `bun:"rate_limit,notnull"`
+	// Locale is the locale the link shows the release in (a read through
+	// it without locale-tag); nil: the site's default locale.
+	Locale *string `bun:"locale"`
 }
 
 // PreviewTokenHash is the stored form of a link's token.
@@ -72,9 +75,10 @@ func releaseOpen(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) (string,
 }
 
 // CreatePreviewLink makes a link to the site's open release, by user (nil:
-// no person), expiring at expires. It returns the token, which is shown
-// once and kept nowhere.
-func CreatePreviewLink(ctx context.Context, db bun.IDB, siteID, releaseID uuid.UUID, user *uuid.UUID, expires time.Time) (*PreviewLink, string, error) {
+// no person), expiring at expires, showing the release in locale (nil:
+// the site's default; the caller judged it one of the site's). It returns
+// the token, which is shown once and kept nowhere.
+func CreatePreviewLink(ctx context.Context, db bun.IDB, siteID, releaseID uuid.UUID, user *uuid.UUID, expires time.Time, locale *string) (*PreviewLink, string, error) {
 	status, err := releaseOpen(ctx, db, siteID, releaseID)
 	if err != nil {
 		return nil, "", err
@@ -88,7 +92,7 @@ func CreatePreviewLink(ctx context.Context, db bun.IDB, siteID, releaseID uuid.U
 		return nil, "", err
 	}
 	l := &PreviewLink{SiteRecord: NewSiteRecord(siteID), ReleaseID: releaseID, UserID: user, TokenHash: PreviewTokenHash(token),
-		ExpiresAt: expires.UTC(), RateLimit: PreviewLinkRateLimit}
+		ExpiresAt: expires.UTC(), RateLimit: PreviewLinkRateLimit, Locale: locale}
 	if _, err := db.NewInsert().Model(l).Exec(ctx); err != nil {
 		return nil, "", fmt.Errorf("create preview link: %w", classify(err))
 	}
@@ -140,8 +144,10 @@ func RevokePreviewLink(ctx context.Context, db bun.IDB, siteID, id uuid.UUID) er
 type PreviewLinkUse struct {
 	ID, SiteID, ReleaseID uuid.UUID
 	ReleaseStatus         string
-	Revoked, Expired      bool
-	Usage                 ClientTokenUse
+	// Locale is the link's locale ("": the site's default).
+	Locale           string
+	Revoked, Expired bool
+	Usage            ClientTokenUse
 }
 
 // usePreviewLinkQuery finds a link by its token's hash and counts the
@@ -153,7 +159,7 @@ const usePreviewLinkQuery = `UPDATE preview_links l SET ` + rateWindowSet + `,
 FROM releases r, sites s
 WHERE l.token_hash = $1 AND r.id = l.release_id AND r.site_id = l.site_id AND s.id = l.site_id
 RETURNING l.token_hash, l.id, l.site_id, l.release_id, r.status, l.revoked_at IS NOT NULL, l.expires_at <= now(),
-    l.rate_limit, l.window_count, ` + rateWindowReset + `, ` + localeColumnsSQL
+    l.rate_limit, l.window_count, ` + rateWindowReset + `, ` + localeColumnsSQL + `, coalesce(l.locale, '')`
 
 // UsePreviewLink is the link whose token is token, this request counted;
 // ok is false for none.
@@ -163,7 +169,7 @@ func UsePreviewLink(ctx context.Context, db bun.IDB, token string) (u PreviewLin
 	var ls localeColumns
 	err = ScanPrepared(ctx, db, usePreviewLinkQuery, []any{want},
 		&got, &u.ID, &u.SiteID, &u.ReleaseID, &u.ReleaseStatus, &u.Revoked, &u.Expired, &u.Usage.Limit, &u.Usage.Used, &u.Usage.ResetSeconds,
-		&ls.list, &ls.base, &ls.chains)
+		&ls.list, &ls.base, &ls.chains, &u.Locale)
 	if IsNoRows(err) {
 		return PreviewLinkUse{}, false, nil
 	}

@@ -58,6 +58,9 @@ func fillStates(ctx context.Context, tx bun.Tx, vs []Version) error {
 type HistoryPage struct {
 	After string // a models.Cursor of the last version of the page before; "" for the first
 	Limit int
+	// Locale, when set, keeps the versions of that locale only ("": the
+	// shared ones, of shared attributes and the base locale's values).
+	Locale *string
 }
 
 // ItemVersions is one page of the versions of the site's record typ/id,
@@ -77,6 +80,11 @@ func ItemVersions(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, id
 			return nil, false, err
 		}
 		q = q.Where("(v.created_at, v.id) < (?, ?)", at, after)
+	}
+	if p.Locale != nil {
+		// A recheck on the rows of versions_item_history_idx's range: a
+		// record's history is short, so no index of its own.
+		q = q.Where("v.locale = ?", *p.Locale)
 	}
 	if err := q.OrderExpr("v.created_at DESC, v.id DESC").Limit(int64(p.Limit) + 1).Scan(ctx); err != nil {
 		return nil, false, fmt.Errorf("item versions: %w", err)
@@ -164,9 +172,13 @@ type Comparison struct {
 const LongText = 200
 
 // CompareVersions compares the site's versions a and b (b nil: a with its
-// record's pending draft). Each must be the site's (404); both of one
-// record (422 different_records); the draft must exist (404).
-func CompareVersions(ctx context.Context, db bun.IDB, siteID, a uuid.UUID, b *uuid.UUID) (*Comparison, error) {
+// record's pending drafts: the record as they draft it). Each must be the
+// site's (404); both of one record (422 different_records); a draft must
+// exist (404). Locales' values compare under their flat names
+// ("title@de"); only, when set, keeps the keys of that locale ("" the base
+// locale's) and the shared attributes, and the drafts of that locale and
+// the shared one.
+func CompareVersions(ctx context.Context, db bun.IDB, siteID, a uuid.UUID, b *uuid.UUID, only *string) (*Comparison, error) {
 	from, err := FindVersion(ctx, db, siteID, a)
 	if err != nil {
 		return nil, err
@@ -185,45 +197,120 @@ func CompareVersions(ctx context.Context, db bun.IDB, siteID, a uuid.UUID, b *uu
 		if to, err = cmp.To.StateRow(); err != nil {
 			return nil, err
 		}
-	} else {
-		ds, err := DraftsOfItems(ctx, db, from.ItemType, []uuid.UUID{from.ItemID})
-		if err != nil {
-			return nil, err
-		}
-		d := ds[from.ItemID]
-		if d == nil || d.SiteID != siteID {
-			return nil, &models.Error{Kind: models.ErrNotFound, Detail: "The record has no pending draft."}
-		}
-		cmp.Draft = d
-		if d.Event != EventDelete {
-			to = d.Drafted
-		}
+	} else if cmp.Draft, to, err = draftedNow(ctx, db, siteID, k, from.ItemID, only); err != nil {
+		return nil, err
 	}
 	fromRow, err := from.StateRow()
 	if err != nil {
 		return nil, err
 	}
 	cmp.Changes, cmp.Diffs = changes(k, fromRow, to), lineDiffs(k, fromRow, to)
+	for key := range cmp.Changes {
+		if !localeKeeps(k, key, only) {
+			delete(cmp.Changes, key)
+			delete(cmp.Diffs, key)
+		}
+	}
 	return cmp, nil
 }
 
+// draftedNow is the site's record k/id as its pending drafts make it (nil
+// for a delete), and its first draft (the shared one before a locale's).
+// With only, the shared draft and that locale's count. No draft: 404.
+func draftedNow(ctx context.Context, db bun.IDB, siteID uuid.UUID, k *Kind, id uuid.UUID, only *string) (*Draft, Row, error) {
+	var ds []*Draft
+	q := db.NewSelect().Model(&ds).Where("d.site_id = ? AND d.item_type = ? AND d.item_id = ? /* any locale */", siteID, k.Type, id)
+	if only != nil {
+		q = q.Where("d.locale IN ('', ?)", *only)
+	}
+	if err := q.Order("d.locale").Scan(ctx); err != nil {
+		return nil, nil, fmt.Errorf("drafts of %s: %w", k.Type, err)
+	}
+	if len(ds) == 0 {
+		return nil, nil, &models.Error{Kind: models.ErrNotFound, Detail: "The record has no pending draft."}
+	}
+	if ds[0].Event == EventDelete {
+		return ds[0], nil, nil
+	}
+	rows, err := loadRows(ctx, db, k, siteID, []uuid.UUID{id}, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := &View{Kind: k, Row: rows[id]}
+	for _, d := range ds {
+		if d.Locale == "" {
+			v.Draft = d
+		} else {
+			if v.LocaleDrafts == nil {
+				v.LocaleDrafts = map[string]*Draft{}
+			}
+			v.LocaleDrafts[d.Locale] = d
+		}
+	}
+	if v.Row == nil { // a create whose row is gone: its draft holds it
+		return ds[0], ds[0].Drafted, nil
+	}
+	return ds[0], v.Drafted(), nil
+}
+
+// localeKeeps tells whether a comparison limited to locale only (nil: no
+// limit) keeps the change named key: a shared attribute's always, a
+// localized one's when it is only's ("title@de"; bare for the base, "").
+func localeKeeps(k *Kind, key string, only *string) bool {
+	if only == nil {
+		return true
+	}
+	name, tag := SplitKey(key)
+	f, ok := k.Field(name)
+	return !ok || !f.Localized || tag == *only
+}
+
+// localeKeysOf are the flat keys of locales' values of k's localized
+// fields that rows hold ("title@de"), each once.
+func localeKeysOf(k *Kind, rows ...Row) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for key := range r {
+			if !seen[key] && isLocaleKey(k, key) {
+				seen[key] = true
+				out = append(out, key)
+			}
+		}
+	}
+	return out
+}
+
 // lineDiffs are the unified diffs of the long texts that differ between a
-// and b.
+// and b, a locale's under its flat name ("body@de").
 func lineDiffs(k *Kind, a, b Row) map[string]string {
 	out := map[string]string{}
+	type text struct{ key, name string }
+	var texts []text
 	for _, f := range k.Fields {
-		if f.Type != String || same(a[f.Column], b[f.Column]) {
+		if f.Type == String {
+			texts = append(texts, text{f.Column, f.Name})
+		}
+	}
+	for _, key := range localeKeysOf(k, a, b) {
+		c, tag := SplitKey(key)
+		if f, _ := k.fieldByColumn(c); f.Type == String {
+			texts = append(texts, text{key, f.Name + "@" + tag})
+		}
+	}
+	for _, t := range texts {
+		if same(a[t.key], b[t.key]) {
 			continue
 		}
-		sa, _ := a[f.Column].(string)
-		sb, _ := b[f.Column].(string)
+		sa, _ := a[t.key].(string)
+		sb, _ := b[t.key].(string)
 		if len(sa) < LongText && len(sb) < LongText && !strings.Contains(sa+sb, "\n") {
 			continue
 		}
 		diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(sa), B: difflib.SplitLines(sb),
-			FromFile: "a/" + f.Name, ToFile: "b/" + f.Name, Context: 3})
+			FromFile: "a/" + t.name, ToFile: "b/" + t.name, Context: 3})
 		if err == nil {
-			out[f.Name] = diff
+			out[t.name] = diff
 		}
 	}
 	return out

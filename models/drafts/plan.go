@@ -42,6 +42,9 @@ type PlanStep struct {
 	ItemType string
 	ItemID   uuid.UUID
 	Event    string
+	// Locale is the locale whose values the step changes ("": shared and
+	// the base locale): the draft's, or the reverted version's.
+	Locale string
 	// Group is shared by the drafts of one dependency cycle (records that
 	// point at each other are applied together); every other draft has a
 	// group of its own. Groups count from 1 in step order. Every step of
@@ -83,7 +86,7 @@ func (e *Engine) Plan(ctx context.Context, db bun.IDB, siteID uuid.UUID, ids []u
 		p.Conflicts = append(p.Conflicts, DefaultLocaleError(set.Refusal))
 	}
 	for i, d := range set.Drafts {
-		p.Steps[i] = PlanStep{Draft: d, ItemType: d.ItemType, ItemID: d.ItemID, Event: d.Event, Group: groups[d.ID]}
+		p.Steps[i] = PlanStep{Draft: d, ItemType: d.ItemType, ItemID: d.ItemID, Event: d.Event, Locale: d.Locale, Group: groups[d.ID]}
 	}
 	if p.BrokenLinks, err = brokenLinks(ctx, db, siteID, set); err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func (e *Engine) PlanRevert(ctx context.Context, db bun.IDB, siteID, targetID uu
 	// brokenLinks.
 	set := &publicationSet{Drafts: make([]*Draft, len(rs.restores))}
 	for i, r := range rs.restores {
-		p.Steps[i] = PlanStep{ItemType: r.kind.Type, ItemID: r.id, Event: r.event, Group: 1}
+		p.Steps[i] = PlanStep{ItemType: r.kind.Type, ItemID: r.id, Event: r.event, Locale: r.locale, Group: 1}
 		drafted := r.after
 		if drafted == nil {
 			drafted = r.before

@@ -37,6 +37,9 @@ type Preview struct {
 	extraIDs []uuid.UUID
 	// selfContained: see SelfContained.
 	selfContained bool
+	// hasLocales: the set holds locale drafts (a read under it then reads
+	// each record's, readPreviewQuery).
+	hasLocales bool
 }
 
 type previewKey struct{}
@@ -116,6 +119,7 @@ func (e *Engine) PreviewRelease(ctx context.Context, db bun.IDB, siteID, id uuid
 	}
 	for _, d := range p.Drafts {
 		p.byID[d.ID] = d
+		p.hasLocales = p.hasLocales || d.Locale != ""
 		if d.ReleaseID == nil || *d.ReleaseID != r.ID {
 			p.extra = append(p.extra, d.ID.String())
 			p.extraIDs = append(p.extraIDs, d.ID)
@@ -134,6 +138,50 @@ func (p *Preview) only(d *Draft) *Draft {
 		return d
 	}
 	return nil
+}
+
+// onlyLocales are the drafts of ds (locale drafts by tag) that p has, all
+// of them when p is nil: under a preview in German, the set's German
+// drafts show and no other German draft does.
+func (p *Preview) onlyLocales(ds map[string]*Draft) map[string]*Draft {
+	if p == nil || len(ds) == 0 {
+		return ds
+	}
+	var out map[string]*Draft
+	for tag, d := range ds {
+		if p.Has(d) {
+			if out == nil {
+				out = map[string]*Draft{}
+			}
+			out[tag] = d
+		}
+	}
+	return out
+}
+
+// draftsOfItemsAllLocales are the pending drafts of items of itemType, in
+// one query: the shared ones by item, and the locale drafts by item and
+// tag (a drafted list lays both, as LoadMany does).
+func draftsOfItemsAllLocales(ctx context.Context, db bun.IDB, itemType string, ids []uuid.UUID) (map[uuid.UUID]*Draft, map[uuid.UUID]map[string]*Draft, error) {
+	shared, locales := map[uuid.UUID]*Draft{}, map[uuid.UUID]map[string]*Draft{}
+	if len(ids) == 0 {
+		return shared, locales, nil
+	}
+	var ds []*Draft
+	if err := db.NewSelect().Model(&ds).Where("d.item_type = ? AND d.item_id IN (?) /* any locale */", itemType, bun.In(ids)).Scan(ctx); err != nil {
+		return nil, nil, fmt.Errorf("load drafts of %s: %w", itemType, err)
+	}
+	for _, d := range ds {
+		if d.Locale == "" {
+			shared[d.ItemID] = d
+			continue
+		}
+		if locales[d.ItemID] == nil {
+			locales[d.ItemID] = map[string]*Draft{}
+		}
+		locales[d.ItemID][d.Locale] = d
+	}
+	return shared, locales, nil
 }
 
 // items are the ids (as text) of the records of typ whose drafts of event
@@ -166,6 +214,7 @@ func (p *Preview) view(v *View) *View {
 	if !p.Has(v.Draft) {
 		v.Draft = nil
 	}
+	v.LocaleDrafts = p.onlyLocales(v.LocaleDrafts)
 	if v.Draft == nil && !v.Row.Live() {
 		return nil
 	}

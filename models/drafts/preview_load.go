@@ -3,10 +3,12 @@ package drafts
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -32,18 +34,36 @@ import (
 // release. Only the set's drafts are joined, and a page's drafted path is
 // walked over the set's drafts only (as DraftedPaths does under a
 // preview), in the same prepared statement.
-func readPreviewQuery(k *Kind) string {
+//
+// withLocales (the set holds locale drafts) adds the set's locale drafts
+// of each record (id, version, updated_at, as for the shared draft); a set
+// without any reads today's statement, with NULL in their place.
+func readPreviewQuery(k *Kind, withLocales bool) string {
 	path := "NULL::text"
 	if k == Pages {
 		path = `(WITH RECURSIVE ` + draftedPathWalkIn("t", "", "$1", " AND "+inSet("pd", "$4", "$5")) + ` SELECT ` + draftedPathOf + `)`
 	}
+	locales := "NULL::jsonb"
+	if withLocales {
+		locales = `(SELECT jsonb_agg(jsonb_build_object('id', l.id, 'version', l.version, 'updated_at', l.updated_at))
+    FROM drafts l WHERE l.item_type = $3 AND l.item_id = t.id AND l.locale <> '' AND ` + inSet("l", "$4", "$5") + `)`
+	}
 	// k.Table is one of the kinds' fixed table names, never input.
-	return `SELECT x.row, x.draft_id, x.draft_version, x.draft_updated_at, x.path, s.version, s.drafts_version, s.status
+	return `SELECT x.row, x.draft_id, x.draft_version, x.draft_updated_at, x.path, x.locale_drafts, s.version, s.drafts_version, s.status
 FROM (SELECT r.version, v.version AS drafts_version, r.status FROM releases r
     JOIN release_draft_versions v ON v.release_id = r.id WHERE r.site_id = $1 AND r.id = $4) s
-LEFT JOIN LATERAL (SELECT to_jsonb(t) AS row, d.id AS draft_id, d.version AS draft_version, d.updated_at AS draft_updated_at, ` + path + ` AS path
+LEFT JOIN LATERAL (SELECT to_jsonb(t) AS row, d.id AS draft_id, d.version AS draft_version, d.updated_at AS draft_updated_at, ` + path + ` AS path,
+    ` + locales + ` AS locale_drafts
   FROM ` + k.Table + ` t LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = '' AND ` + inSet("d", "$4", "$5") + `
   WHERE t.site_id = $1 AND t.id = ANY($2)) x ON true`
+}
+
+// draftStamp is a draft's id, version and updated_at as a statement read
+// them: the set's own decoded draft stands for it when they match.
+type draftStamp struct {
+	ID        uuid.UUID `json:"id"`
+	Version   int       `json:"version"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // previewRow is one row of readPreviewQuery's answer.
@@ -53,6 +73,7 @@ type previewRow struct {
 	draftVersion sql.NullInt64
 	draftUpdated sql.NullTime
 	path         *string
+	localeDrafts []byte // the set's locale drafts of the record: draftStamps as JSON
 	stamp        ReleaseStamp
 }
 
@@ -60,7 +81,7 @@ type previewRow struct {
 // records as p shows them, and the release's stamp as the statement read
 // it (nil: the site has no such release).
 func loadPreview(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids []uuid.UUID, p *Preview) (map[uuid.UUID]*View, *ReleaseStamp, error) {
-	rows, err := models.QueryPrepared(ctx, db, readPreviewQuery(k), models.UUIDParam(siteID), models.UUIDsParam(ids), k.Type,
+	rows, err := models.QueryPrepared(ctx, db, readPreviewQuery(k, p.hasLocales), models.UUIDParam(siteID), models.UUIDsParam(ids), k.Type,
 		models.UUIDParam(p.Release), models.UUIDsParam(p.extraIDs))
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
@@ -71,7 +92,7 @@ func loadPreview(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids
 	reread := map[uuid.UUID]*View{} // by their drafts written since p was computed
 	for rows.Next() {
 		var r previewRow
-		if err := rows.Scan(&r.row, &r.draftID, &r.draftVersion, &r.draftUpdated, &r.path,
+		if err := rows.Scan(&r.row, &r.draftID, &r.draftVersion, &r.draftUpdated, &r.path, &r.localeDrafts,
 			&r.stamp.Version, &r.stamp.DraftsVersion, &r.stamp.Status); err != nil {
 			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
@@ -95,6 +116,9 @@ func loadPreview(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids
 				reread[r.draftID.UUID] = v // read again below
 			}
 		}
+		if err := p.layLocaleDrafts(v, r.localeDrafts, reread); err != nil {
+			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
+		}
 		views = append(views, v)
 	}
 	if err := rows.Err(); err != nil {
@@ -112,9 +136,36 @@ func loadPreview(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, ids
 	return out, stamp, nil
 }
 
+// layLocaleDrafts lays the set's locale drafts of v that the statement
+// read (raw: draftStamps as JSON) over it: p's own when they match, the
+// others to be read again (reread).
+func (p *Preview) layLocaleDrafts(v *View, raw []byte, reread map[uuid.UUID]*View) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var stamps []draftStamp
+	if err := json.Unmarshal(raw, &stamps); err != nil {
+		return fmt.Errorf("locale drafts: %w", err)
+	}
+	for _, st := range stamps {
+		d := p.byID[st.ID]
+		switch {
+		case d == nil: // not in p's set: left off
+		case d.Version == st.Version && d.UpdatedAt.Equal(st.UpdatedAt):
+			if v.LocaleDrafts == nil {
+				v.LocaleDrafts = map[string]*Draft{}
+			}
+			v.LocaleDrafts[d.Locale] = d
+		default:
+			reread[st.ID] = v
+		}
+	}
+	return nil
+}
+
 // rereadDrafts gives each view of byDraft the draft its key names as it is
-// now; a draft gone since (published or reverted) leaves the view without
-// one.
+// now (a locale's among its LocaleDrafts); a draft gone since (published
+// or reverted) leaves the view without it.
 func rereadDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, byDraft map[uuid.UUID]*View) error {
 	if len(byDraft) == 0 {
 		return nil
@@ -124,7 +175,15 @@ func rereadDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, byDraft map
 		return err
 	}
 	for _, d := range ds {
-		byDraft[d.ID].Draft = d
+		v := byDraft[d.ID]
+		if d.Locale == "" {
+			v.Draft = d
+			continue
+		}
+		if v.LocaleDrafts == nil {
+			v.LocaleDrafts = map[string]*Draft{}
+		}
+		v.LocaleDrafts[d.Locale] = d
 	}
 	return nil
 }

@@ -113,12 +113,12 @@ func ListViews(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.UUID, withD
 	if !withDraft {
 		return views, total, nil
 	}
-	ds, err := DraftsOfItems(ctx, db, k.Type, ids)
+	ds, locales, err := draftsOfItemsAllLocales(ctx, db, k.Type, ids)
 	if err != nil {
 		return nil, 0, err
 	}
 	for _, v := range views {
-		v.Draft = p.only(ds[v.Row.ID()])
+		v.Draft, v.LocaleDrafts = p.only(ds[v.Row.ID()]), p.onlyLocales(locales[v.Row.ID()])
 	}
 	return views, total, nil
 }

@@ -228,9 +228,23 @@ func StagedDrafts(ctx context.Context, db bun.IDB, siteID, id uuid.UUID, lock bo
 	return ds, nil
 }
 
+// ListInLocale is one page of the site's drafts (GET /drafts), with
+// locale only those of that locale ("" the shared ones).
+func ListInLocale(ctx context.Context, db bun.IDB, siteID uuid.UUID, locale *string, page models.Page) ([]*Draft, int64, error) {
+	if locale == nil {
+		return List(ctx, db, siteID, page)
+	}
+	return models.List[*Draft](ctx, db, page, "d.site_id = ? AND d.locale = ?", siteID, *locale)
+}
+
 // StagedPages ranks the drafts staged in each release (the releases'
-// to-many relationship drafts), by draft id.
-func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, w models.Window) ([]Ranked, error) {
+// to-many relationship drafts), by draft id; with locale, only that
+// locale's drafts ("" the shared ones).
+func StagedPages(ctx context.Context, db bun.IDB, siteID uuid.UUID, releases []uuid.UUID, locale *string, w models.Window) ([]Ranked, error) {
+	if locale != nil {
+		return rankPages(ctx, db, `WITH b AS (SELECT d.id, d.release_id AS parent, d.id::text AS pos FROM drafts d
+  WHERE d.site_id = ?0 AND d.release_id IN (?1) AND d.locale = ?4)`, siteID, releases, w, *locale)
+	}
 	return rankPages(ctx, db, `WITH b AS (SELECT d.id, d.release_id AS parent, d.id::text AS pos FROM drafts d
   WHERE d.site_id = ?0 AND d.release_id IN (?1))`, siteID, releases, w)
 }

@@ -3,7 +3,10 @@ package drafts
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,8 +21,11 @@ var revertsPlace = models.Rel("reverts", models.PartMember)
 
 // restore is what reverting one version does to its record.
 type restore struct {
-	kind   *Kind
-	id     uuid.UUID
+	kind *Kind
+	id   uuid.UUID
+	// locale is the reverted version's ("": shared and the base locale;
+	// a tag: that locale's values only), and the new version's.
+	locale string
 	event  string // of the new version: create (brought back), update, delete
 	before Row    // the record now (nil when it does not exist)
 	after  Row    // the record restored (nil when deleted)
@@ -53,6 +59,11 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace,
 				Detail: "Restoring the records breaks a rule of the content: " + rule}
 		}
+		var taken *PublishError
+		if errors.As(err, &taken) && taken.Code == PathTaken {
+			return &models.Error{Kind: models.ErrConflict, Code: "revert_conflict", At: revertsPlace, Meta: taken.Meta,
+				Detail: "Restoring the records breaks a rule of the content: " + taken.Message}
+		}
 		return err
 	}
 	now := time.Now().UTC()
@@ -72,7 +83,7 @@ func (e *Engine) RevertRevision(ctx context.Context, tx bun.Tx, rev *Revision, t
 			oc = changes(r.kind, Row{}, r.after)
 		}
 		vs[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: r.kind.Type, ItemID: r.id,
-			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID}
+			Event: r.event, ObjectChanges: oc, Snapshot: snap, UserID: rev.UserID, Locale: r.locale}
 	}
 	rev.RevertsID, rev.DraftIDs = &set.target.ID, []uuid.UUID{}
 	return recordPublished(ctx, tx, rev, vs, true)
@@ -140,10 +151,14 @@ func (e *Engine) reversion(ctx context.Context, db bun.IDB, siteID, targetID uui
 	if err != nil {
 		return nil, err
 	}
-	if set.conflicts, err = changedSince(ctx, db, siteID, target.ID, versions, byKind, pending, force); err != nil {
+	locales, err := siteLocaleSet(ctx, db, siteID)
+	if err != nil {
 		return nil, err
 	}
-	if set.restores, err = restoresOf(versions, current); err != nil {
+	if set.conflicts, err = changedSince(ctx, db, siteID, target.ID, versions, pending, force); err != nil {
+		return nil, err
+	}
+	if set.restores, err = restoresOf(versions, current, locales); err != nil {
 		return nil, err
 	}
 	orphans, err := orphanConflicts(ctx, db, set.restores)
@@ -157,17 +172,25 @@ func revertConflict(typ string, id uuid.UUID, detail string) *models.Error {
 }
 
 // currentState loads the records a revert restores as they are now (nil
-// when gone) and their pending drafts, one query of each per kind: drafts
-// before rows, both locked when lock, the order writes lock in.
-func currentState(ctx context.Context, db bun.IDB, siteID uuid.UUID, byKind map[string][]uuid.UUID, lock bool) (map[uuid.UUID]Row, map[string]map[uuid.UUID]*Draft, error) {
+// when gone) and their pending drafts of every locale, one query of each
+// per kind: drafts before rows, both locked when lock, the order writes
+// lock in.
+func currentState(ctx context.Context, db bun.IDB, siteID uuid.UUID, byKind map[string][]uuid.UUID, lock bool) (map[uuid.UUID]Row, map[uuid.UUID][]*Draft, error) {
 	current := map[uuid.UUID]Row{}
-	pending := map[string]map[uuid.UUID]*Draft{}
+	pending := map[uuid.UUID][]*Draft{}
 	for typ, ids := range byKind {
-		ds, err := draftsOfItems(ctx, db, typ, ids, lock)
-		if err != nil {
-			return nil, nil, err
+		var ds []*Draft
+		q := db.NewSelect().Model(&ds).Where("d.item_type = ? AND d.item_id IN (?) /* any locale */", typ, bun.In(ids)).
+			Order("d.item_id", "d.locale")
+		if lock {
+			q = q.For("UPDATE")
 		}
-		pending[typ] = ds
+		if err := q.Scan(ctx); err != nil {
+			return nil, nil, fmt.Errorf("load drafts of %s: %w", typ, err)
+		}
+		for _, d := range ds {
+			pending[d.ItemID] = append(pending[d.ItemID], d)
+		}
 		rows, err := loadRows(ctx, db, kinds[typ], siteID, ids, lock)
 		if err != nil {
 			return nil, nil, err
@@ -179,18 +202,64 @@ func currentState(ctx context.Context, db bun.IDB, siteID uuid.UUID, byKind map[
 	return current, pending, nil
 }
 
-// changedSince are the conflicts of records changed since the target: a
-// pending draft (never restored over), a version of a later revision
-// (restored over only with force).
-func changedSince(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, versions []*Version, byKind map[string][]uuid.UUID,
-	pending map[string]map[uuid.UUID]*Draft, force bool) (models.Errors, error) {
+// siteLocaleSet is the set of the site's locales: a revert restores no
+// value of a locale the site has removed since.
+func siteLocaleSet(ctx context.Context, db bun.IDB, siteID uuid.UUID) (map[string]bool, error) {
+	var tags []string
+	if err := db.NewRaw("SELECT unnest(locales) FROM sites WHERE id = ?", siteID).Scan(ctx, &tags); err != nil {
+		return nil, fmt.Errorf("the site's locales: %w", err)
+	}
+	out := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		out[t] = true
+	}
+	return out, nil
+}
+
+// reverted is what a revert does to one record, by locale: the locales
+// whose values it restores, and whether it restores the whole record
+// (brings it back, or deletes what the reverted revision created).
+type reverted struct {
+	locales map[string]bool
+	whole   bool
+}
+
+// revertedItems are the records versions revert, by id.
+func revertedItems(versions []*Version) map[uuid.UUID]*reverted {
+	out := map[uuid.UUID]*reverted{}
+	for _, v := range versions {
+		r := out[v.ItemID]
+		if r == nil {
+			r = &reverted{locales: map[string]bool{}}
+			out[v.ItemID] = r
+		}
+		r.locales[v.Locale] = true
+		r.whole = r.whole || v.Event != EventUpdate
+	}
+	return out
+}
+
+// changedSince are the conflicts of records changed since the target, per
+// locale: a pending draft of a locale the revert restores, a shared
+// create or delete draft, or any draft of a record restored whole (never
+// restored over); a version of a later revision of such a locale, or one
+// that created or deleted the record, or any when the record is restored
+// whole (restored over only with force). A German revert leaves English
+// drafts and later English versions alone, and the other way round.
+func changedSince(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, versions []*Version,
+	pending map[uuid.UUID][]*Draft, force bool) (models.Errors, error) {
 	var conflicts models.Errors
-	for typ, ids := range byKind {
-		for _, id := range ids {
-			if d := pending[typ][id]; d != nil {
-				conflicts = append(conflicts, revertConflict(typ, id,
-					fmt.Sprintf("The %s has a pending draft (%s); publish or revert it first.", kinds[typ].Singular(), d.ID)))
+	items := revertedItems(versions)
+	seen := map[uuid.UUID]bool{}
+	for _, v := range versions {
+		it := items[v.ItemID]
+		for _, d := range pending[v.ItemID] {
+			if seen[v.ItemID] || !(it.whole || it.locales[d.Locale] || d.Locale == "" && d.Event != EventUpdate) {
+				continue
 			}
+			seen[v.ItemID] = true
+			conflicts = append(conflicts, revertConflict(v.ItemType, v.ItemID,
+				fmt.Sprintf("The %s has a pending draft%s (%s); publish or revert it first.", kinds[v.ItemType].Singular(), inLocale(d.Locale), d.ID)))
 		}
 	}
 	if force || len(versions) == 0 {
@@ -199,26 +268,53 @@ func changedSince(ctx context.Context, db bun.IDB, siteID, targetID uuid.UUID, v
 	var later []struct {
 		ItemType string    `bun:"item_type"`
 		ItemID   uuid.UUID `bun:"item_id"`
+		Locale   string    `bun:"locale"`
+		Event    string    `bun:"event"`
 	}
-	if err := db.NewRaw(`SELECT DISTINCT item_type, item_id FROM versions
-WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORDER BY item_type, item_id`,
-		siteID, targetID, bun.In(allIDs(byKind)), versions[len(versions)-1].CreatedAt).Scan(ctx, &later); err != nil {
+	ids := make([]uuid.UUID, 0, len(items))
+	for _, v := range versions {
+		ids = append(ids, v.ItemID)
+	}
+	if err := db.NewRaw(`SELECT DISTINCT item_type, item_id, locale, event FROM versions
+WHERE site_id = ? AND revision_id <> ? AND item_id IN (?) AND created_at > ? ORDER BY item_type, item_id, locale, event`,
+		siteID, targetID, bun.In(ids), versions[len(versions)-1].CreatedAt).Scan(ctx, &later); err != nil {
 		return nil, fmt.Errorf("later changes: %w", err)
 	}
+	seen = map[uuid.UUID]bool{}
 	for _, l := range later {
+		it := items[l.ItemID]
+		if seen[l.ItemID] || !(it.whole || it.locales[l.Locale] || l.Event != EventUpdate) {
+			continue
+		}
+		seen[l.ItemID] = true
 		conflicts = append(conflicts, revertConflict(l.ItemType, l.ItemID,
-			fmt.Sprintf("The %s was changed by a later revision; send force: true to restore it anyway.", kinds[l.ItemType].Singular())))
+			fmt.Sprintf("The %s was changed%s by a later revision; send force: true to restore it anyway.", kinds[l.ItemType].Singular(), inLocale(l.Locale))))
 	}
 	return conflicts, nil
 }
 
+// inLocale names locale tag in a message (nothing for the shared "").
+func inLocale(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return " in " + tag
+}
+
 // restoresOf is what reverting versions does to their records, now as
-// current holds them, in the versions' order.
-func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, error) {
+// current holds them, in the versions' order. An update's restore sets
+// back the keys its object-changes name, flat (title@de: German only), so
+// a locale's revision restores that locale only; a delete's brings back
+// every key. Values of locales not in locales (removed from the site
+// since) are not restored. Versions of one record in one revision (its
+// shared and its locale drafts) restore one after another, each from the
+// record as the one before left it.
+func restoresOf(versions []*Version, current map[uuid.UUID]Row, locales map[string]bool) ([]restore, error) {
 	var out []restore
+	now := maps.Clone(current)
 	for _, v := range versions {
 		k := kinds[v.ItemType]
-		now := current[v.ItemID]
+		cur := now[v.ItemID]
 		var snap Row
 		if len(v.Snapshot) > 0 && string(v.Snapshot) != "null" {
 			var err error
@@ -227,34 +323,84 @@ func restoresOf(versions []*Version, current map[uuid.UUID]Row) ([]restore, erro
 			}
 		}
 		switch {
-		case v.Event == EventCreate && now != nil:
-			out = append(out, restore{kind: k, id: v.ItemID, event: EventDelete, before: now})
+		case v.Event == EventCreate && cur != nil:
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventDelete, before: cur})
+			now[v.ItemID] = nil
 		case v.Event == EventCreate: // gone since (force): nothing to delete
 		case snap == nil:
 			return nil, fmt.Errorf("version %s of a %s has no snapshot", v.ID, v.Event)
-		case now == nil && v.Event == EventDelete:
-			out = append(out, restore{kind: k, id: v.ItemID, event: EventCreate, after: snap})
-		case now == nil: // an update of a record deleted since (force): nothing to restore
+		case cur == nil && v.Event == EventDelete:
+			after := withoutRemovedLocales(k, snap, locales)
+			out = append(out, restore{kind: k, id: v.ItemID, event: EventCreate, after: after})
+			now[v.ItemID] = after
+		case cur == nil: // an update of a record deleted since (force): nothing to restore
 		default:
-			after := Row{}
-			for c, val := range now {
-				after[c] = val
-			}
-			for _, f := range k.Fields {
-				name := f.Name
-				if f.IsRef() {
-					name += "-id"
-				}
-				if _, changed := v.ObjectChanges[name]; changed || v.Event == EventDelete {
-					after[f.Column] = snap[f.Column]
+			after := maps.Clone(cur)
+			for _, key := range restoredKeys(k, v, snap, cur, locales) {
+				if val, ok := snap[key]; ok && (val != nil || !isLocaleKey(k, key)) {
+					after[key] = val
+				} else if isLocaleKey(k, key) {
+					delete(after, key) // no value in that locale then: none now
+				} else {
+					after[key] = nil
 				}
 			}
-			if len(changes(k, now, after)) > 0 {
-				out = append(out, restore{kind: k, id: v.ItemID, event: EventUpdate, before: now, after: after})
+			if len(changes(k, cur, after)) > 0 {
+				out = append(out, restore{kind: k, id: v.ItemID, locale: v.Locale, event: EventUpdate, before: cur, after: after})
+				now[v.ItemID] = after
 			}
 		}
 	}
 	return out, nil
+}
+
+// restoredKeys are the flat keys of k's rows that reverting v sets back:
+// those its object-changes name (an attribute or "<relationship>-id",
+// "title@de" for a locale's value), or for a delete every field and every
+// locale's values the snapshot or the record now has. Keys of locales not
+// in locales are left out.
+func restoredKeys(k *Kind, v *Version, snap, cur Row, locales map[string]bool) []string {
+	var out []string
+	if v.Event == EventDelete {
+		for _, f := range k.Fields {
+			out = append(out, f.Column)
+		}
+		for _, r := range []Row{snap, cur} {
+			for key := range r {
+				if _, tag := SplitKey(key); tag != "" && locales[tag] && isLocaleKey(k, key) && !slices.Contains(out, key) {
+					out = append(out, key)
+				}
+			}
+		}
+		return out
+	}
+	for name := range v.ObjectChanges {
+		name, tag := SplitKey(name)
+		for _, f := range k.Fields {
+			if f.Name != name && !(f.IsRef() && f.Name+"-id" == name) {
+				continue
+			}
+			switch {
+			case tag == "":
+				out = append(out, f.Column)
+			case f.Localized && locales[tag]:
+				out = append(out, f.Column+"@"+tag)
+			}
+		}
+	}
+	return out
+}
+
+// withoutRemovedLocales is r without the values of locales not in
+// locales (a copy).
+func withoutRemovedLocales(k *Kind, r Row, locales map[string]bool) Row {
+	out := maps.Clone(r)
+	for key := range r {
+		if _, tag := SplitKey(key); tag != "" && isLocaleKey(k, key) && !locales[tag] {
+			delete(out, key)
+		}
+	}
+	return out
 }
 
 // orphanConflicts are the children created since under a record the
@@ -323,6 +469,14 @@ func (e *Engine) applyRestores(ctx context.Context, tx bun.Tx, siteID uuid.UUID,
 		if _, err := tx.ExecContext(ctx, "SET CONSTRAINTS pages_live_path_excl IMMEDIATE"); err != nil {
 			return fmt.Errorf("restored page paths: %w", err)
 		}
+		// Their paths in the other locales (a slug restored in German
+		// moves the German subtree), checked the same way.
+		if err := refreshLocalePaths(ctx, tx, siteID, pages); err != nil {
+			return err
+		}
+		if err := localePathsFree(ctx, tx, siteID, pages); err != nil {
+			return err
+		}
 	}
 	if len(blocks) > 0 {
 		return e.restoreLinks(ctx, tx, siteID, plan, blocks, now)
@@ -336,7 +490,8 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 	for _, typ := range []string{"pages", "contents", "content-blocks"} {
 		k := kinds[typ]
 		var inserts []Row
-		var updates []*Draft
+		var updates, locales []*Draft
+		updated := map[uuid.UUID]int{} // index in updates
 		for _, r := range plan {
 			if r.kind != k {
 				continue
@@ -347,7 +502,21 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 				row["version"], row["updated_at"] = row.Version()+1, now
 				inserts = append(inserts, row)
 			case EventUpdate:
-				updates = append(updates, &Draft{ItemID: r.id, Drafted: r.after})
+				if d := localeRestore(k, r); d != nil {
+					locales = append(locales, d)
+				}
+				if !baseChanged(k, r.before, r.after) {
+					continue
+				}
+				// A record's restores follow one another: the last one's
+				// after holds the earlier ones' base values too.
+				d := &Draft{ItemID: r.id, Drafted: r.after}
+				if i, ok := updated[r.id]; ok {
+					updates[i] = d
+					continue
+				}
+				updated[r.id] = len(updates)
+				updates = append(updates, d)
 			}
 		}
 		if len(inserts) > 0 {
@@ -362,6 +531,13 @@ func restoreRows(ctx context.Context, tx bun.Tx, plan []restore, now time.Time) 
 		}
 		if len(updates) > 0 {
 			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return err
+			}
+		}
+		if len(locales) > 0 {
+			// The statement that publishes locale drafts: only the
+			// restored locales' keys change.
+			if err := applyTranslations(ctx, tx, k, locales, now); err != nil {
 				return err
 			}
 		}
@@ -409,10 +585,29 @@ func (e *Engine) restoreLinks(ctx context.Context, tx bun.Tx, siteID uuid.UUID, 
 	return nil
 }
 
-func allIDs(byKind map[string][]uuid.UUID) []uuid.UUID {
-	var out []uuid.UUID
-	for _, ids := range byKind {
-		out = append(out, ids...)
+// baseChanged tells whether a restore from a to b changes a column of the
+// row (a field, or a localized field's base value).
+func baseChanged(k *Kind, a, b Row) bool {
+	for _, f := range k.Fields {
+		if !same(a[f.Column], b[f.Column]) {
+			return true
+		}
 	}
-	return out
+	return false
+}
+
+// localeRestore is restore r's change of locales' values as a locale
+// draft would make it (applyTranslations): each differing flat key's
+// restored value, null for one the restore removes; nil when none differs.
+func localeRestore(k *Kind, r restore) *Draft {
+	drafted := map[string]any{}
+	for _, key := range localeKeysOf(k, r.before, r.after) {
+		if !same(r.before[key], r.after[key]) {
+			drafted[key] = r.after[key]
+		}
+	}
+	if len(drafted) == 0 {
+		return nil
+	}
+	return &Draft{ItemID: r.id, ItemType: k.Type, Locale: r.locale, Drafted: drafted}
 }

@@ -1,0 +1,1 @@
+ALTER TABLE preview_links DROP COLUMN locale;
