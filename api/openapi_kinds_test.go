@@ -33,8 +33,14 @@ func TestOpenAPIContentKindsListWhatTheRendererEmits(t *testing.T) {
 			row[f.Column] = f.Default
 		}
 		h := contentHandler{kind: k}
-		for _, drafted := range []bool{false, true} {
-			r := h.resource(&drafts.View{Kind: k, Row: row}, drafted, nil, h.links.drafted())
+		// In the base locale and in another (localized attributes resolved,
+		// none added): the same attributes.
+		for i, drafted := range []bool{false, true, false, true} {
+			loc := drafts.Locale{}
+			if i > 1 {
+				loc = drafts.Locale{Tag: "de", Base: "en", Default: "en", Chain: []string{"de", "en"}}
+			}
+			r := h.resource(&drafts.View{Kind: k, Row: row}, drafted, nil, h.links.drafted(), loc)
 			got, want := slices.Sorted(maps.Keys(r.Attributes.(map[string]any))), slices.Sorted(maps.Keys(props))
 			if !slices.Equal(got, want) {
 				t.Errorf("%s (drafted %v): rendered attributes %v, described %v", k.Type, drafted, got, want)
