@@ -245,7 +245,7 @@ func (r routes) get(path string, p models.Permission, h fiber.Handler) {
 // drafts.Loader, which checks a kept preview in its own statement
 // (previews.wrapLoaded).
 func (r routes) getLoaded(path string, p models.Permission, h fiber.Handler) {
-	r.addRead(path, p, localeWrap(h), true) // locale-tag, as add gives every other route
+	r.addRead(path, p, localeWrap(h), true) // locale-tag, as add
 }
 func (r routes) post(path string, p models.Permission, h fiber.Handler) {
 	r.add(fiber.MethodPost, path, p, h)
