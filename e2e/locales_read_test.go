@@ -273,6 +273,19 @@ func TestLocaleReadCache(t *testing.T) {
 			s.translate(t, "pages", page, map[string]any{"title@de": "Über uns"})
 		}
 	}
+	// The cache keeps the German document as an entry of its own: a first
+	// German read of a URL adds one, a second is answered from it, an
+	// English read of the same page adds another.
+	fresh := live + "?fields[pages]=title,slug"
+	n := s.reads.Len()
+	check("German, first of its URL", fresh+"&locale-tag=de", "Über uns", "de")
+	if got := s.reads.Len(); got != n+1 {
+		t.Errorf("entries after German reads of a new URL: %d, want %d (one kept)", got, n+1)
+	}
+	check("English, first of its URL", fresh, "About", "en")
+	if got := s.reads.Len(); got != n+2 {
+		t.Errorf("entries after English reads of it too: %d, want %d (one per locale)", got, n+2)
+	}
 	// German becomes the default: the URL without a tag is German now.
 	e.setLocales([]string{"de", "en"}, nil)
 	check("the new default", live, "Über uns", "de")
