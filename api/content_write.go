@@ -17,8 +17,11 @@ import (
 )
 
 // changeOf reads the attributes and relationships of a create or update
-// document (decodeCreate or decodePatch read the rest) into column changes.
-func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.RawMessage]) (drafts.Change, error) {
+// document (decodeCreate or decodePatch read the rest) into column changes,
+// written in locale l: a localized attribute in another locale than the
+// base is keyed by its flat key ("title@de", drafts.Locale.Split), and may
+// be null there (the locale's value is cleared; reads fall back).
+func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.RawMessage], l drafts.Locale) (drafts.Change, error) {
 	change := drafts.Change{}
 	for name, raw := range data.Attributes {
 		ptr := "/data/attributes/" + name
@@ -28,6 +31,10 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 		}
 		if !ok || f.IsRef() {
 			return nil, jsonapi.BadRequest("unknown_member", fmt.Sprintf("%s has no attribute %q.", h.kind.Type, name)).AtPointer(ptr)
+		}
+		if string(raw) == "null" && f.Localized && !l.IsBase() {
+			change[f.Column] = nil
+			continue
 		}
 		v, err := decodeValue(f, raw)
 		if err != nil {
@@ -63,7 +70,11 @@ func (h contentHandler) changeOf(data *jsonapi.RequestResource[map[string]json.R
 		}
 		change[f.Column] = ident.ID
 	}
-	return change, nil
+	shared, local := l.Split(h.kind, change)
+	for k, v := range local {
+		shared[k] = v
+	}
+	return shared, nil
 }
 
 func decodeValue(f drafts.Field, raw json.RawMessage) (any, error) {
@@ -108,7 +119,8 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	change, err := h.changeOf(data)
+	l := drafts.LocaleOf(c.UserContext())
+	change, err := h.changeOf(data, l)
 	if err != nil {
 		return err
 	}
@@ -117,14 +129,15 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	for k, v := range change {
 		state[k] = v
 	}
+	localeCreate(h.kind, l, change, state)
 	var v *drafts.View
 	err = runTx(c.UserContext(), h.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := h.engine.Check(ctx, tx, h.kind, pr.SiteID, nil, state, nil); err != nil {
 			return err
 		}
 		values := drafts.Change{}
-		for _, f := range h.kind.Fields {
-			values[f.Column] = state[f.Column]
+		for k, v := range state {
+			values[k] = v
 		}
 		if v, err = h.engine.Create(ctx, tx, h.kind, pr.SiteID, pr.UserID, values); err != nil {
 			return err
@@ -138,6 +151,21 @@ func (h contentHandler) create(c *fiber.Ctx) error {
 	return h.respondView(c, fiber.StatusCreated, q, pr.SiteID, v, true)
 }
 
+// localeCreate completes the state of a create written in locale l, if
+// not the base (docs/locales.md): the base values of its localized fields
+// stay what their defaults are (a title none: a read falls back to l's),
+// but the slug takes l's (the base path must exist: plan Q5).
+func localeCreate(k *drafts.Kind, l drafts.Locale, change drafts.Change, state drafts.Row) {
+	if l.IsBase() {
+		return
+	}
+	if f, ok := k.Field("slug"); ok && f.Localized {
+		if v := change[l.Key(f, l.Tag)]; v != nil {
+			state[f.Column] = v
+		}
+	}
+}
+
 // update serves PATCH /<kind>/:id: the change is drafted; live data stays.
 func (h contentHandler) update(c *fiber.Ctx) error {
 	q, err := parseQuery(c, h.spec(false))
@@ -148,7 +176,7 @@ func (h contentHandler) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	change, err := h.changeOf(req.data)
+	change, err := h.changeOf(req.data, drafts.LocaleOf(c.UserContext()))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ import (
 type draftAttributes struct {
 	Event         string         `json:"event" oas:"enum:draft-event"`
 	ObjectChanges map[string]any `json:"object-changes"`
+	// Locale is the locale of a locale draft's values (object-changes
+	// keyed "title@de"); null for the record's shared draft.
+	Locale *string `json:"locale"`
 	timestamps
 }
 
@@ -38,8 +41,16 @@ func draftResource(l links, d *drafts.Draft) *jsonapi.Resource {
 		rels[name] = l.relationship(p, name, nil)
 	}
 	return versioned(&jsonapi.Resource{Type: "drafts", ID: d.ID.String(), Links: l.self(p),
-		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
+		Attributes:    draftAttributes{Event: d.Event, ObjectChanges: oc, Locale: draftLocale(d), timestamps: timestampsOf(d.CreatedAt, d.UpdatedAt)},
 		Relationships: rels}, d.Version)
+}
+
+// draftLocale is d's locale attribute: nil (null) for a shared draft.
+func draftLocale(d *drafts.Draft) *string {
+	if d.Locale == "" {
+		return nil
+	}
+	return &d.Locale
 }
 
 // draftLists are a draft's to-many relationships.

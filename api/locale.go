@@ -35,11 +35,21 @@ func localeWrap(h fiber.Handler) fiber.Handler {
 		if l.Tag != "" {
 			c.Set(fiber.HeaderContentLanguage, l.Tag)
 		}
-		if len(l.Chain) > 1 || l.Tag != l.Base {
+		// A site with several locales always carries one, even asked in
+		// its base locale: the engine then loads and locks locale drafts
+		// (drafts.LoadMany, LockForWrite), which a site with one locale
+		// has none of.
+		if len(l.Chain) > 1 || l.Tag != l.Base || severalSiteLocales(c) {
 			c.SetUserContext(drafts.WithLocale(c.UserContext(), l))
 		}
 		return h(c)
 	}
+}
+
+// severalSiteLocales tells whether c's site has more than one locale.
+func severalSiteLocales(c *fiber.Ctx) bool {
+	p, ok := oauth.PrincipalIfAny(c)
+	return ok && len(p.Locales.Locales) > 1
 }
 
 // requestLocale is the locale c asks for: locale-tag's, or the default.

@@ -27,7 +27,7 @@ func (b *specBuilder) kindAttributeSchemas(k *drafts.Kind) {
 		}
 		props[f.Name], writable[f.Name] = fieldSchema(f), fieldSchema(f)
 		if f.Localized {
-			props[f.Name], writable[f.Name] = localizedSchema(props[f.Name].(map[string]any), false), localizedSchema(writable[f.Name].(map[string]any), true)
+			props[f.Name] = readLocalized(props[f.Name].(map[string]any))
 		}
 		if f.RequiredOnCreate {
 			required = append(required, f.Name)
@@ -62,20 +62,11 @@ func (b *specBuilder) kindAttributeSchemas(k *drafts.Kind) {
 	b.schemas[name+"CreateRequest"] = kindRequest(k, name+"CreateRequestAttributes", true)
 }
 
-// localizedSchema is s, the schema of a localized field (drafts.Field.Localized),
-// saying so: its value is the request's locale's (locale-tag), and it may
-// be null outside the base locale (a record made in another locale only
-// has no base value; a write of null in a locale other than the base
-// removes that locale's value, docs/locales.md).
-func localizedSchema(s map[string]any, write bool) map[string]any {
-	if t, ok := s["type"].(string); ok {
-		s["type"] = []any{t, "null"}
-	}
-	if write {
-		s["description"] = fmt.Sprintf("%s Localized: written in the request's locale (locale-tag); null in a locale other than the base removes that locale's value.", s["description"])
-	} else {
-		s["description"] = fmt.Sprintf("%s Localized: the value in the request's locale (locale-tag), or along its fallbacks (then named in meta.fallbacks); null when no locale of the chain has one.", s["description"])
-	}
+// readLocalized is s, the schema of a localized field (nullable and
+// described as such by fieldSchema), as a resource shows it: the value in
+// the request's locale or along its fallbacks (docs/locales.md).
+func readLocalized(s map[string]any) map[string]any {
+	s["description"] = fmt.Sprintf("%s A read shows the value in the request's locale, or along its fallbacks (then named in meta.fallbacks); null when no locale of the chain has one.", s["description"])
 	return s
 }
 
@@ -200,6 +191,18 @@ func fieldSchema(f drafts.Field) map[string]any {
 	}
 	if f.Default != nil {
 		s["default"] = f.Default
+	}
+	if f.Localized {
+		// Written in another locale than the base, null clears that
+		// locale's value; a record created in another locale has no base
+		// title (docs/locales.md).
+		s["type"] = []any{s["type"], "null"}
+		if t, ok := s["type"].([]any); ok && len(t) == 2 {
+			if inner, nested := t[0].([]any); nested {
+				s["type"] = inner // a NullString is nullable already
+			}
+		}
+		s["description"] = fmt.Sprintf("%s Localized: one value per site locale (locale-tag); null written in a locale other than the base clears that locale's value.", s["description"])
 	}
 	return s
 }

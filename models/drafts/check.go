@@ -2,6 +2,7 @@ package drafts
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,9 +17,18 @@ import (
 // the first broken one is a models.ErrInvalid at the attribute, code
 // "invalid_<column>", with the field's Rule or the broken constraint's
 // sentence. References are the cross-record rules' (Engine.Check).
+//
+// A localized field's values in other locales than the base (flat keys
+// "title@de") are judged by the same rules, each at the attribute with
+// meta.locale naming the locale; null there clears the value and keeps
+// them. The base value of a localized field may be null while another
+// locale has one (a record created in that locale: docs/locales.md).
 func CheckAttributes(k *Kind, state Row) error {
 	for _, f := range k.Fields {
 		if f.IsRef() {
+			continue
+		}
+		if f.Localized && state[f.Column] == nil && hasLocaleValue(k, f, state) {
 			continue
 		}
 		if broken := f.broken(state); broken != "" {
@@ -28,7 +38,48 @@ func CheckAttributes(k *Kind, state Row) error {
 			return models.Invalid(f.Name, f.Code(), broken)
 		}
 	}
+	return checkLocaleValues(k, state)
+}
+
+// checkLocaleValues is CheckAttributes of state's values in other locales
+// than the base, in the order of their keys.
+func checkLocaleValues(k *Kind, state Row) error {
+	var keys []string
+	for key, v := range state {
+		if v != nil && isLocaleKey(k, key) {
+			keys = append(keys, key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		c, tag := SplitKey(key)
+		f, _ := k.fieldByColumn(c)
+		in := maps.Clone(state)
+		in[c] = state[key]
+		if broken := f.broken(in); broken != "" {
+			if f.Rule != "" {
+				broken = f.Rule
+			}
+			err := models.Invalid(f.Name, f.Code(), broken)
+			err.Meta = map[string]any{"locale": tag}
+			return err
+		}
+	}
 	return nil
+}
+
+// hasLocaleValue tells whether state holds a value of f in a locale other
+// than the base.
+func hasLocaleValue(k *Kind, f Field, state Row) bool {
+	for key, v := range state {
+		if c, _ := SplitKey(key); v != nil && c == f.Column && isLocaleKey(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // broken is the sentence saying which of f's constraints the state's

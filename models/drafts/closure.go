@@ -193,7 +193,8 @@ func childDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, childrenOf p
 		ids := childrenOf.ids(typ)
 		for _, c := range kinds[typ].Children {
 			ck := kinds[c.Type]
-			// Children by the stored column, and by the drafted one (a
+			// Children by the stored column (their drafts of every
+			// locale: docs/locales.md), and by the drafted one (a
 			// record a draft moves under the item). Found as an array of
 			// draft ids, each by an index lookup: written as an OR of the
 			// two conditions it was a scan of every draft (about 2,000
@@ -204,7 +205,7 @@ func childDrafts(ctx context.Context, db bun.IDB, siteID uuid.UUID, childrenOf p
 				ColumnExpr("(SELECT c.? FROM ? c WHERE c.id = d.item_id) AS stored_parent", bun.Ident(c.Column), bun.Ident(ck.Table)).
 				Where("d.site_id = ? AND d.item_type = ?", siteID, c.Type).
 				Where(`d.id = ANY (ARRAY(
-    SELECT (SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.item_id = c.id AND x.locale = '') FROM ?1 c WHERE c.?2 IN (?3)
+    SELECT x.id FROM ?1 c JOIN drafts x ON x.item_type = ?0 AND x.item_id = c.id /* any locale */ WHERE c.?2 IN (?3)
   UNION
     SELECT x.id FROM drafts x WHERE x.item_type = ?0 AND x.drafted_parent IN (?3)))`, c.Type, bun.Ident(ck.Table), bun.Ident(c.Column), bun.In(ids))
 			if lock {

@@ -212,6 +212,7 @@ var lockSubtreeQuery = dollarParams(func() string {
 ld AS MATERIALIZED (
     SELECT d.id, d.event, d.revision_id FROM drafts d
     WHERE d.id = ANY (ARRAY(SELECT (SELECT x.id FROM drafts x WHERE x.item_type = sub.kind AND x.item_id = sub.id AND x.locale = '') FROM sub))
+       OR d.id = ANY (ARRAY(` + localeDraftsOfSub + `))
     ORDER BY d.id FOR UPDATE OF d
 )`
 	var counts []string
@@ -230,6 +231,18 @@ SELECT ` + subtreeSummary + `,
   (SELECT coalesce(json_agg(id), '[]') FROM ld WHERE event = 'create') AS created,
   ` + strings.Join(counts, " + ") + ` AS locked`
 }())
+
+// localeDraftsOfSub selects the ids of the locale drafts of sub's items
+// (a site with one locale has none), kind by kind, each by the drafts'
+// (item_type, item_id, locale) key: a delete locks them with the shared
+// drafts and deletes them (a delete is shared: docs/locales.md).
+var localeDraftsOfSub = func() string {
+	var parts []string
+	for _, k := range deleteOrder {
+		parts = append(parts, fmt.Sprintf(`SELECT x.id FROM drafts x WHERE x.item_type = '%s' AND x.item_id = ANY (ARRAY(SELECT id FROM sub WHERE kind = '%s')) AND x.locale <> ''`, k.Type, k.Type))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}()
 
 // deleteSubtreeQuery writes the delete drafts of the subtree (found again,
 // under the locks) in one statement: every item not drafted for deletion
@@ -253,7 +266,7 @@ var deleteSubtreeQuery = dollarParams(func() string {
 b_%s AS (UPDATE %s SET version = version + 1 WHERE id = ANY (ARRAY(SELECT id FROM live WHERE kind = '%s')) RETURNING 1)`,
 			strings.ReplaceAll(k.Table, "-", "_"), k.Table, k.Type))
 	}
-	var bumped []string
+	bumped := []string{"(SELECT count(*) FROM gone)"}
 	for _, k := range deleteOrder {
 		bumped = append(bumped, "(SELECT count(*) FROM b_"+strings.ReplaceAll(k.Table, "-", "_")+")")
 	}
@@ -265,7 +278,10 @@ up AS (
     ON CONFLICT (id) DO UPDATE SET event = EXCLUDED.event, drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes,
         user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, version = EXCLUDED.version
     RETURNING item_type, item_id, to_jsonb(drafts) AS j
-)` + strings.Join(bumps, "") + `
+),
+-- The live items' locale drafts go: the delete replaces them, as it
+-- replaces a shared update.
+gone AS (DELETE FROM drafts WHERE id = ANY (ARRAY(` + strings.ReplaceAll(localeDraftsOfSub, "FROM sub", "FROM live") + `)) RETURNING 1)` + strings.Join(bumps, "") + `
 SELECT ` + subtreeSummary + `,
   (SELECT j FROM up WHERE item_type = ?1 AND item_id = ?2) AS draft,
   ` + strings.Join(bumped, " + ") + ` AS bumped`

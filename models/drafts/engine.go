@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/pressroom/pressroom/config"
 	"github.com/pressroom/pressroom/models"
@@ -233,16 +234,21 @@ func (e *Engine) loadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 	if withDraft {
 		args = append(args, k.Type)
 	}
-	rows, err := models.QueryPrepared(ctx, db, readQuery(k, withDraft), args...)
+	several := withDraft && severalLocales(ctx)
+	rows, err := models.QueryPrepared(ctx, db, readQuery(k, withDraft, several), args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		// Valid until the next row: both are decoded (copied) before it.
-		var row, draft sql.RawBytes
+		// Valid until the next row: all are decoded (copied) before it.
+		var row, draft, localeDrafts sql.RawBytes
 		var path *string
-		if err := rows.Scan(&row, &draft, &path); err != nil {
+		dest := []any{&row, &draft, &path}
+		if several {
+			dest = append(dest, &localeDrafts)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
 		}
 		v := &View{Kind: k, DraftedPath: path}
@@ -258,6 +264,9 @@ func (e *Engine) loadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 				return nil, nil, fmt.Errorf("load %s: draft: %w", k.Type, err)
 			}
 		}
+		if err := v.setLocaleDrafts(localeDrafts); err != nil {
+			return nil, nil, fmt.Errorf("load %s: %w", k.Type, err)
+		}
 		out[v.Row.ID()] = v
 	}
 	if err := rows.Err(); err != nil {
@@ -271,13 +280,19 @@ func (e *Engine) loadMany(ctx context.Context, db bun.IDB, k *Kind, siteID uuid.
 // and, for pages, the path its drafted slugs and parents give it (as
 // LockForWrite derives it, from each row of the batch: a page whose drafted
 // parents loop gets none, and keeps its stored path). Its text depends only
-// on k and withDraft, so it is prepared once per connection and planned
+// on k, withDraft and several, so it is prepared once per connection and planned
 // once (generic plan): parsing and planning was most of a read's Postgres
 // time. The walk is correlated to each row rather than a recursive query
 // over the batch's uuid[]: each step is one lookup
 // by primary key and one by the drafts' (item_type, item_id) key, whatever
 // the planner guesses of the array's length.
-func readQuery(k *Kind, withDraft bool) string {
+//
+// several (a site with more than one locale, withDraft) adds a fourth
+// column: the item's locale drafts as a jsonb array ordered by locale,
+// whatever the request's locale, so a batch may serve requests of several
+// locales. A site with one locale has none and keeps the statement of
+// before locales, so its reads cost what they did.
+func readQuery(k *Kind, withDraft, several bool) string {
 	// k.Table is one of the kinds' fixed table names, never input.
 	if !withDraft {
 		return `SELECT to_jsonb(t), NULL::jsonb, NULL::text FROM ` + k.Table + ` t WHERE t.site_id = $1 AND t.id = ANY($2)`
@@ -286,9 +301,39 @@ func readQuery(k *Kind, withDraft bool) string {
 	if k == Pages {
 		path = `(WITH RECURSIVE ` + draftedPathWalk("t", "", "$1") + ` SELECT ` + draftedPathOf + `)`
 	}
-	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + ` FROM ` + k.Table + ` t
+	locales := ""
+	if several {
+		locales = `,
+    (SELECT jsonb_agg(to_jsonb(ld) ORDER BY ld.locale) FROM drafts ld WHERE ld.item_type = $3 AND ld.item_id = t.id AND ld.locale <> '')`
+	}
+	return `SELECT to_jsonb(t), to_jsonb(d), ` + path + locales + ` FROM ` + k.Table + ` t
 LEFT JOIN drafts d ON d.item_type = $3 AND d.item_id = t.id AND d.locale = ''
 WHERE t.site_id = $1 AND t.id = ANY($2)`
+}
+
+// severalLocales tells whether ctx's request is on a site with more than
+// one locale: api/locale.go carries a Locale then, and only then (a
+// site with one locale carries none), so the loads know whether locale
+// drafts can exist without a query.
+func severalLocales(ctx context.Context) bool { return LocaleOf(ctx).Tag != "" }
+
+// setLocaleDrafts sets v.LocaleDrafts from raw, a jsonb array of drafts
+// (to_jsonb of each; nil or null: none).
+func (v *View) setLocaleDrafts(raw []byte) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var ds []*Draft // their json tags are the columns, as to_jsonb writes them
+	if err := json.Unmarshal(raw, &ds); err != nil {
+		return fmt.Errorf("locale drafts: %w", err)
+	}
+	for _, d := range ds {
+		if v.LocaleDrafts == nil {
+			v.LocaleDrafts = make(map[string]*Draft, len(ds))
+		}
+		v.LocaleDrafts[d.Locale] = d
+	}
+	return nil
 }
 
 // draftsOfItems returns the pending drafts of items, keyed by item id.
@@ -379,7 +424,8 @@ func normalise(v any) any {
 
 func same(a, b any) bool { return reflect.DeepEqual(normalise(a), normalise(b)) }
 
-// editable extracts the editable columns of a row.
+// editable extracts the editable columns of a row: what a shared draft
+// holds (shared fields and the base locale's values).
 func editable(k *Kind, r Row) Row {
 	out := Row{}
 	for _, f := range k.Fields {
@@ -388,8 +434,33 @@ func editable(k *Kind, r Row) Row {
 	return out
 }
 
+// editableAll is editable with the values of the row's localized fields
+// in other locales than the base (flat keys "title@de", docs/locales.md):
+// what a create draft holds, which publishes every locale at once.
+func editableAll(k *Kind, r Row) Row {
+	out := editable(k, r)
+	for key, v := range r {
+		if isLocaleKey(k, key) {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// isLocaleKey tells whether key is a flat key of a localized field of k
+// in a locale other than the base ("title@de").
+func isLocaleKey(k *Kind, key string) bool {
+	c, tag := SplitKey(key)
+	if tag == "" {
+		return false
+	}
+	f, ok := k.fieldByColumn(c)
+	return ok && f.Localized
+}
+
 // changes maps each attribute (or "<relationship>-id") that differs between
-// live and drafted to [live, drafted].
+// live and drafted to [live, drafted]; a localized field's value in another
+// locale than the base is keyed "<attribute>@<tag>" ("title@de").
 func changes(k *Kind, live, drafted Row) map[string]any {
 	out := map[string]any{}
 	for _, f := range k.Fields {
@@ -402,7 +473,52 @@ func changes(k *Kind, live, drafted Row) map[string]any {
 		}
 		out[name] = []any{normalise(live[f.Column]), normalise(drafted[f.Column])}
 	}
+	localeChanges(k, live, drafted, drafted, out)
+	localeChanges(k, live, drafted, live, out)
 	return out
+}
+
+// localeChanges adds to out the changes of the flat locale keys of keys
+// (a row whose keys are walked: live's and drafted's together cover a key
+// either holds).
+func localeChanges(k *Kind, live, drafted, keys Row, out map[string]any) {
+	for key := range keys {
+		if !isLocaleKey(k, key) {
+			continue
+		}
+		c, tag := SplitKey(key)
+		f, _ := k.fieldByColumn(c)
+		name := f.Name + "@" + tag
+		if _, done := out[name]; done || same(live[key], drafted[key]) {
+			continue
+		}
+		out[name] = []any{normalise(live[key]), normalise(drafted[key])}
+	}
+}
+
+// splitLocale divides a change into its shared part (bare columns) and
+// its part in one other locale than the base (flat keys "title@de", as
+// drafts.Locale.Split makes them), with that locale's tag ("" when none).
+// A change holds one locale's keys: a request writes in one locale.
+func splitLocale(k *Kind, change Change) (shared, local Change, tag string) {
+	for key := range change {
+		if isLocaleKey(k, key) {
+			_, tag = SplitKey(key)
+			break
+		}
+	}
+	if tag == "" {
+		return change, nil, ""
+	}
+	shared, local = Change{}, Change{}
+	for key, v := range change {
+		if isLocaleKey(k, key) {
+			local[key] = v
+		} else {
+			shared[key] = v
+		}
+	}
+	return shared, local, tag
 }
 
 // Create inserts a new item (invisible to live reads) with a create draft,
@@ -426,6 +542,26 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 	for _, f := range k.Fields {
 		args = append(args, values[f.Column])
 	}
+	// The values in other locales than the base (flat keys, a create in
+	// a locale: docs/locales.md): the row's translations, and the create
+	// draft's changes from nothing.
+	tr, trChanges := map[string]any{}, map[string]any{}
+	for key, v := range values {
+		if isLocaleKey(k, key) && v != nil {
+			c, tag := SplitKey(key)
+			f, _ := k.fieldByColumn(c)
+			tr[key], trChanges[f.Name+"@"+tag] = v, []any{nil, normalise(v)}
+		}
+	}
+	trJSON, err := json.Marshal(tr)
+	if err != nil {
+		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
+	}
+	changesJSON, err := json.Marshal(trChanges)
+	if err != nil {
+		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
+	}
+	args = append(args, string(trJSON), string(changesJSON))
 	var row, draft []byte
 	var path *string
 	if err := tx.NewRaw(createQueries[k], args...).Scan(ctx, &row, &draft, &path); err != nil {
@@ -437,7 +573,6 @@ func (e *Engine) CreateAs(ctx context.Context, tx bun.Tx, k *Kind, siteID, userI
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
 	v := &View{Kind: k, Draft: new(Draft), DraftedPath: path}
-	var err error
 	if v.Row, err = decodeRow(row); err != nil {
 		return nil, fmt.Errorf("insert %s: %w", k.Type, err)
 	}
@@ -459,9 +594,10 @@ func AlreadyRestored(k *Kind, id uuid.UUID) error {
 
 // createQueries are Create's statements by kind: ?0 the item's id, ?1 the
 // site, ?2 the time, ?3 the user, ?4 the draft's id, then the kind's
-// fields in order. The draft holds the editable columns as stored
-// (editable) and, as its changes, every one that is not null (changes
-// against nothing). A page's statement also answers its drafted path
+// fields in order, then the translations (jsonb: the values in other
+// locales than the base, flat keys) and their changes (jsonb). The draft
+// holds the editable columns as stored (editableAll) and, as its changes,
+// every one that is not null (changes against nothing). A page's statement also answers its drafted path
 // (NULL when its drafted parents loop: the answer then derives it).
 var createQueries = func() map[*Kind]string {
 	out := map[*Kind]string{}
@@ -481,6 +617,9 @@ var createQueries = func() map[*Kind]string {
 			drafted = append(drafted, fmt.Sprintf("'%s', i.%s", f.Column, f.Column))
 			changed = append(changed, fmt.Sprintf("'%s', CASE WHEN i.%s IS NULL THEN NULL ELSE jsonb_build_array(NULL, i.%s) END", name, f.Column, f.Column))
 		}
+		tr := fmt.Sprintf("?%d", 5+len(k.Fields))
+		trChanges := fmt.Sprintf("?%d", 6+len(k.Fields))
+		cols, marks = append(cols, "translations"), append(marks, tr+"::jsonb")
 		path, walk := "NULL::text", ""
 		if k == Pages {
 			// The stored path as refreshPaths derives it (a new page has
@@ -509,8 +648,8 @@ var createQueries = func() map[*Kind]string {
     RETURNING *
 ), d AS (
     INSERT INTO drafts (id, site_id, item_type, item_id, event, drafted, object_changes, user_id, revision_id, created_at, updated_at, version)
-    SELECT ?4::uuid, i.site_id, '` + k.Type + `', i.id, 'create', jsonb_build_object(` + strings.Join(drafted, ", ") + `),
-        jsonb_strip_nulls(jsonb_build_object(` + strings.Join(changed, ", ") + `)), ?3::uuid, NULL, ?2::timestamptz, ?2::timestamptz, 1
+    SELECT ?4::uuid, i.site_id, '` + k.Type + `', i.id, 'create', jsonb_build_object(` + strings.Join(drafted, ", ") + `) || i.translations,
+        jsonb_strip_nulls(jsonb_build_object(` + strings.Join(changed, ", ") + `)) || ` + trChanges + `::jsonb, ?3::uuid, NULL, ?2::timestamptz, ?2::timestamptz, 1
     FROM i
     RETURNING drafts.*
 )` + walk + `
@@ -550,12 +689,17 @@ func checkNoDraftAppeared(ctx context.Context, tx bun.IDB, k *Kind, id uuid.UUID
 // seen (the statement's snapshot predates it): Update then inserts a draft
 // that violates the one-draft-per-item index, which is ErrRetry.
 func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, id uuid.UUID) (*View, error) {
-	var row, draft []byte
+	var row, draft, localeDrafts []byte
 	var path *string
 	// A prepared statement per kind (models.ScanPrepared): parsing and
 	// planning this text was a quarter of a write's Postgres time.
 	args := []any{k.Type, models.UUIDParam(siteID), models.UUIDParam(id)}
-	if err := models.ScanPrepared(ctx, tx, lockQuery(k), args, &row, &draft, &path); err != nil {
+	several := severalLocales(ctx)
+	dest := []any{&row, &draft, &path}
+	if several {
+		dest = append(dest, &localeDrafts)
+	}
+	if err := models.ScanPrepared(ctx, tx, lockQuery(k, several), args, dest...); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	if len(row) == 0 || string(row) == "null" {
@@ -571,6 +715,9 @@ func (e *Engine) LockForWrite(ctx context.Context, tx bun.IDB, k *Kind, siteID, 
 		if err := json.Unmarshal(draft, v.Draft); err != nil {
 			return nil, fmt.Errorf("lock %s: draft: %w", k.Type, err)
 		}
+	}
+	if err := v.setLocaleDrafts(localeDrafts); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", k.Type, err)
 	}
 	return v, nil
 }
@@ -607,9 +754,12 @@ func draftedPathWalkIn(row, from, site, pdCond string) string {
 const draftedPathOf = "coalesce(nullif(path, ''), '/') FROM up WHERE cur IS NULL LIMIT 1"
 
 // lockQuery is LockForWrite's statement for kind k: $1 the kind's type, $2
-// the site, $3 the item. Its text depends only on k, so it is prepared once
-// per connection and kind.
-func lockQuery(k *Kind) string {
+// the site, $3 the item. Its text depends only on k and several, so it is
+// prepared once per connection and kind. several (a site with more than
+// one locale) locks the item's locale drafts too, after its shared draft
+// and before its row, in locale order (the order publish and revert
+// take), and answers them as a fourth column.
+func lockQuery(k *Kind, several bool) string {
 	path := "NULL::text"
 	walk := ""
 	if k == Pages {
@@ -617,13 +767,21 @@ func lockQuery(k *Kind) string {
 		walk = `, ` + draftedPathWalk("r", "\n    FROM r LEFT JOIN d ON true", "$2")
 		path = "(SELECT " + draftedPathOf + ")"
 	}
+	locales, waits, answer := "", "", ""
+	if several {
+		locales = `, ld AS MATERIALIZED (
+    SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 AND locale <> '' AND (SELECT count(*) FROM d) >= 0 ORDER BY locale FOR UPDATE
+)`
+		waits = " AND (SELECT count(*) FROM ld) >= 0"
+		answer = ", (SELECT jsonb_agg(to_jsonb(ld) ORDER BY ld.locale) FROM ld)"
+	}
 	// k.Table is one of the kinds' fixed table names, never input.
 	return `WITH RECURSIVE d AS MATERIALIZED (
     SELECT * FROM drafts WHERE item_type = $1 AND item_id = $3 AND locale = '' FOR UPDATE
-), r AS MATERIALIZED (
-    SELECT * FROM ` + k.Table + ` t WHERE t.site_id = $2 AND t.id = $3 AND (SELECT count(*) FROM d) >= 0 FOR NO KEY UPDATE
+)` + locales + `, r AS MATERIALIZED (
+    SELECT * FROM ` + k.Table + ` t WHERE t.site_id = $2 AND t.id = $3 AND (SELECT count(*) FROM d) >= 0` + waits + ` FOR NO KEY UPDATE
 )` + walk + `
-SELECT (SELECT to_jsonb(r) FROM r), (SELECT to_jsonb(d) FROM d), ` + path
+SELECT (SELECT to_jsonb(r) FROM r), (SELECT to_jsonb(d) FROM d), ` + path + answer
 }
 
 // writable judges the preconditions every write of cur shares: its draft
@@ -643,6 +801,12 @@ func writable(cur *View, expect *int) error {
 // in one prepared statement (models.ScanPrepared says why) whose text
 // depends only on the kind.
 func saveDraft(ctx context.Context, tx bun.IDB, k *Kind, d *Draft) error {
+	return saveDraftBump(ctx, tx, k, d, true)
+}
+
+// saveDraftBump is saveDraft; without bump the row's version stays (a
+// write whose shared draft moved it on already).
+func saveDraftBump(ctx context.Context, tx bun.IDB, k *Kind, d *Draft, bump bool) error {
 	drafted, err := json.Marshal(d.Drafted)
 	if err != nil {
 		return fmt.Errorf("save draft: %w", err)
@@ -652,14 +816,18 @@ func saveDraft(ctx context.Context, tx bun.IDB, k *Kind, d *Draft) error {
 		return fmt.Errorf("save draft: %w", err)
 	}
 	// k.Table is one of the kinds' fixed table names, never input.
-	_, err = models.ExecPrepared(ctx, tx, `WITH bump AS (UPDATE `+k.Table+` SET version = version + 1 WHERE id = $4)
-INSERT INTO drafts (id, site_id, item_type, item_id, event, drafted, object_changes, user_id, revision_id, created_at, updated_at, version)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	with := `WITH bump AS (UPDATE ` + k.Table + ` SET version = version + 1 WHERE id = $4)
+`
+	if !bump {
+		with = ""
+	}
+	_, err = models.ExecPrepared(ctx, tx, with+`INSERT INTO drafts (id, site_id, item_type, item_id, event, drafted, object_changes, user_id, revision_id, created_at, updated_at, version, locale)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCLUDED.object_changes,
     updated_at = EXCLUDED.updated_at, user_id = EXCLUDED.user_id, version = EXCLUDED.version`,
 		models.UUIDParam(d.ID), models.UUIDParam(d.SiteID), d.ItemType, models.UUIDParam(d.ItemID), d.Event,
 		string(drafted), string(changed), models.NullUUIDParam(d.UserID), models.NullUUIDParam(d.RevisionID),
-		d.CreatedAt, d.UpdatedAt, d.Version)
+		d.CreatedAt, d.UpdatedAt, d.Version, d.Locale)
 	return err
 }
 
@@ -668,12 +836,24 @@ ON CONFLICT (id) DO UPDATE SET drafted = EXCLUDED.drafted, object_changes = EXCL
 // version moves on); for an item that was never published the row itself
 // changes and the draft stays a create. Editing values back to live drops
 // them; an update draft with nothing left is deleted.
+//
+// A change in another locale than the base (flat keys "title@de", as
+// Locale.Split makes them) to a live item goes to that locale's draft,
+// its shared attributes to the shared draft (docs/locales.md); to an item
+// never published, into the row's translations and the create draft. A
+// null there clears the locale's value (a read falls back).
 func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, expect *int) (*View, error) {
 	k, row, d := cur.Kind, cur.Row, cur.Draft
+	shared, local, tag := splitLocale(k, change)
 	// Drafts held by a scheduled revision stay editable (heldEditable);
 	// every other precondition is writable's.
 	if err := heldEditable(ctx, tx, d); err != nil {
 		return nil, err
+	}
+	if tag != "" {
+		if err := heldEditable(ctx, tx, cur.LocaleDrafts[tag]); err != nil {
+			return nil, err
+		}
 	}
 	if expect != nil && *expect != row.Version() {
 		return nil, ErrStale
@@ -681,8 +861,8 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if d != nil && d.Event == EventDelete {
 		return nil, ErrDeleted
 	}
-	_, moved := change["slug"]
-	if _, ok := change["parent_id"]; ok {
+	_, moved := shared["slug"]
+	if _, ok := shared["parent_id"]; ok {
 		moved = true
 	}
 	moved = moved && k == Pages
@@ -690,18 +870,113 @@ func (e *Engine) Update(ctx context.Context, tx bun.Tx, cur *View, siteID, userI
 	if d != nil && d.Event == EventCreate {
 		return e.updateUnpublished(ctx, tx, cur, siteID, userID, change, moved, now)
 	}
-	return e.updateLive(ctx, tx, cur, siteID, userID, change, moved, now)
+	if tag == "" {
+		v, err := e.updateLive(ctx, tx, cur, siteID, userID, shared, moved, now)
+		if v != nil {
+			v.LocaleDrafts = cur.LocaleDrafts
+		}
+		return v, err
+	}
+	v := cur
+	if len(shared) > 0 {
+		var err error
+		if v, err = e.updateLive(ctx, tx, cur, siteID, userID, shared, moved, now); err != nil {
+			return nil, err
+		}
+		v.LocaleDrafts = cur.LocaleDrafts
+	}
+	return e.updateLiveLocale(ctx, tx, v, siteID, userID, tag, local, len(shared) == 0, now)
+}
+
+// updateLiveLocale is Update of a published item's values in locale tag
+// (change: flat keys "title@tag"): they are merged into the item's draft
+// of that locale, which holds the locale's whole drafted state (every
+// localized field's key, null where the locale has no value), made if
+// there is none and deleted when nothing differs from live any more.
+// bump moves the row's version on (unless the shared part of the write
+// did already). cur is the item as the write has it so far.
+func (e *Engine) updateLiveLocale(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, tag string, change Change, bump bool, now time.Time) (*View, error) {
+	k, row, id := cur.Kind, cur.Row, cur.Row.ID()
+	d := cur.LocaleDrafts[tag]
+	live, drafted := Row{}, Row{}
+	for _, key := range (Locale{}).Keys(k, tag) {
+		live[key], drafted[key] = normalise(row[key]), normalise(row[key])
+	}
+	if d != nil {
+		for key, v := range d.Drafted {
+			drafted[key] = v
+		}
+	}
+	for key, v := range change {
+		drafted[key] = normalise(v)
+	}
+	oc := changes(k, live, drafted)
+	out := &View{Kind: k, Row: maps.Clone(row), Draft: cur.Draft, DraftedPath: cur.DraftedPath, LocaleDrafts: maps.Clone(cur.LocaleDrafts)}
+	if bump {
+		out.Row["version"] = float64(row.Version() + 1)
+	}
+	if len(oc) == 0 {
+		if bump {
+			if _, err := tx.NewUpdate().TableExpr(k.Table).Where("id = ?", id).Set("version = version + 1").Exec(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if d != nil {
+			if _, err := tx.NewDelete().Model(d).WherePK().Exec(ctx); err != nil {
+				return nil, err
+			}
+			delete(out.LocaleDrafts, tag)
+		}
+		return out, nil
+	}
+	insert := d == nil
+	if insert {
+		d = &Draft{ID: uuid.New(), SiteID: siteID, ItemType: k.Type, ItemID: id, Event: EventUpdate, Locale: tag, CreatedAt: now}
+	} else {
+		loaded := d
+		d = new(Draft) // a copy: cur's map may be the caller's
+		*d = *loaded
+	}
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = drafted, oc, now, models.Person(userID)
+	d.Version++
+	if err := saveDraftBump(ctx, tx, k, d, bump); err != nil {
+		if insert && models.IsUniqueViolation(err, onePendingDraftPerItem) {
+			return nil, ErrRetry // see LockForWrite
+		}
+		return nil, fmt.Errorf("save draft: %w", err)
+	}
+	if out.LocaleDrafts == nil {
+		out.LocaleDrafts = map[string]*Draft{}
+	}
+	out.LocaleDrafts[tag] = d
+	return out, nil
 }
 
 // updateUnpublished is Update of an item that was never published (its
-// draft is a create): the row itself takes the change, and the draft is
-// rewritten to hold the row's new values. moved says a page's slug or
-// parent changed, so its subtree's paths are recomputed.
+// draft is a create): the row itself takes the change (a value in another
+// locale than the base into its translations, a null removing it), and
+// the draft is rewritten to hold the row's new values. moved says a page's
+// slug or parent changed, so its subtree's paths are recomputed.
 func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, siteID, userID uuid.UUID, change Change, moved bool, now time.Time) (*View, error) {
 	k, d, id := cur.Kind, cur.Draft, cur.Row.ID()
 	q := tx.NewUpdate().TableExpr(k.Table+" AS t").Where("t.id = ?", id).Set("updated_at = ?, version = version + 1", now)
+	set, unset := map[string]any{}, []string{}
 	for col, v := range change {
-		q = q.Set("? = ?", bun.Ident(col), v)
+		switch {
+		case !isLocaleKey(k, col):
+			q = q.Set("? = ?", bun.Ident(col), v)
+		case v == nil:
+			unset = append(unset, col)
+		default:
+			set[col] = v
+		}
+	}
+	if len(set) > 0 || len(unset) > 0 {
+		payload, err := json.Marshal(set)
+		if err != nil {
+			return nil, fmt.Errorf("update %s: %w", k.Type, err)
+		}
+		q = q.Set("translations = (t.translations - ?::text[]) || ?::jsonb", pgdialect.Array(unset), string(payload))
 	}
 	var after Row
 	if moved {
@@ -726,7 +1001,8 @@ func (e *Engine) updateUnpublished(ctx context.Context, tx bun.Tx, cur *View, si
 			return nil, fmt.Errorf("update %s: %w", k.Type, err)
 		}
 	}
-	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = editable(k, after), changes(k, Row{}, editable(k, after)), now, models.Person(userID)
+	all := editableAll(k, after)
+	d.Drafted, d.ObjectChanges, d.UpdatedAt, d.UserID = all, changes(k, Row{}, all), now, models.Person(userID)
 	d.Version++
 	if _, err := tx.NewUpdate().Model(d).WherePK().Exec(ctx); err != nil {
 		return nil, err

@@ -134,7 +134,7 @@ func (e *Engine) Publish(ctx context.Context, tx bun.Tx, revisionID uuid.UUID) (
 			snap = snapshots[d.ItemID]
 		}
 		versions[i] = Version{SiteRow: versionRow(rev, now, i), RevisionID: rev.ID, ItemType: d.ItemType, ItemID: d.ItemID,
-			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID}
+			Event: d.Event, ObjectChanges: d.ObjectChanges, Snapshot: snap, UserID: d.UserID, Locale: d.Locale}
 	}
 	if err := recordPublished(ctx, tx, rev, versions, false); err != nil {
 		return nil, err
@@ -221,8 +221,14 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 				return fmt.Errorf("publish created %s: %w", typ, err)
 			}
 		}
-		if updates := draftsOf(ordered, typ, EventUpdate); len(updates) > 0 {
+		updates, locales := splitShared(draftsOf(ordered, typ, EventUpdate))
+		if len(updates) > 0 {
 			if err := applyUpdates(ctx, tx, k, updates, now); err != nil {
+				return err
+			}
+		}
+		if len(locales) > 0 {
+			if err := applyTranslations(ctx, tx, k, locales, now); err != nil {
 				return err
 			}
 		}
@@ -234,8 +240,10 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			}
 		}
 	}
+	shared, _ := splitShared(ordered)
 	// Created and updated pages (a new slug or parent) move their subtrees.
-	if moved := append(itemIDs(ordered, "pages", EventCreate), itemIDs(ordered, "pages", EventUpdate)...); len(moved) > 0 {
+	moved := append(itemIDs(shared, "pages", EventCreate), itemIDs(shared, "pages", EventUpdate)...)
+	if len(moved) > 0 {
 		if err := e.refreshPaths(ctx, tx, siteID, moved); err != nil {
 			return err
 		}
@@ -243,9 +251,20 @@ func (e *Engine) applyDrafts(ctx context.Context, tx bun.Tx, siteID uuid.UUID, o
 			return err
 		}
 	}
-	// Block links: the drafted links become the live ones.
-	if blocks := itemIDs(ordered, "content-blocks", ""); len(blocks) > 0 {
-		blockDrafts := draftIDs(draftsOf(ordered, "content-blocks", ""))
+	// In every other locale than the base, those and the pages given a
+	// slug in a locale (docs/locales.md).
+	if roots := append(moved, localeSlugPages(ordered)...); len(roots) > 0 {
+		if err := refreshLocalePaths(ctx, tx, siteID, roots); err != nil {
+			return err
+		}
+		if err := localePathsFree(ctx, tx, siteID, roots); err != nil {
+			return err
+		}
+	}
+	// Block links: the drafted links become the live ones (a locale
+	// draft's links are not indexed yet: the live ones stay).
+	if blocks := itemIDs(shared, "content-blocks", ""); len(blocks) > 0 {
+		blockDrafts := draftIDs(draftsOf(shared, "content-blocks", ""))
 		if _, err := tx.NewDelete().Model((*Hyperlink)(nil)).Where("linkable_id IN (?) AND draft_id IS NULL", bun.In(blocks)).Exec(ctx); err != nil {
 			return err
 		}
@@ -308,6 +327,74 @@ func applyUpdates(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time
 		k.Table, strings.Join(sets, ", "), strings.Join(defs, ", "))
 	if _, err := tx.NewRaw(query, now, string(payload)).Exec(ctx); err != nil {
 		return fmt.Errorf("publish updated %s: %w", k.Type, err)
+	}
+	return nil
+}
+
+// splitShared divides ds into the shared drafts and the locale drafts.
+func splitShared(ds []*Draft) (shared, locales []*Draft) {
+	for _, d := range ds {
+		if d.Locale == "" {
+			shared = append(shared, d)
+		} else {
+			locales = append(locales, d)
+		}
+	}
+	return shared, locales
+}
+
+// localeSlugPages are the pages whose locale drafts of ds change a slug.
+func localeSlugPages(ds []*Draft) []uuid.UUID {
+	var out []uuid.UUID
+	for _, d := range ds {
+		if d.ItemType == "pages" && d.Locale != "" {
+			if _, ok := d.ObjectChanges["slug@"+d.Locale]; ok {
+				out = append(out, d.ItemID)
+			}
+		}
+	}
+	return out
+}
+
+// applyTranslations makes locale drafts live, in one statement whatever
+// their number: each item's translations take the drafts' values (a null
+// removes the locale's key, so a read falls back). The base columns are
+// not in the statement: publishing German cannot change English. An item
+// with drafts of several locales is one record of the statement.
+func applyTranslations(ctx context.Context, tx bun.Tx, k *Kind, ds []*Draft, now time.Time) error {
+	type record struct {
+		ID    uuid.UUID      `json:"id"`
+		Set   map[string]any `json:"set"`
+		Unset []string       `json:"unset"`
+	}
+	byItem := map[uuid.UUID]*record{}
+	var records []*record
+	for _, d := range ds {
+		r := byItem[d.ItemID]
+		if r == nil {
+			r = &record{ID: d.ItemID, Set: map[string]any{}, Unset: []string{}}
+			byItem[d.ItemID] = r
+			records = append(records, r)
+		}
+		for key, v := range d.Drafted {
+			if !isLocaleKey(k, key) {
+				continue
+			}
+			if v == nil {
+				r.Unset = append(r.Unset, key)
+			} else {
+				r.Set[key] = v
+			}
+		}
+	}
+	payload, err := json.Marshal(records)
+	if err != nil {
+		return err
+	}
+	// k.Table is one of the kinds' fixed table names, never input.
+	if _, err := tx.NewRaw(`UPDATE `+k.Table+` t SET translations = (t.translations - d.unset) || d.set, updated_at = ?, version = t.version + 1
+FROM jsonb_to_recordset(?::jsonb) AS d(id uuid, set jsonb, unset text[]) WHERE t.id = d.id`, now, string(payload)).Exec(ctx); err != nil {
+		return fmt.Errorf("publish %s in their locales: %w", k.Type, err)
 	}
 	return nil
 }
