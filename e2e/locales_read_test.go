@@ -26,6 +26,25 @@ func (s *system) translate(t *testing.T, table, id string, values map[string]any
 	}
 }
 
+// publishLocales publishes the pending drafts of locales tags of the
+// records (type → id), failing the test unless it publishes.
+func (e *editor) publishLocales(records map[string]string, tags ...string) {
+	e.t.Helper()
+	var ids []string
+	for typ, id := range records {
+		ds := e.draftsOfItem(typ, id)
+		for _, tag := range tags {
+			if d, ok := ds[tag]; ok {
+				ids = append(ids, d.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		e.t.Fatalf("no drafts in %v of %v", tags, records)
+	}
+	e.mustPublish(ids...)
+}
+
 // read GETs path, failing the test unless it is 200, and answers its
 // resource and raw body.
 func (e *editor) read(path string) (resource, *doc) {
@@ -103,9 +122,20 @@ func TestLocaleFallbacksMeta(t *testing.T) {
 	if _, d := e.read("/pages/" + page); !reflect.DeepEqual(withoutAlternates(t, d.Raw), withoutAlternates(t, single.Raw)) {
 		t.Errorf("the default locale's document changed with the site's locales (but for meta.alternates):\n%s\nwas\n%s", d.Raw, single.Raw)
 	}
-	s.translate(t, "pages", page, map[string]any{"title@fr": "À propos", "description@de": "Über uns"})
-	s.translate(t, "contents", content, map[string]any{"title@de": "Haupt"})
-	s.translate(t, "content_blocks", block, map[string]any{"body@fr": "Bonjour"})
+	// Written in their locales: drafts of those locales, which a drafted
+	// read in fr-CA already shows and a live one not yet.
+	w := e.mustPatchIn("pages", page, "fr", map[string]any{"title": "À propos"})
+	wantLocalized(t, "the French write's answer", w, "title", "À propos", map[string]string{"slug": "en"})
+	e.mustPatchIn("pages", page, "de", map[string]any{"description": "Über uns"})
+	e.mustPatchIn("contents", content, "de", map[string]any{"title": "Haupt"})
+	e.mustPatchIn("content-blocks", block, "fr", map[string]any{"body": "Bonjour"})
+	r, _ := e.read("/pages/" + page + "?locale-tag=fr-CA&include=draft")
+	wantLocalized(t, "the French draft read in fr-CA", r, "title", "À propos", map[string]string{"title": "fr", "slug": "en"})
+	r, _ = e.read("/content-blocks/" + block + "?locale-tag=fr-CA&include=draft")
+	wantLocalized(t, "the French block draft read in fr-CA", r, "body", "Bonjour", map[string]string{"body": "fr"})
+	r, _ = e.read("/pages/" + page + "?locale-tag=fr-CA")
+	wantLocalized(t, "the live page in fr-CA before the publish", r, "title", "About", map[string]string{"title": "en", "slug": "en"})
+	e.publishLocales(map[string]string{"pages": page, "contents": content, "content-blocks": block}, "fr", "de")
 
 	r, d := e.read("/pages/" + page + "?locale-tag=fr-CA")
 	wantLocalized(t, "page in fr-CA", r, "title", "À propos", map[string]string{"title": "fr", "slug": "en"})
@@ -196,15 +226,21 @@ func TestLocaleTenancy(t *testing.T) {
 	me.mustPublish(md)
 	theirs, td := other.page("Theirs", "theirs", "")
 	other.mustPublish(td)
-	s.translate(t, "pages", theirs, map[string]any{"title@de": "Ihre", "title@fr": "Leur"})
+	other.mustPatchIn("pages", theirs, "fr", map[string]any{"title": "Leur", "slug": "leur"})
+	other.publishLocales(map[string]string{"pages": theirs}, "fr")
+	s.translate(t, "pages", theirs, map[string]any{"title@de": "Ihre"}) // a German value, which their site does not even list
+	other.mustPatchIn("pages", theirs, "fr", map[string]any{"title": "Leur, drafted"})
 	if d := other.do(http.MethodPatch, "/pages/"+theirs, map[string]any{"data": map[string]any{"type": "pages", "id": theirs,
 		"attributes": map[string]any{"title": "Theirs, drafted"}}}); d.Status != http.StatusOK {
 		t.Fatalf("their PATCH = %d %s", d.Status, d.Raw)
 	}
-	draft := draftOf(t, other.do(http.MethodGet, "/pages/"+theirs+"?include=draft", nil).resource(t))
+	drafts := other.draftsOfItem("pages", theirs)
+	if drafts[""].ID == "" || drafts["fr"].ID == "" {
+		t.Fatalf("their drafts: %v, want a shared and a French one", drafts)
+	}
 	rel := other.createRelease("theirs")
 
-	for _, p := range []string{"/pages/" + theirs, "/pages/" + theirs + "?include=draft", "/drafts/" + draft, "/releases/" + rel,
+	for _, p := range []string{"/pages/" + theirs, "/pages/" + theirs + "?include=draft", "/drafts/" + drafts[""].ID, "/drafts/" + drafts["fr"].ID, "/releases/" + rel,
 		"/pages/" + theirs + "/versions"} {
 		for _, tag := range []string{"", "de", "en"} {
 			path := p
@@ -216,7 +252,7 @@ func TestLocaleTenancy(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"/pages?locale-tag=de&filter[path]=/theirs", "/pages?locale-tag=de&include=draft"} {
+	for _, path := range []string{"/pages?locale-tag=de&filter[path]=/theirs", "/pages?locale-tag=de&include=draft", "/drafts?locale-tag=de"} {
 		for _, r := range resources(t, me.do(http.MethodGet, path, nil)) {
 			if r.ID == theirs {
 				t.Errorf("GET %s lists another site's page", path)
@@ -233,7 +269,7 @@ func TestLocaleTenancy(t *testing.T) {
 	r, _ := me.read("/pages/" + mine + "?locale-tag=de")
 	wantLocalized(t, "my page in de", r, "title", "Mine", map[string]string{"title": "en", "slug": "en"})
 	r, _ = other.read("/pages/" + theirs + "?locale-tag=fr")
-	wantLocalized(t, "their page in fr, by them", r, "title", "Leur", map[string]string{"slug": "en"})
+	wantLocalized(t, "their page in fr, by them", r, "title", "Leur", nil)
 }
 
 // TestLocaleReadCache: the read cache (docs/caching.md) keeps a document
@@ -248,7 +284,12 @@ func TestLocaleReadCache(t *testing.T) {
 	page, pd := e.page("About", "about", "")
 	e.mustPublish(pd)
 	e.setLocales([]string{"en", "de"}, nil)
-	s.translate(t, "pages", page, map[string]any{"title@de": "Über uns"})
+	german := func(title string) {
+		t.Helper()
+		e.mustPatchIn("pages", page, "de", map[string]any{"title": title})
+		e.publishLocales(map[string]string{"pages": page}, "de")
+	}
+	german("Über uns")
 	live := "/pages/" + page
 	check := func(label, path, want, lang string) {
 		t.Helper()
@@ -268,9 +309,10 @@ func TestLocaleReadCache(t *testing.T) {
 		check("German, sparse", live+"?locale-tag=de&fields[pages]=title", "Über uns", "de")
 		check("English, sparse", live+"?fields[pages]=title", "About", "en")
 		if round == 0 {
-			s.translate(t, "pages", page, map[string]any{"title@de": "Über uns!"})
-			check("German after its change", live+"?locale-tag=de", "Über uns!", "de")
-			s.translate(t, "pages", page, map[string]any{"title@de": "Über uns"})
+			german("Über uns!")
+			check("German after its publish", live+"?locale-tag=de", "Über uns!", "de")
+			check("English after the German publish", live, "About", "en")
+			german("Über uns")
 		}
 	}
 	// The cache keeps the German document as an entry of its own: a first
