@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -154,6 +155,9 @@ func TestLocaleFallbacksMeta(t *testing.T) {
 	r, _ = e.read("/pages/" + page + "?locale-tag=de&fields[pages]=description")
 	wantLocalized(t, "sparse page in de, its own value only", r, "description", "Über uns", nil)
 
+	// As of now (a published state, rendered like a live read).
+	r, _ = e.read("/pages/" + page + "?locale-tag=fr-CA&as-of=" + time.Now().UTC().Add(time.Second).Format(time.RFC3339))
+	wantLocalized(t, "page as of now in fr-CA", r, "title", "À propos", map[string]string{"title": "fr", "slug": "en"})
 	// Lists.
 	for _, l := range resources(t, e.do(http.MethodGet, "/pages?locale-tag=fr-CA", nil)) {
 		if l.ID == page {
