@@ -213,6 +213,16 @@ func TestLocaleFallbacksMeta(t *testing.T) {
 	wantLocalized(t, "drafted page in fr-CA", r, "title", "À propos", map[string]string{"title": "fr", "slug": "en"})
 	r, _ = e.read("/pages/" + page + "?locale-tag=de")
 	wantLocalized(t, "live page in de beside the draft", r, "title", "About", map[string]string{"title": "en", "slug": "en"})
+
+	// The trash, a list of deleted records' last states, in a locale too.
+	e.mustPublish(e.remove("content-blocks", block))
+	trashed := resources(t, e.do(http.MethodGet, "/content-blocks?filter[trashed]=true&locale-tag=fr-CA", nil))
+	if len(trashed) != 1 {
+		t.Fatalf("the trash in fr-CA: %d blocks", len(trashed))
+	}
+	wantLocalized(t, "the trashed block in fr-CA", trashed[0], "body", "Bonjour", map[string]string{"body": "fr"})
+	trashed = resources(t, e.do(http.MethodGet, "/content-blocks?filter[trashed]=true", nil))
+	wantLocalized(t, "the trashed block in the default locale", trashed[0], "body", "Hello", nil)
 }
 
 // TestLocaleTenancy: locales are judged by the caller's site. Another
