@@ -148,10 +148,12 @@ func (h contentHandler) draftedPaths(ctx context.Context, siteID uuid.UUID, view
 }
 
 // resource renders a view: the live row, or with drafted the draft's state
-// (paths, from draftedPaths, gives drafted pages their paths).
+// (paths, from draftedPaths, gives drafted pages their paths), in locale
+// loc (drafts.LocaleOf: the zero Locale on a site with one locale, whose
+// documents are the rows' own columns, as before locales existed).
 // created are the links of a record only the drafted view has (an
 // unpublished create): links.drafted, or under a preview links.previewed.
-func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UUID]string, created links) *jsonapi.Resource {
+func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UUID]string, created links, loc drafts.Locale) *jsonapi.Resource {
 	row := v.Row
 	if drafted {
 		row = v.Drafted()
@@ -168,16 +170,20 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	}
 	attrs := make(map[string]any, len(h.kind.Fields)+len(h.kind.Derived)+len(timestampAttributes))
 	rels := make(map[string]*jsonapi.Relationship, 4+len(h.lists))
+	var fallbacks map[string]any
 	for _, f := range h.kind.Fields {
-		if f.IsRef() {
+		switch {
+		case f.IsRef():
 			var ref *string
 			if s, ok := row[f.Column].(string); ok && s != "" {
 				ref = &s
 			}
 			rels[f.Name] = l.relationship(self, f.Name, jsonapi.ToOne(f.RefType, ref))
-			continue
+		case f.Localized && loc.Tag != "":
+			attrs[f.Name] = localized(row, f, loc, &fallbacks)
+		default:
+			attrs[f.Name] = row[f.Column]
 		}
-		attrs[f.Name] = row[f.Column]
 	}
 	for _, f := range h.kind.Derived {
 		attrs[f.Name] = row[f.Column]
@@ -198,8 +204,31 @@ func (h contentHandler) resource(v *drafts.View, drafted bool, paths map[uuid.UU
 	for _, name := range h.lists {
 		rels[name] = l.relationship(self, name, nil) // linkage: catalog.fillMany
 	}
-	return versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, v.Row.Version())
+	r := versioned(&jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Links: l.self(self)}, v.Row.Version())
+	if fallbacks != nil {
+		r.Meta[fallbacksMeta] = fallbacks
+	}
+	return r
 }
+
+// localized is localized field f's value in loc, found along loc's chain
+// (tag, fallbacks, default, base: drafts.Locale.Pick); a value of another
+// locale is named in *fallbacks (made on the first), for meta.fallbacks.
+func localized(row drafts.Row, f drafts.Field, loc drafts.Locale, fallbacks *map[string]any) any {
+	val, from := loc.Pick(row, f)
+	if from != loc.Tag {
+		if *fallbacks == nil {
+			*fallbacks = map[string]any{}
+		}
+		(*fallbacks)[f.Name] = from
+	}
+	return val
+}
+
+// fallbacksMeta is the resource meta that maps an attribute to the locale
+// its value came from, when that is not the locale read
+// (docs/locales.md); absent when every value is the locale's own.
+const fallbacksMeta = "fallbacks"
 
 // timestampAttributes are the timestamps every content resource has.
 var timestampAttributes = [...]struct{ column, name string }{

@@ -56,7 +56,8 @@ func (h contentHandler) fetch(ctx context.Context, siteID uuid.UUID, ids []uuid.
 	return h.render(ctx, siteID, views, drafted)
 }
 
-// render renders views (live, or drafted) with their to-many linkage.
+// render renders views (live, or drafted) with their to-many linkage, in
+// the request's locale.
 func (h contentHandler) render(ctx context.Context, siteID uuid.UUID, views []*drafts.View, drafted bool) ([]*jsonapi.Resource, error) {
 	var paths map[uuid.UUID]string
 	if drafted {
@@ -69,9 +70,10 @@ func (h contentHandler) render(ctx context.Context, siteID uuid.UUID, views []*d
 	if rel, ok := drafts.PreviewReleaseOf(ctx); ok {
 		created = h.links.previewed(rel)
 	}
+	loc := drafts.LocaleOf(ctx)
 	rs := make([]*jsonapi.Resource, len(views))
 	for i, v := range views {
-		rs[i] = h.resource(v, drafted, paths, created)
+		rs[i] = h.resource(v, drafted, paths, created, loc)
 	}
 	if err := h.localePaths(ctx, siteID, views, rs, drafted); err != nil { // locale_paths.go
 		return nil, err

@@ -69,11 +69,16 @@ func requestLocale(c *fiber.Ctx) (drafts.Locale, error) {
 			return drafts.Locale{}, jsonapi.BadRequest("repeated_parameter", fmt.Sprintf("The query parameter %q is given more than once.", localeParam)).AtParameter(localeParam)
 		}
 		raw := string(args.Peek(localeParam))
+		// One of the site's tags, in any case, is well-formed and
+		// canonical in the site's spelling: no parse on a localized read.
+		var ok bool
+		if tag, ok = site.Find(raw); ok {
+			return drafts.Locale{Tag: tag, Base: site.Base, Default: site.Default(), Chain: site.Chain(tag)}, nil
+		}
 		canonical, err := models.CanonicalTag(raw)
 		if err != nil {
 			return drafts.Locale{}, jsonapi.BadRequest("invalid_locale", "locale-tag must be a BCP 47 language tag such as de or fr-CA.").AtParameter(localeParam)
 		}
-		var ok bool
 		if tag, ok = site.Find(canonical); !ok {
 			e := jsonapi.BadRequest("unknown_locale", fmt.Sprintf("This site has no locale %s; its locales are %s.", canonical, strings.Join(site.Locales, ", "))).AtParameter(localeParam)
 			e.Meta = map[string]any{"locales": site.Locales}

@@ -350,7 +350,7 @@ var parameters = map[string]any{
 		"description": "Read the site as publishing this release would make it: the live records with the release's drafts and their publication closure laid over them, and no other draft (docs/releases.md). 404 for a release the site does not have; 400 invalid_parameter with include=draft.",
 		"schema":      map[string]any{"type": "string", "format": "uuid"}},
 	"localeTag": map[string]any{"name": localeParam, "in": "query",
-		"description": "The locale to read and write in: one of the site's locales (GET /site, attribute locales), a BCP 47 language tag compared case-insensitively; without it, the site's default locale (the first). The response names it in Content-Language. 400 invalid_locale for a tag that is not BCP 47, 400 unknown_locale for one the site does not have (docs/locales.md).",
+		"description": "The locale to read and write in: one of the site's locales (GET /site, attribute locales), a BCP 47 language tag compared case-insensitively; without it, the site's default locale (the first). The response names it in Content-Language. Localized attributes (pages' title, description, keywords, slug; contents' title; blocks' body) are the locale's values, or its fallbacks' (named in the resource's meta.fallbacks). 400 invalid_locale for a tag that is not BCP 47, 400 unknown_locale for one the site does not have (docs/locales.md).",
 		"schema":      map[string]any{"type": "string", "maxLength": models.MaxTagLen, "example": "de"}},
 }
 

@@ -78,7 +78,7 @@ var errorCodes = map[string]errorCode{
 	"not_found":            {404, "no such record in the caller's site (or a related one, at its identifier)"},
 	"conflict":             {409, "a unique value already taken"},
 	"taken":                {422, "a unique attribute already taken"},
-	"path_taken":           {409, "another page is live or drafted at the path"},
+	"path_taken":           {409, "another page is live or drafted at the path (on a site with several locales, in the locale meta.locale names)"},
 	"draft_in_flight":      {409, "the draft is held by a revision being published or scheduled"},
 	"drafted_for_deletion": {409, "the record is drafted for deletion"},
 	"stale_version":        {412, "If-Match or meta.version is not the current version"},

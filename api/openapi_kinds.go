@@ -26,6 +26,9 @@ func (b *specBuilder) kindAttributeSchemas(k *drafts.Kind) {
 			continue
 		}
 		props[f.Name], writable[f.Name] = fieldSchema(f), fieldSchema(f)
+		if f.Localized {
+			props[f.Name] = readLocalized(props[f.Name].(map[string]any))
+		}
 		if f.RequiredOnCreate {
 			required = append(required, f.Name)
 		}
@@ -51,8 +54,43 @@ func (b *specBuilder) kindAttributeSchemas(k *drafts.Kind) {
 		create["required"] = required
 	}
 	b.schemas[name+"CreateRequestAttributes"] = create
+	b.schemas[name+"Meta"] = kindMetaSchema(k)
+	if r, ok := b.schemas[name].(map[string]any); ok {
+		r["properties"].(map[string]any)["meta"] = ref(name + "Meta")
+	}
 	b.schemas[name+"Request"] = kindRequest(k, name+"RequestAttributes", false)
 	b.schemas[name+"CreateRequest"] = kindRequest(k, name+"CreateRequestAttributes", true)
+}
+
+// readLocalized is s, the schema of a localized field (nullable and
+// described as such by fieldSchema), as a resource shows it: the value in
+// the request's locale or along its fallbacks (docs/locales.md).
+func readLocalized(s map[string]any) map[string]any {
+	s["description"] = fmt.Sprintf("%s A read shows the value in the request's locale, or along its fallbacks (then named in meta.fallbacks); null when no locale of the chain has one.", s["description"])
+	return s
+}
+
+// kindMetaSchema is the meta of a resource of kind k: its version, the
+// locales its localized values fell back to (meta.fallbacks, content.go)
+// and, for pages, the page's path in every locale (meta.alternates).
+func kindMetaSchema(k *drafts.Kind) map[string]any {
+	var localized []any
+	for _, f := range k.LocalizedFields() {
+		localized = append(localized, f.Name)
+	}
+	props := map[string]any{
+		"version": map[string]any{"type": "integer", "description": "The record's version, as its ETag: If-Match or meta.version on a write."},
+		"fallbacks": map[string]any{"type": "object", "propertyNames": map[string]any{"enum": localized},
+			"additionalProperties": map[string]any{"type": "string", "description": "A BCP 47 tag of the site."},
+			"description":          "On a site with several locales: each localized attribute whose value is not the request's locale's own, mapped to the locale it came from along the locale's fallbacks (fr-CA → fr → en: {\"title\": \"fr\"}). Absent when every value is the locale's own; a value null in every locale of the chain is null and not named.",
+			"example":              map[string]any{localized[0].(string): "fr"}},
+	}
+	if k == drafts.Pages {
+		props["alternates"] = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"},
+			"description": "On a site with several locales: every locale of the site mapped to the page's path in it (for hreflang links); live paths on a live read, drafted ones with include=draft or a preview. Absent on a site with one locale.",
+			"example":     map[string]any{"en": "/about-us", "de": "/ueber-uns", "fr": "/a-propos", "fr-CA": "/a-propos"}}
+	}
+	return map[string]any{"type": "object", "properties": props}
 }
 
 // timestampDescriptions say what each timestamp of a content resource is.

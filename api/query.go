@@ -438,6 +438,9 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 		}
 		out.Attributes = attrs
 	}
+	if fb, ok := r.Meta[fallbacksMeta].(map[string]any); ok {
+		out.Meta = sparseFallbacks(r.Meta, fb, keep)
+	}
 	if r.Relationships != nil {
 		rels := map[string]*jsonapi.Relationship{}
 		for k, v := range r.Relationships {
@@ -448,6 +451,27 @@ func (q *Query) Sparse(r *jsonapi.Resource) *jsonapi.Resource {
 		out.Relationships = rels
 	}
 	return &out
+}
+
+// sparseFallbacks is meta with its fallbacks (meta.fallbacks, content.go)
+// narrowed to the attributes a sparse fieldset keeps: a copy, since the
+// resource may be rendered again without the fieldset (included twice).
+func sparseFallbacks(meta, fb map[string]any, keep map[string]bool) map[string]any {
+	out := make(map[string]any, len(meta))
+	for k, v := range meta {
+		out[k] = v
+	}
+	kept := map[string]any{}
+	for k, v := range fb {
+		if keep[k] {
+			kept[k] = v
+		}
+	}
+	delete(out, fallbacksMeta)
+	if len(kept) > 0 {
+		out[fallbacksMeta] = kept
+	}
+	return out
 }
 
 // collection builds first/prev/next/last links for a collection at

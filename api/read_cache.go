@@ -25,6 +25,11 @@ import (
 // and drafts and the release's row, whose every change notifies the site
 // (migrations 20261202050000 and 20261203060000); any other set may be
 // served kept for a moment after a live row changed (previewTTL).
+// A document in a locale (locale-tag, docs/locales.md) is its own entry:
+// the key names the locale read, as resolved by localeWrap (which runs
+// before the cache), beside the URL (which names it only when sent), so no
+// read is answered in another locale's document; a change of the site's
+// locales drops the site's entries (migration 20261202060000).
 type cachedReads struct{ cache *readcache.Cache }
 
 func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
@@ -37,7 +42,7 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 		}
 		// A copy: Fiber's strings point into the request's buffer, which
 		// the next request on the connection reuses.
-		siteID, key := siteOf(c), strings.Clone(c.OriginalURL())
+		siteID, key := siteOf(c), cacheKey(c)
 		var res readcache.Response
 		var ok bool
 		if oauth.PrincipalOf(c).CacheSynced() {
@@ -79,16 +84,26 @@ func (r cachedReads) wrap(h fiber.Handler) fiber.Handler {
 	}
 }
 
+// cacheKey is c's entry in the read cache: its URL as sent, and on a site
+// with several locales the locale read (none on a site with one: the
+// key is the URL, as before locales existed).
+func cacheKey(c *fiber.Ctx) string {
+	if tag := drafts.LocaleOf(c.UserContext()).Tag; tag != "" {
+		return tag + " " + c.OriginalURL()
+	}
+	return strings.Clone(c.OriginalURL())
+}
+
 // liveDocumentRead tells whether c reads the document of one record, live
-// or in a release's preview, with nothing but sparse fieldsets: what the
-// cache may answer.
+// or in a release's preview, with nothing but sparse fieldsets and a
+// locale: what the cache may answer.
 func liveDocumentRead(c *fiber.Ctx) bool {
 	if c.Method() != fiber.MethodGet || drafts.PreviewIdentity(c.UserContext()) != "" || docLinks(c) != nil {
 		return false
 	}
 	ok := true
 	c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
-		if !strings.HasPrefix(string(k), "fields[") && string(k) != previewParam {
+		if !strings.HasPrefix(string(k), "fields[") && string(k) != previewParam && string(k) != localeParam {
 			ok = false
 		}
 	})

@@ -33,9 +33,9 @@ func trashedFilter(q *Query) (bool, error) {
 	}
 	for name := range q.Values {
 		switch {
-		case name == trashedParam || strings.HasPrefix(name, "page[") || name == "include" || strings.HasPrefix(name, "fields["):
+		case name == trashedParam || strings.HasPrefix(name, "page[") || name == "include" || strings.HasPrefix(name, "fields[") || name == localeParam:
 		default:
-			return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) takes only page, include and fields.").AtParameter(name)
+			return false, jsonapi.BadRequest("invalid_filter", "The trash (filter[trashed]=true) takes only page, include, fields and locale-tag.").AtParameter(name)
 		}
 	}
 	if q.Include["draft"] {
@@ -53,8 +53,9 @@ func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
 	}
 	items = cursorRows(q, items)
 	rs := make([]*jsonapi.Resource, len(items))
+	loc := drafts.LocaleOf(ctx)
 	for i, t := range items {
-		rs[i] = h.trashedResource(t)
+		rs[i] = h.trashedResource(t, loc)
 	}
 	cd, err := h.compound(ctx, q, siteID, nil, rs, false)
 	if err != nil {
@@ -71,12 +72,14 @@ func (h contentHandler) trash(c *fiber.Ctx, q *Query) error {
 
 // trashedResource renders a trashed record: its attributes as they were,
 // trashed-at, and its to-one relationships, draft (null) and trashed-by,
-// each with data and no links (the record has no endpoints any more).
-func (h contentHandler) trashedResource(t drafts.Trashed) *jsonapi.Resource {
+// each with data and no links (the record has no endpoints any more); its
+// localized attributes in loc, as a live read shows them (meta.fallbacks).
+func (h contentHandler) trashedResource(t drafts.Trashed, loc drafts.Locale) *jsonapi.Resource {
 	row := t.Row
 	id := t.Delete.ItemID.String()
 	attrs := make(map[string]any, len(h.kind.Fields)+len(h.kind.Derived)+len(timestampAttributes))
 	rels := make(map[string]*jsonapi.Relationship, 4)
+	var fallbacks map[string]any
 	for _, f := range h.kind.Fields {
 		if f.IsRef() {
 			var ref *string
@@ -84,6 +87,10 @@ func (h contentHandler) trashedResource(t drafts.Trashed) *jsonapi.Resource {
 				ref = &s
 			}
 			rels[f.Name] = &jsonapi.Relationship{Data: jsonapi.ToOne(f.RefType, ref)}
+			continue
+		}
+		if f.Localized && loc.Tag != "" {
+			attrs[f.Name] = localized(row, f, loc, &fallbacks)
 			continue
 		}
 		attrs[f.Name] = row[f.Column]
@@ -97,6 +104,9 @@ func (h contentHandler) trashedResource(t drafts.Trashed) *jsonapi.Resource {
 	rev := t.Delete.RevisionID.String()
 	rels["draft"] = &jsonapi.Relationship{Data: jsonapi.ToOne("drafts", nil)}
 	rels["trashed-by"] = &jsonapi.Relationship{Data: jsonapi.ToOne("revisions", &rev)}
-	return &jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels,
-		Meta: map[string]any{"version-id": t.Delete.ID.String()}}
+	meta := map[string]any{"version-id": t.Delete.ID.String()}
+	if fallbacks != nil {
+		meta[fallbacksMeta] = fallbacks
+	}
+	return &jsonapi.Resource{Type: h.kind.Type, ID: id, Attributes: attrs, Relationships: rels, Meta: meta}
 }

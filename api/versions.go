@@ -194,7 +194,11 @@ func (h contentHandler) getAsOf(c *fiber.Ctx, q *Query, id uuid.UUID) error {
 		return err
 	}
 	r := rs[0]
-	r.Meta = map[string]any{"version-id": v.ID.String()}
+	meta := map[string]any{"version-id": v.ID.String()}
+	if fb, ok := r.Meta[fallbacksMeta]; ok { // in a locale (docs/locales.md)
+		meta[fallbacksMeta] = fb
+	}
+	r.Meta = meta
 	doc := jsonapi.Document{Data: q.Sparse(r), Meta: map[string]any{"version-id": v.ID.String()}}
 	if len(q.Include) > 0 {
 		cd, err := h.compound(ctx, q, siteID, nil, rs, false)

@@ -56,6 +56,8 @@ type system struct {
 	// openapi is the system's own GET /openapi.json, which call checks
 	// every response against.
 	openapi *testsupport.OpenAPI
+	// reads is the API's read cache (docs/caching.md).
+	reads *readcache.Cache
 }
 
 // option changes the configuration a system starts with.
@@ -121,7 +123,7 @@ func startAPI(t *testing.T, st config.Storage, mc *minio.Client, apiOpts []api.O
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
 	t.Cleanup(func() { _ = app.Shutdown() })
 
-	s := &system{URL: cfg.PublicURL, Config: cfg, DB: db, Storage: mc, Temporal: tc, http: &http.Client{Timeout: time.Minute}}
+	s := &system{URL: cfg.PublicURL, Config: cfg, DB: db, Storage: mc, Temporal: tc, http: &http.Client{Timeout: time.Minute}, reads: reads}
 	s.loadOpenAPI(t)
 	s.startWorker(t)
 	if s.Site, err = models.CreateSite(ctx, db, "Demo", "demo"); err != nil {

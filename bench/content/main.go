@@ -70,6 +70,11 @@ type options struct {
 	revisionsOnly bool
 	plansOnly     bool
 	keep          bool
+	// locale: with -gets-only, the reads in a locale (locale.go) instead
+	// of readLoads'; rounds of them, over records records.
+	locale  string
+	rounds  int
+	records int
 }
 
 func main() {
@@ -82,10 +87,16 @@ func main() {
 	flag.BoolVar(&o.revisionsOnly, "revisions-only", false, "skip the GET loads")
 	flag.BoolVar(&o.plansOnly, "plans-only", false, "measure publish plans (POST /publish-plans) only")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the private stack's logs)")
+	flag.StringVar(&o.locale, "locale", "", "with -gets-only: measure reads in this locale (e.g. de) against today's, in alternating rounds (locale.go)")
+	flag.IntVar(&o.rounds, "rounds", 3, "with -locale: rounds of the alternating loads")
+	flag.IntVar(&o.records, "records", 1000, "with -locale: pages read, and content blocks with 4 KB bodies read")
 	flag.Parse()
 	log.SetFlags(0)
-	if o.concurrency < 1 || o.revisions < 1 || o.duration <= 0 {
-		log.Fatal("-concurrency and -revisions must be at least 1, -duration positive")
+	if o.concurrency < 1 || o.revisions < 1 || o.duration <= 0 || o.rounds < 1 || o.records < 10 {
+		log.Fatal("-concurrency, -revisions and -rounds must be at least 1, -records 10, -duration positive")
+	}
+	if o.locale != "" && !o.getsOnly {
+		log.Fatal("-locale measures reads only: give -gets-only too")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o)
@@ -144,6 +155,9 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	if o.revisionsOnly {
 		return nil
+	}
+	if o.locale != "" {
+		return localeReads(ctx, c, env.DB, o)
 	}
 	return readLoads(ctx, c, env.DB, live, o)
 }
@@ -616,26 +630,10 @@ func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o o
 		o.concurrency, o.duration, runtime.NumCPU())
 	var results []loadResult
 	for _, tg := range targets {
-		load(ctx, hc, c, tg.paths, tg.auth, o.concurrency, time.Second) // warm-up
-		stopProfile, err := startProfile(o.cpuprofile, tg.short)
+		r, err := measure(ctx, hc, c, db, tg.paths, tg.auth, o, tg.short)
 		if err != nil {
 			return err
 		}
-		pg0, err := benchenv.PostgresCPU(ctx, db)
-		if err != nil {
-			return err
-		}
-		cpu0 := benchenv.ProcessCPU()
-		r := load(ctx, hc, c, tg.paths, tg.auth, o.concurrency, o.duration)
-		r.cpu = benchenv.ProcessCPU() - cpu0
-		pg1, err := benchenv.PostgresCPU(ctx, db)
-		if err != nil {
-			return err
-		}
-		for pid, t := range pg1 {
-			r.pgCPU += t - pg0[pid] // a backend started meanwhile counts from zero
-		}
-		stopProfile()
 		r.name = tg.name
 		results = append(results, r)
 	}
@@ -673,6 +671,33 @@ func readLoads(ctx context.Context, c *apiClient, db *bun.DB, live []string, o o
 		fmt.Printf("  CPU profiles (this process: server and client together): %s.{healthz,live,live-many,draft,draft-many} (go tool pprof -top <file>)\n", o.cpuprofile)
 	}
 	return nil
+}
+
+// measure runs one load of paths after a 1 s warm-up, with the CPU time of
+// this process and of the database's Postgres backends during it (and a
+// CPU profile named short with -cpuprofile).
+func measure(ctx context.Context, hc *http.Client, c *apiClient, db *bun.DB, paths []string, auth bool, o options, short string) (loadResult, error) {
+	load(ctx, hc, c, paths, auth, o.concurrency, time.Second) // warm-up
+	stopProfile, err := startProfile(o.cpuprofile, short)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer stopProfile()
+	pg0, err := benchenv.PostgresCPU(ctx, db)
+	if err != nil {
+		return loadResult{}, err
+	}
+	cpu0 := benchenv.ProcessCPU()
+	r := load(ctx, hc, c, paths, auth, o.concurrency, o.duration)
+	r.cpu = benchenv.ProcessCPU() - cpu0
+	pg1, err := benchenv.PostgresCPU(ctx, db)
+	if err != nil {
+		return loadResult{}, err
+	}
+	for pid, t := range pg1 {
+		r.pgCPU += t - pg0[pid] // a backend started meanwhile counts from zero
+	}
+	return r, nil
 }
 
 // startProfile profiles this process's CPU into path.name until the
