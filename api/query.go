@@ -129,13 +129,7 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 				return nil, err
 			}
 		case m != nil && m[1] == "fields" && contains(spec.Fields, m[2]):
-			set := map[string]bool{}
-			for _, f := range strings.Split(v, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					set[f] = true
-				}
-			}
-			q.Fields[m[2]] = set
+			q.Fields[m[2]] = fieldSet(v)
 		case name == "filter[q]" && spec.Collection && spec.Search != "":
 			if err := q.parseSearch(siteOf(c), v); err != nil {
 				return nil, err
@@ -180,6 +174,17 @@ func parseQuery(c *fiber.Ctx, spec QuerySpec) (*Query, error) {
 		q.siteID = siteOf(c) // lists are behind RequireToken
 	}
 	return q, q.checkCursor()
+}
+
+// fieldSet is a sparse fieldset's names (fields[type]=a,b).
+func fieldSet(v string) map[string]bool {
+	set := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			set[f] = true
+		}
+	}
+	return set
 }
 
 // checkCharacters refuses a query parameter PostgreSQL text cannot hold:
