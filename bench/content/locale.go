@@ -170,37 +170,12 @@ func (c *apiClient) localeRecords(ctx context.Context, n int) (pages, blocks []s
 		return nil, nil, err
 	}
 	const perContent = 10
-	blocks = make([]string, n)
-	blockDrafts := make([]string, n)
-	c.pages += n / perContent
-	err = c.parallel(n/perContent, 4, func(i int) error {
-		p, err := c.call(ctx, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
-			"attributes": map[string]any{"title": fmt.Sprintf("Blocks %d", i), "slug": fmt.Sprintf("blocks-%d", i)}}}, 201)
-		if err != nil {
-			return err
-		}
-		ct, err := c.call(ctx, http.MethodPost, "/contents", map[string]any{"data": map[string]any{"type": "contents",
-			"attributes":    map[string]any{"title": "Main"},
-			"relationships": map[string]any{"page": map[string]any{"data": map[string]any{"type": "pages", "id": p.ID}}}}}, 201)
-		if err != nil {
-			return err
-		}
-		for b := range perContent {
-			bl, err := c.call(ctx, http.MethodPost, "/content-blocks", map[string]any{"data": map[string]any{"type": "content-blocks",
-				"attributes": map[string]any{"var-name": fmt.Sprintf("block_%d", b), "data-type": "markdown", "position": b,
-					"body": body4K("Paragraph", i*perContent+b)},
-				"relationships": map[string]any{"content": map[string]any{"data": map[string]any{"type": "contents", "id": ct.ID}}}}}, 201)
-			if err != nil {
-				return err
-			}
-			blocks[i*perContent+b], blockDrafts[i*perContent+b] = bl.ID, bl.rel("draft")
-		}
-		return nil
+	blocks, blockDrafts, err := c.createBlocks(ctx, n/perContent, perContent, "Blocks", func(i, b int) string {
+		return body4K("Paragraph", i*perContent+b)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	blocks, blockDrafts = blocks[:n/perContent*perContent], blockDrafts[:n/perContent*perContent]
 	for _, ds := range [][]string{drafts, blockDrafts} {
 		if err := c.publishAll(ctx, ds); err != nil {
 			return nil, nil, err

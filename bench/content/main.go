@@ -891,11 +891,21 @@ func (c *apiClient) createPages(ctx context.Context, n int, prefix string, paral
 // createTree creates pages, each with one content of blocks blocks, and
 // returns the blocks' create drafts.
 func (c *apiClient) createTree(ctx context.Context, pages, blocks int) ([]string, error) {
-	out := make([]string, pages*blocks)
+	_, out, err := c.createBlocks(ctx, pages, blocks, "Tree", func(i, b int) string {
+		return fmt.Sprintf("Paragraph %d of page %d: some text that reads like a page would.", b, i)
+	})
+	return out, err
+}
+
+// createBlocks creates pages named "<name> <i>", each with one content of
+// blocks blocks whose bodies body gives, and returns the blocks' ids and
+// create drafts, page by page.
+func (c *apiClient) createBlocks(ctx context.Context, pages, blocks int, name string, body func(page, block int) string) (ids, drafts []string, err error) {
+	ids, drafts = make([]string, pages*blocks), make([]string, pages*blocks)
 	c.pages += pages
-	err := c.parallel(pages, 4, func(i int) error {
+	err = c.parallel(pages, 4, func(i int) error {
 		p, err := c.call(ctx, http.MethodPost, "/pages", map[string]any{"data": map[string]any{"type": "pages",
-			"attributes": map[string]any{"title": fmt.Sprintf("Tree %d", i), "slug": fmt.Sprintf("tree-%d", i)}}}, 201)
+			"attributes": map[string]any{"title": fmt.Sprintf("%s %d", name, i), "slug": fmt.Sprintf("%s-%d", strings.ToLower(name), i)}}}, 201)
 		if err != nil {
 			return err
 		}
@@ -908,16 +918,16 @@ func (c *apiClient) createTree(ctx context.Context, pages, blocks int) ([]string
 		for b := range blocks {
 			bl, err := c.call(ctx, http.MethodPost, "/content-blocks", map[string]any{"data": map[string]any{"type": "content-blocks",
 				"attributes": map[string]any{"var-name": fmt.Sprintf("block_%d", b), "data-type": "markdown", "position": b,
-					"body": fmt.Sprintf("Paragraph %d of page %d: some text that reads like a page would.", b, i)},
+					"body": body(i, b)},
 				"relationships": map[string]any{"content": map[string]any{"data": map[string]any{"type": "contents", "id": ct.ID}}}}}, 201)
 			if err != nil {
 				return err
 			}
-			out[i*blocks+b] = bl.rel("draft")
+			ids[i*blocks+b], drafts[i*blocks+b] = bl.ID, bl.rel("draft")
 		}
 		return nil
 	})
-	return out, err
+	return ids, drafts, err
 }
 
 // parallel runs fn(0..n-1), k at a time, and returns the first error.

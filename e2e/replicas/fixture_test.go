@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,4 +244,40 @@ func (f *fixture) publish(t *testing.T, base, token string, drafts ...string) re
 		t.Fatalf("revision %s = %v", rev.ID, rev.Attributes)
 	}
 	return rev
+}
+
+// loadReads reads path(i) for i = 0, 1, … on reps in turn, 8 readers at a
+// time, until stop is called (again: a no-op): what a cache test's writes
+// race. stop returns the first read that failed or that ok refused, and
+// how many reads were made.
+func (f *fixture) loadReads(reps []string, tok map[string]string, path func(int) string, ok func(result) bool) (stop func() (failure string, reads int64)) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	var n atomic.Int64
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				rep := reps[i%len(reps)]
+				r := f.send(rep, tok[rep], http.MethodGet, path(i), nil)
+				n.Add(1)
+				if r.Err != nil || !ok(r) {
+					failed.CompareAndSwap(nil, fmt.Sprintf("GET %s on %s under load = %s", path(i), rep, r))
+				}
+			}
+		}()
+	}
+	var once sync.Once
+	return func() (string, int64) {
+		once.Do(func() { close(done); wg.Wait() })
+		s, _ := failed.Load().(string)
+		return s, n.Load()
+	}
 }

@@ -3,8 +3,6 @@ package replicas_test
 import (
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -61,30 +59,9 @@ func TestPreviewCacheAcrossReplicas(t *testing.T) {
 	}
 	// The load: every page's preview on both replicas, 8 at a time, so each
 	// replica's cache holds them and fills and hits race the writes.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var loadErr atomic.Value
-	var reads atomic.Int64
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				rep := []string{a, b}[i%2]
-				r := f.send(rep, tok[rep], http.MethodGet, preview(i%pages), nil)
-				reads.Add(1)
-				if r.Err != nil || r.Status >= 500 {
-					loadErr.Store(fmt.Sprintf("preview read on %s under load = %s", rep, r))
-				}
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
+	stop := f.loadReads([]string{a, b}, tok, func(i int) string { return preview(i % pages) },
+		func(r result) bool { return r.Status < 500 })
+	defer stop()
 	for round := 1; round <= 10; round++ {
 		write, read := a, b
 		if round%2 == 0 {
@@ -115,8 +92,9 @@ func TestPreviewCacheAcrossReplicas(t *testing.T) {
 			t.Fatalf("preview of page %d on B right after the release's cancellation on A = %v, want the live title or no preview", i, got)
 		}
 	}
-	if e := loadErr.Load(); e != nil {
-		t.Error(e)
+	if failure, reads := stop(); failure != "" {
+		t.Error(failure)
+	} else {
+		t.Logf("%d preview reads under load", reads)
 	}
-	t.Logf("%d preview reads under load", reads.Load())
 }

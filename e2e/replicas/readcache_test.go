@@ -3,8 +3,6 @@ package replicas_test
 import (
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -35,30 +33,9 @@ func TestReadCacheAcrossReplicas(t *testing.T) {
 	}
 	// The load: every page's live read on both replicas, 8 at a time, so
 	// each replica's cache holds them and fills and hits race the writes.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var loadErr atomic.Value
-	var reads atomic.Int64
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				rep := []string{a, b}[i%2]
-				r := f.send(rep, tok[rep], http.MethodGet, "/pages/"+ids[i%pages], nil)
-				reads.Add(1)
-				if r.Err != nil || (r.Status != 200 && r.Status != 404) {
-					loadErr.Store(fmt.Sprintf("GET on %s under load = %s", rep, r))
-				}
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
+	stop := f.loadReads([]string{a, b}, tok, func(i int) string { return "/pages/" + ids[i%pages] },
+		func(r result) bool { return r.Status == 200 || r.Status == 404 })
+	defer stop()
 	for round := 1; round <= 12; round++ {
 		write, read := a, b
 		if round%2 == 0 {
@@ -93,8 +70,9 @@ func TestReadCacheAcrossReplicas(t *testing.T) {
 	if r := f.send(b, tok[b], http.MethodGet, "/pages/"+ids[0], nil); r.Status != 404 {
 		t.Fatalf("live read on B right after the deletion's publish on A = %s, want 404", r)
 	}
-	if e := loadErr.Load(); e != nil {
-		t.Error(e)
+	if failure, reads := stop(); failure != "" {
+		t.Error(failure)
+	} else {
+		t.Logf("%d reads under load", reads)
 	}
-	t.Logf("%d reads under load", reads.Load())
 }

@@ -164,13 +164,10 @@ func pageTypeTaken(ctx context.Context, db bun.IDB, siteID uuid.UUID, pt string,
 // where it lives) and one drafted for deletion does not count: publishing
 // it frees the path (and a publish that frees nothing is refused by
 // pages_live_path_excl and Publish's own check). Two writers could both
-// find the place free, so the check takes a lock per site and slug held to
-// the end of the caller's transaction (db must be that transaction) before
-// it reads; nil when the place is free.
+// find the place free, so the caller (pathFree) holds the lock of the
+// site and slug to the end of its transaction (lockSlugs; db must be that
+// transaction) before this reads; nil when the place is free.
 func pageAt(ctx context.Context, db bun.IDB, siteID uuid.UUID, self *uuid.UUID, parent *uuid.UUID, slug string) (*uuid.UUID, error) {
-	if _, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('pressroom.page_paths:' || ?::text || '/' || ?, 0))", siteID, slug); err != nil {
-		return nil, fmt.Errorf("lock page paths: %w", err)
-	}
 	except := uuid.Nil
 	if self != nil {
 		except = *self
