@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -98,7 +99,7 @@ func run(ctx context.Context, o options) error {
 	base := w.window(time.Time{}, time.Now())
 	fmt.Printf("before the migrations, %d writers: %d writes, p50 %s, p99 %s, max %s; %d reads, max %s\n",
 		o.writers, len(base.writes), pct(base.writes, 50), pct(base.writes, 99), pct(base.writes, 100), len(base.reads), pct(base.reads, 100))
-	fmt.Printf("%-48s %10s %8s %12s %12s\n", "migration (up)", "took", "writes", "slowest write", "slowest read")
+	fmt.Printf("%-48s %10s %8s %12s %12s %7s\n", "migration (up)", "took", "writes", "slowest write", "slowest read", "failed")
 	for _, f := range files {
 		start := time.Now()
 		if err := apply(ctx, env, f, "up"); err != nil {
@@ -108,7 +109,10 @@ func run(ctx context.Context, o options) error {
 		end := time.Now()
 		time.Sleep(200 * time.Millisecond) // a write that waited returns after the commit
 		s := w.window(start, end)
-		fmt.Printf("%-48s %10s %8d %12s %12s\n", filepath.Base(f), end.Sub(start).Round(100*time.Microsecond), len(s.writes), pct(s.writes, 100), pct(s.reads, 100))
+		fmt.Printf("%-48s %10s %8d %12s %12s %7d\n", filepath.Base(f), end.Sub(start).Round(100*time.Microsecond), len(s.writes), pct(s.writes, 100), pct(s.reads, 100), s.failed)
+		if s.firstErr != "" {
+			fmt.Printf("  first failure: %s\n", s.firstErr)
+		}
 	}
 	w.stop()
 	fmt.Printf("load average at end: %s\n", benchenv.LoadAvg())
@@ -200,6 +204,7 @@ type writers struct {
 
 type op struct {
 	at, end time.Time
+	err     string // "" for a success
 }
 
 func startWriters(ctx context.Context, env *benchenv.Env, ids []uuid.UUID, n int) *writers {
@@ -226,35 +231,51 @@ func startWriters(ctx context.Context, env *benchenv.Env, ids []uuid.UUID, n int
 }
 
 func (w *writers) record(to *[]op, at time.Time, err error) {
+	o := op{at: at, end: time.Now()}
 	if err != nil {
-		return // the run's end cancels the last ones
+		if errors.Is(err, context.Canceled) {
+			return // the run's end cancels the last ones
+		}
+		o.err = err.Error()
 	}
 	w.mu.Lock()
-	*to = append(*to, op{at: at, end: time.Now()})
+	*to = append(*to, o)
 	w.mu.Unlock()
 }
 
 func (w *writers) stop() { w.cancel(); w.wg.Wait() }
 
-// span is the latencies of the ops that overlapped a window.
-type span struct{ writes, reads []time.Duration }
+// span is the latencies of the ops that overlapped a window, and the
+// first error of those that failed (a statement a migration broke).
+type span struct {
+	writes, reads []time.Duration
+	failed        int
+	firstErr      string
+}
 
 // window is the latencies of the ops that overlapped [from, to] (from zero:
 // every op that ended by to).
 func (w *writers) window(from, to time.Time) span {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var sp span
 	pick := func(ops []op) []time.Duration {
 		var out []time.Duration
 		for _, o := range ops {
 			if o.end.After(from) && o.at.Before(to) {
 				out = append(out, o.end.Sub(o.at))
+				if o.err != "" {
+					if sp.failed++; sp.firstErr == "" {
+						sp.firstErr = o.err
+					}
+				}
 			}
 		}
 		slices.Sort(out)
 		return out
 	}
-	return span{writes: pick(w.writes), reads: pick(w.reads)}
+	sp.writes, sp.reads = pick(w.writes), pick(w.reads)
+	return sp
 }
 
 // pct is the p-th percentile of sorted durations (100: the maximum).

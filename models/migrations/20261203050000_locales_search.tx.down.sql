@@ -1,3 +1,12 @@
+-- Writers lock a row of pages, contents, content_blocks or drafts first
+-- and search_documents after it (the search triggers): this migration takes
+-- the same order up front, so a concurrent write waits for it instead of
+-- deadlocking with it (bench/localemigration saw 40P01 without these).
+-- Writes to these tables wait for the migration either way; reads of them
+-- do not (SHARE ROW EXCLUSIVE).
+LOCK TABLE pages, contents, content_blocks, drafts IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE search_documents IN ACCESS EXCLUSIVE MODE;
+
 -- Back to one document per record and draft: the locales' documents are
 -- derived (from translations and locale drafts), so dropping them loses
 -- nothing; the triggers and pressroom_search_put are 20261201030000's.

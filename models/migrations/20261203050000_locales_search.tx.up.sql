@@ -118,6 +118,15 @@ SELECT CASE typ
 END
 $$;
 
+-- Writers lock a row of pages, contents, content_blocks or drafts first
+-- and search_documents after it (the search triggers): this migration takes
+-- the same order up front, so a concurrent write waits for it instead of
+-- deadlocking with it (bench/localemigration saw 40P01 without these).
+-- Writes to these tables wait for the migration either way; reads of them
+-- do not (SHARE ROW EXCLUSIVE).
+LOCK TABLE pages, contents, content_blocks, drafts IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE search_documents IN ACCESS EXCLUSIVE MODE;
+
 ALTER TABLE search_documents ADD COLUMN locale text NOT NULL DEFAULT '',
     ADD COLUMN covered text[] NOT NULL DEFAULT '{}';
 ALTER TABLE search_documents DROP CONSTRAINT search_documents_pkey,
